@@ -1,0 +1,15 @@
+"""Calibration: agreement statistics, bootstrap intervals, bias probes, reliability."""
+
+from trajudge.calibration._reliability import (
+    ReliabilityResult,
+    pass_at_k,
+    pass_hat_k,
+    reliability,
+)
+
+__all__ = [
+    "ReliabilityResult",
+    "pass_at_k",
+    "pass_hat_k",
+    "reliability",
+]

@@ -1,0 +1,75 @@
+"""The Typer app and the error policy shared by every command.
+
+A known user error (:class:`trajudge.trajectories.InputError`) becomes one red line on stderr
+and exit code 2; nothing is printed as a traceback.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from collections.abc import Callable
+from typing import Annotated, ParamSpec, TypeVar
+
+import typer
+from rich.console import Console
+
+from trajudge.store import DEFAULT_URL
+
+app = typer.Typer(
+    name="trajudge",
+    help="Is your agent reliable, and can the judge that says so be trusted?",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+console = Console()
+err_console = Console(stderr=True)
+
+DbOption = Annotated[
+    str,
+    typer.Option(
+        "--db",
+        envvar="TRAJUDGE_DB",
+        help="SQLAlchemy URL of the store (default: sqlite:///trajudge.db).",
+    ),
+]
+P = ParamSpec("P")
+R = TypeVar("R")
+DEFAULT_DB = os.environ.get("TRAJUDGE_DB", DEFAULT_URL)
+
+
+def fail(message: str, code: int = 2) -> typer.Exit:
+    """Print one red line to stderr and return the Exit to raise."""
+    err_console.print(
+        f"[bold red]error:[/] {message}", markup=True, highlight=False, soft_wrap=True
+    )
+    return typer.Exit(code)
+
+
+def main() -> None:
+    """Console entry point: run the app, mapping user errors to exit code 2."""
+    # register commands (imported here so `import trajudge.cli` stays cheap)
+    from trajudge.cli import _commands  # noqa: F401
+    from trajudge.trajectories import InputError
+
+    try:
+        app(standalone_mode=True)
+    except InputError as exc:  # raised outside a command's own handler
+        err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        sys.exit(2)
+
+
+def handle_user_errors(func: Callable[P, R]) -> Callable[P, R]:
+    """Decorator for commands: an InputError becomes one red line and exit code 2."""
+    from trajudge.trajectories import InputError
+
+    @functools.wraps(func)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return func(*args, **kwargs)
+        except InputError as exc:
+            raise fail(str(exc)) from None
+
+    return wrapper

@@ -1,0 +1,1 @@
+"""trajudge.labeling_app"""

@@ -1,0 +1,83 @@
+"""Judgment rows: written one by one as they complete, read back as a table."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+from sqlalchemy import Engine, delete, select
+from sqlalchemy.exc import IntegrityError
+
+from trajudge.store._schema import judgments
+
+JUDGMENT_COLUMNS = [c.name for c in judgments.columns if c.name != "id"]
+
+
+class JudgmentsMixin:
+    """Judgment queries for :class:`trajudge.store.Store`."""
+
+    engine: Engine
+
+    def add_judgment(self, dataset: str, row: Mapping[str, Any]) -> bool:
+        """Insert one judgment in its own transaction.
+
+        Returns False (and writes nothing) when the same judgment key (trajectory, other,
+        judge, rubric version, order, sample) is already stored, so a resumed batch never
+        duplicates. An earlier row that holds only an error is replaced by a new result.
+        """
+        from trajudge.store._store import now_iso
+
+        values = {k: row.get(k) for k in JUDGMENT_COLUMNS if k in row}
+        values["dataset"] = dataset
+        values.setdefault("created_at", now_iso())
+        values.setdefault("cache_hit", False)
+        if isinstance(values.get("criteria"), dict):
+            values["criteria"] = json.dumps(values["criteria"], sort_keys=True)
+        key = (
+            judgments.c.dataset == dataset,
+            judgments.c.trajectory_id == values["trajectory_id"],
+            judgments.c.other_id.is_(None)
+            if values.get("other_id") is None
+            else judgments.c.other_id == values["other_id"],
+            judgments.c.judge == values["judge"],
+            judgments.c.rubric_version == values["rubric_version"],
+            judgments.c.order == values["order"],
+            judgments.c.sample == values["sample"],
+        )
+        with self.engine.begin() as conn:
+            prev = conn.execute(select(judgments.c.id, judgments.c.error).where(*key)).first()
+            if prev is not None:
+                if prev.error is None:
+                    return False
+                conn.execute(delete(judgments).where(judgments.c.id == prev.id))
+            try:
+                conn.execute(judgments.insert().values(**values))
+            except IntegrityError:  # a concurrent writer stored it first
+                return False
+        return True
+
+    def judgment_keys(self, dataset: str, judge: str | None = None) -> set[tuple[Any, ...]]:
+        """Keys of judgments already stored without error: what a resumed batch skips."""
+        q = select(
+            judgments.c.trajectory_id,
+            judgments.c.other_id,
+            judgments.c.judge,
+            judgments.c.rubric_version,
+            judgments.c.order,
+            judgments.c.sample,
+        ).where(judgments.c.dataset == dataset, judgments.c.error.is_(None))
+        if judge is not None:
+            q = q.where(judgments.c.judge == judge)
+        with self.engine.connect() as conn:
+            return {tuple(r) for r in conn.execute(q)}
+
+    def judgments_frame(self, dataset: str, judge: str | None = None) -> pd.DataFrame:
+        """All judgments of a dataset as a DataFrame (one row per call)."""
+        q = select(judgments).where(judgments.c.dataset == dataset)
+        if judge is not None:
+            q = q.where(judgments.c.judge == judge)
+        with self.engine.connect() as conn:
+            rows = conn.execute(q.order_by(judgments.c.id)).mappings().all()
+        return pd.DataFrame([dict(r) for r in rows], columns=[c.name for c in judgments.columns])

@@ -1,0 +1,168 @@
+"""The database schema (SQLAlchemy Core) and its ordered migrations.
+
+Every table is keyed by dataset name so one database can hold many datasets. Trajectories,
+task specs and rule results are stored as their canonical JSON beside the columns that queries
+filter on; judgments and labels are stored column by column since they are analysed in bulk.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    Boolean,
+    Column,
+    Float,
+    ForeignKeyConstraint,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+
+metadata = MetaData()
+
+schema_migrations = Table(
+    "schema_migrations",
+    metadata,
+    Column("version", Integer, primary_key=True),
+    Column("name", String(200), nullable=False),
+    Column("applied_at", String(40), nullable=False),
+)
+
+datasets = Table(
+    "datasets",
+    metadata,
+    Column("name", String(200), primary_key=True),
+    Column("created_at", String(40), nullable=False),
+    Column("source", Text, nullable=True),
+    Column("source_sha256", String(64), nullable=True),
+    Column("fmt", String(40), nullable=True),
+)
+
+trajectories = Table(
+    "trajectories",
+    metadata,
+    Column("dataset", String(200), primary_key=True),
+    Column("id", String(400), primary_key=True),
+    Column("seq", Integer, nullable=False),
+    Column("task_id", String(400), nullable=False),
+    Column("trial", Integer, nullable=False),
+    Column("intent", String(200), nullable=True),
+    Column("outcome", Boolean, nullable=True),
+    Column("n_steps", Integer, nullable=False),
+    Column("sha256", String(64), nullable=False),
+    Column("data", Text, nullable=False),
+    ForeignKeyConstraint(["dataset"], ["datasets.name"], ondelete="CASCADE"),
+    UniqueConstraint("dataset", "task_id", "trial", name="uq_traj_task_trial"),
+)
+Index("ix_traj_dataset_seq", trajectories.c.dataset, trajectories.c.seq)
+
+task_specs = Table(
+    "task_specs",
+    metadata,
+    Column("dataset", String(200), primary_key=True),
+    Column("task_id", String(400), primary_key=True),
+    Column("data", Text, nullable=False),
+    ForeignKeyConstraint(["dataset"], ["datasets.name"], ondelete="CASCADE"),
+)
+
+rule_results = Table(
+    "rule_results",
+    metadata,
+    Column("dataset", String(200), primary_key=True),
+    Column("trajectory_id", String(400), primary_key=True),
+    Column("spec_sha256", String(64), nullable=False),
+    Column("gates_passed", Boolean, nullable=False),
+    Column("score", Float, nullable=True),
+    Column("data", Text, nullable=False),
+    ForeignKeyConstraint(["dataset"], ["datasets.name"], ondelete="CASCADE"),
+)
+
+judgments = Table(
+    "judgments",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("dataset", String(200), nullable=False),
+    Column("trajectory_id", String(400), nullable=False),
+    # the other trajectory of a pairwise judgment, or the reference's id in reference mode
+    Column("other_id", String(400), nullable=True),
+    Column("judge", String(200), nullable=False),
+    Column("rubric_id", String(200), nullable=False),
+    Column("rubric_version", String(64), nullable=False),
+    Column("model", String(300), nullable=False),
+    Column("mode", String(20), nullable=False),
+    Column("order", String(2), nullable=False),  # ab | ba
+    Column("sample", Integer, nullable=False),
+    Column("score", Float, nullable=True),
+    Column("verdict", String(40), nullable=True),
+    Column("reasoning", Text, nullable=True),
+    Column("criteria", Text, nullable=True),  # JSON object of per-criterion scores
+    Column("raw", Text, nullable=True),
+    Column("prompt_tokens", Integer, nullable=True),
+    Column("completion_tokens", Integer, nullable=True),
+    Column("cost_usd", Float, nullable=True),
+    Column("latency_s", Float, nullable=True),
+    Column("cache_hit", Boolean, nullable=False, default=False),
+    Column("error", Text, nullable=True),
+    Column("request_sha256", String(64), nullable=True),
+    Column("created_at", String(40), nullable=False),
+    ForeignKeyConstraint(["dataset"], ["datasets.name"], ondelete="CASCADE"),
+    UniqueConstraint(
+        "dataset",
+        "trajectory_id",
+        "other_id",
+        "judge",
+        "rubric_version",
+        "order",
+        "sample",
+        name="uq_judgment",
+    ),
+)
+Index("ix_judgments_dataset_judge", judgments.c.dataset, judgments.c.judge)
+
+labels = Table(
+    "labels",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("dataset", String(200), nullable=False),
+    Column("trajectory_id", String(400), nullable=False),
+    Column("rubric_id", String(200), nullable=False),
+    Column("annotator", String(100), nullable=False),
+    Column("value", Float, nullable=True),  # None when skipped
+    Column("criteria", Text, nullable=True),  # JSON object of per-criterion values
+    Column("note", Text, nullable=True),
+    Column("unsure", Boolean, nullable=False, default=False),
+    Column("skipped", Boolean, nullable=False, default=False),
+    # "human" for people; other sources (e.g. "env_reward") are kept apart by this column
+    Column("source", String(40), nullable=False, default="human"),
+    Column("adjudication", Boolean, nullable=False, default=False),
+    Column("created_at", String(40), nullable=False),
+    Column("updated_at", String(40), nullable=False),
+    ForeignKeyConstraint(["dataset"], ["datasets.name"], ondelete="CASCADE"),
+    UniqueConstraint(
+        "dataset", "trajectory_id", "rubric_id", "annotator", "adjudication", name="uq_label"
+    ),
+)
+Index("ix_labels_dataset_annotator", labels.c.dataset, labels.c.annotator)
+
+label_history = Table(
+    "label_history",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("label_id", Integer, nullable=False),
+    Column("value", Float, nullable=True),
+    Column("criteria", Text, nullable=True),
+    Column("note", Text, nullable=True),
+    Column("unsure", Boolean, nullable=False),
+    Column("skipped", Boolean, nullable=False),
+    Column("changed_at", String(40), nullable=False),
+)
+Index("ix_label_history_label", label_history.c.label_id)
+
+# Ordered migrations: (version, name). Version 1 creates the tables above; later versions
+# append here with the DDL they run, and a test pins the resulting schema.
+MIGRATIONS: list[tuple[int, str]] = [
+    (1, "initial schema"),
+]

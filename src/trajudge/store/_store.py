@@ -1,0 +1,369 @@
+"""The Store: one small interface over the database (SQLite by default, any SQLAlchemy URL).
+
+Every write is one transaction; importing the same file twice changes nothing the second time.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event, func, insert, select, update
+from sqlalchemy.engine import Connection
+from sqlalchemy.pool import NullPool, StaticPool
+
+from trajudge.store._judgments import JudgmentsMixin
+from trajudge.store._labels import LabelsMixin
+from trajudge.store._schema import (
+    MIGRATIONS,
+    datasets,
+    metadata,
+    rule_results,
+    schema_migrations,
+    task_specs,
+    trajectories,
+)
+from trajudge.trajectories import InputError, TaskSpec, Trajectory, canonical_json
+
+DEFAULT_URL = "sqlite:///trajudge.db"
+
+
+def now_iso() -> str:
+    """The current UTC time as ISO-8601 text with microseconds."""
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="microseconds")
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class ImportSummary:
+    """What an import did: rows added, updated (content changed) and already present."""
+
+    dataset: str
+    added: int
+    updated: int
+    unchanged: int
+    specs: int
+
+    @property
+    def total(self) -> int:
+        return self.added + self.updated + self.unchanged
+
+
+def make_engine(url: str) -> Engine:
+    """Create an engine; SQLite gets WAL mode, foreign keys and a busy timeout."""
+    if url.startswith("sqlite"):
+        in_memory = url in ("sqlite://", "sqlite:///:memory:")
+        engine = create_engine(
+            url,
+            connect_args={"timeout": 30, "check_same_thread": False},
+            # an in-memory database lives as long as its one connection
+            poolclass=StaticPool if in_memory else NullPool,
+        )
+
+        @event.listens_for(engine, "connect")
+        def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:  # pragma: no cover - trivial
+            # Let SQLAlchemy's transaction handling own BEGIN; see the "begin" hook below.
+            dbapi_conn.isolation_level = None
+            cur = dbapi_conn.cursor()
+            cur.execute("PRAGMA journal_mode=WAL")
+            cur.execute("PRAGMA foreign_keys=ON")
+            cur.execute("PRAGMA busy_timeout=30000")
+            cur.execute("PRAGMA synchronous=NORMAL")
+            cur.close()
+
+        @event.listens_for(engine, "begin")
+        def _sqlite_begin(conn: Connection) -> None:  # pragma: no cover - trivial
+            # BEGIN IMMEDIATE takes the write lock up front, so two writers queue on the
+            # busy timeout instead of failing with "database is locked" mid-transaction.
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+        return engine
+    return create_engine(url, pool_pre_ping=True)
+
+
+class Store(JudgmentsMixin, LabelsMixin):
+    """Datasets, trajectories, task specs, rule results, judgments and labels.
+
+    >>> store = Store("sqlite://")  # in memory
+    >>> store.datasets()
+    []
+    """
+
+    def __init__(self, url: str | None = None) -> None:
+        self.url = url or DEFAULT_URL
+        self.engine = make_engine(self.url)
+        self.migrate()
+
+    # -- schema -------------------------------------------------------------------------------
+    def migrate(self) -> None:
+        """Create missing tables and record applied migrations, in order."""
+        with self.engine.begin() as conn:
+            metadata.create_all(conn)
+            done = {r[0] for r in conn.execute(select(schema_migrations.c.version))}
+            for version, name in MIGRATIONS:
+                if version not in done:
+                    conn.execute(
+                        insert(schema_migrations).values(
+                            version=version, name=name, applied_at=now_iso()
+                        )
+                    )
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    # -- datasets -----------------------------------------------------------------------------
+    def datasets(self) -> list[str]:
+        with self.engine.connect() as conn:
+            return [r[0] for r in conn.execute(select(datasets.c.name).order_by(datasets.c.name))]
+
+    def has_dataset(self, name: str) -> bool:
+        with self.engine.connect() as conn:
+            row = conn.execute(select(datasets.c.name).where(datasets.c.name == name)).first()
+        return row is not None
+
+    def require_dataset(self, name: str) -> None:
+        """Raise :class:`InputError` naming the known datasets when ``name`` is missing."""
+        if not self.has_dataset(name):
+            known = ", ".join(self.datasets()) or "none"
+            raise InputError(self.url, None, "dataset", f"no dataset {name!r} (known: {known})")
+
+    def import_dataset(
+        self,
+        name: str,
+        items: Sequence[Trajectory],
+        specs: Mapping[str, TaskSpec] | None = None,
+        *,
+        source: str | None = None,
+        source_sha256: str | None = None,
+        fmt: str | None = None,
+    ) -> ImportSummary:
+        """Write trajectories (and task specs) in one transaction.
+
+        A trajectory whose id is already stored with the same content is left alone; one with
+        changed content is updated. Ids must be unique, and so must (task_id, trial).
+        """
+        seen_ids: set[str] = set()
+        seen_pairs: set[tuple[str, int]] = set()
+        for i, t in enumerate(items):
+            if t.id in seen_ids:
+                raise InputError(source or name, f"record {i}", "id", f"duplicate id {t.id!r}")
+            if (t.task_id, t.trial) in seen_pairs:
+                raise InputError(
+                    source or name,
+                    f"record {i}",
+                    "task_id/trial",
+                    f"duplicate (task_id, trial) = ({t.task_id!r}, {t.trial})",
+                )
+            seen_ids.add(t.id)
+            seen_pairs.add((t.task_id, t.trial))
+        added = updated = unchanged = 0
+        with self.engine.begin() as conn:
+            if conn.execute(select(datasets.c.name).where(datasets.c.name == name)).first():
+                conn.execute(
+                    update(datasets)
+                    .where(datasets.c.name == name)
+                    .values(source=source, source_sha256=source_sha256, fmt=fmt)
+                )
+            else:
+                conn.execute(
+                    insert(datasets).values(
+                        name=name,
+                        created_at=now_iso(),
+                        source=source,
+                        source_sha256=source_sha256,
+                        fmt=fmt,
+                    )
+                )
+            existing = {
+                r.id: (r.sha256, r.task_id, r.trial)
+                for r in conn.execute(
+                    select(
+                        trajectories.c.id,
+                        trajectories.c.sha256,
+                        trajectories.c.task_id,
+                        trajectories.c.trial,
+                    ).where(trajectories.c.dataset == name)
+                )
+            }
+            taken = {(tid, trial): i for i, (_, tid, trial) in existing.items()}
+            next_seq = (
+                conn.execute(
+                    select(func.max(trajectories.c.seq)).where(trajectories.c.dataset == name)
+                ).scalar()
+                or 0
+            ) + 1
+            new_rows: list[dict[str, Any]] = []
+            for i, t in enumerate(items):
+                data = canonical_json(t.model_dump(mode="json"))
+                sha = _sha256(data)
+                owner = taken.get((t.task_id, t.trial))
+                if owner is not None and owner != t.id:
+                    raise InputError(
+                        source or name,
+                        f"record {i}",
+                        "task_id/trial",
+                        f"({t.task_id!r}, {t.trial}) is already stored as trajectory {owner!r}",
+                    )
+                if t.id in existing:
+                    if existing[t.id][0] == sha:
+                        unchanged += 1
+                        continue
+                    conn.execute(
+                        update(trajectories)
+                        .where(trajectories.c.dataset == name, trajectories.c.id == t.id)
+                        .values(
+                            task_id=t.task_id,
+                            trial=t.trial,
+                            intent=t.intent,
+                            outcome=t.outcome,
+                            n_steps=len(t.steps),
+                            sha256=sha,
+                            data=data,
+                        )
+                    )
+                    updated += 1
+                    continue
+                new_rows.append(
+                    {
+                        "dataset": name,
+                        "id": t.id,
+                        "seq": next_seq,
+                        "task_id": t.task_id,
+                        "trial": t.trial,
+                        "intent": t.intent,
+                        "outcome": t.outcome,
+                        "n_steps": len(t.steps),
+                        "sha256": sha,
+                        "data": data,
+                    }
+                )
+                next_seq += 1
+                added += 1
+            for start in range(0, len(new_rows), 2000):
+                conn.execute(insert(trajectories), new_rows[start : start + 2000])
+            n_specs = self._write_specs(conn, name, specs or {})
+        return ImportSummary(name, added, updated, unchanged, n_specs)
+
+    # -- trajectories -------------------------------------------------------------------------
+    def count_trajectories(self, dataset: str) -> int:
+        with self.engine.connect() as conn:
+            return int(
+                conn.execute(
+                    select(func.count())
+                    .select_from(trajectories)
+                    .where(trajectories.c.dataset == dataset)
+                ).scalar()
+                or 0
+            )
+
+    def iter_trajectories(
+        self, dataset: str, *, ids: Iterable[str] | None = None, batch: int = 1000
+    ) -> Iterator[Trajectory]:
+        """Yield the dataset's trajectories in import order."""
+        query = select(trajectories.c.data).where(trajectories.c.dataset == dataset)
+        if ids is not None:
+            query = query.where(trajectories.c.id.in_(list(ids)))
+        query = query.order_by(trajectories.c.seq)
+        with self.engine.connect() as conn:
+            result = conn.execution_options(yield_per=batch).execute(query)
+            for row in result:
+                yield Trajectory.model_validate_json(row[0])
+
+    def trajectories(self, dataset: str, *, ids: Iterable[str] | None = None) -> list[Trajectory]:
+        return list(self.iter_trajectories(dataset, ids=ids))
+
+    def trajectory(self, dataset: str, trajectory_id: str) -> Trajectory | None:
+        with self.engine.connect() as conn:
+            row = conn.execute(
+                select(trajectories.c.data).where(
+                    trajectories.c.dataset == dataset, trajectories.c.id == trajectory_id
+                )
+            ).first()
+        return None if row is None else Trajectory.model_validate_json(row[0])
+
+    # -- task specs ---------------------------------------------------------------------------
+    def _write_specs(self, conn: Connection, dataset: str, specs: Mapping[str, TaskSpec]) -> int:
+        for task_id, spec in specs.items():
+            data = canonical_json(spec.model_dump(mode="json", exclude_defaults=True))
+            row = conn.execute(
+                select(task_specs.c.data).where(
+                    task_specs.c.dataset == dataset, task_specs.c.task_id == task_id
+                )
+            ).first()
+            if row is None:
+                conn.execute(insert(task_specs).values(dataset=dataset, task_id=task_id, data=data))
+            elif row[0] != data:
+                conn.execute(
+                    update(task_specs)
+                    .where(task_specs.c.dataset == dataset, task_specs.c.task_id == task_id)
+                    .values(data=data)
+                )
+        return len(specs)
+
+    def save_task_specs(self, dataset: str, specs: Mapping[str, TaskSpec]) -> int:
+        self.require_dataset(dataset)
+        with self.engine.begin() as conn:
+            return self._write_specs(conn, dataset, specs)
+
+    def task_specs(self, dataset: str) -> dict[str, TaskSpec]:
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                select(task_specs.c.task_id, task_specs.c.data).where(
+                    task_specs.c.dataset == dataset
+                )
+            ).all()
+        return {r[0]: TaskSpec.model_validate_json(r[1]) for r in rows}
+
+    # -- rule results -------------------------------------------------------------------------
+    def save_rule_results(self, dataset: str, rows: Iterable[Mapping[str, Any]]) -> int:
+        """Replace the stored rule results for the given trajectories.
+
+        Each row has ``trajectory_id``, ``spec_sha256``, ``gates_passed``, ``score`` and
+        ``data`` (the report as a JSON-able dict).
+        """
+        n = 0
+        with self.engine.begin() as conn:
+            for row in rows:
+                values = {
+                    "spec_sha256": row["spec_sha256"],
+                    "gates_passed": bool(row["gates_passed"]),
+                    "score": row.get("score"),
+                    "data": canonical_json(row["data"]),
+                }
+                done = conn.execute(
+                    update(rule_results)
+                    .where(
+                        rule_results.c.dataset == dataset,
+                        rule_results.c.trajectory_id == row["trajectory_id"],
+                    )
+                    .values(**values)
+                ).rowcount
+                if not done:
+                    conn.execute(
+                        insert(rule_results).values(
+                            dataset=dataset, trajectory_id=row["trajectory_id"], **values
+                        )
+                    )
+                n += 1
+        return n
+
+    def rule_results(self, dataset: str) -> dict[str, dict[str, Any]]:
+        """Stored rule results by trajectory id (each: gates_passed, score, spec_sha256, data)."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(select(rule_results).where(rule_results.c.dataset == dataset))
+            return {
+                r.trajectory_id: {
+                    "gates_passed": r.gates_passed,
+                    "score": r.score,
+                    "spec_sha256": r.spec_sha256,
+                    "data": json.loads(r.data),
+                }
+                for r in rows
+            }
