@@ -1,0 +1,101 @@
+"""`trajudge reliability`: pass@k, pass^k and unstable tasks for one verdict source."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from trajudge.calibration import ReliabilityResult, reliability
+from trajudge.cli._app import DEFAULT_DB, DbOption, app, console, fail, handle_user_errors
+from trajudge.report._sources import USAGE_COLUMNS, verdict_frame
+from trajudge.store import Store
+
+
+def parse_ks(text: str) -> list[int]:
+    """Parse ``"1,2,3,4"`` (or ``"1-4"``) into sorted positive ints."""
+    ks: set[int] = set()
+    try:
+        for part in text.split(","):
+            part = part.strip()
+            if "-" in part:
+                lo, hi = (int(x) for x in part.split("-", 1))
+                ks.update(range(lo, hi + 1))
+            elif part:
+                ks.add(int(part))
+    except ValueError:
+        raise fail(f"--k: expected integers like 1,2,3,4 or 1-4, got {text!r}") from None
+    if not ks or min(ks) < 1:
+        raise fail(f"--k: values must be positive integers, got {text!r}")
+    return sorted(ks)
+
+
+def _fmt(v: float) -> str:
+    return "n/a" if math.isnan(v) else f"{v:.3f}"
+
+
+def print_reliability(result: ReliabilityResult, title: str) -> None:
+    table = Table(title=title)
+    table.add_column("k", justify="right")
+    table.add_column("pass^k", justify="right")
+    table.add_column("pass@k", justify="right")
+    table.add_column("tasks", justify="right")
+    table.add_column("tasks with < k trials", justify="right")
+    for k in result.ks:
+        short = result.short_tasks[k]
+        table.add_row(
+            str(k),
+            _fmt(result.pass_hat[k]),
+            _fmt(result.pass_at[k]),
+            str(result.n_tasks[k]),
+            (", ".join(short[:8]) + (" ..." if len(short) > 8 else "")) if short else "0",
+        )
+    console.print(table)
+    n_tasks = len(result.per_task)
+    console.print(
+        f"{result.n_trajectories} trajectories, {n_tasks} tasks; "
+        f"{len(result.unstable_tasks)} unstable (some trials pass, some fail)"
+        + (f"; {result.n_unknown} without a verdict" if result.n_unknown else "")
+    )
+    if result.unstable_tasks:
+        console.print("unstable tasks: " + ", ".join(result.unstable_tasks), highlight=False)
+    means = [c for c in (f"mean_{u}" for u in USAGE_COLUMNS) if c in result.per_task]
+    if means:
+        parts = []
+        for c in means:
+            v = result.per_task[c].mean()
+            if not math.isnan(v):
+                parts.append(f"{c.removeprefix('mean_')} {v:.4g}")
+        if parts:
+            console.print("mean per task: " + ", ".join(parts))
+    if not result.by_intent.empty:
+        t = Table(title="by intent")
+        for col in result.by_intent.columns:
+            t.add_column(str(col))
+        for row in result.by_intent.itertuples(index=False):
+            t.add_row(*(f"{v:.3f}" if isinstance(v, float) else str(v) for v in row))
+        console.print(t)
+
+
+@app.command("reliability")
+@handle_user_errors
+def reliability_cmd(
+    dataset: Annotated[str, typer.Argument(help="Dataset name in the store.")],
+    k: Annotated[str, typer.Option("--k", help="Values of k, e.g. 1,2,3,4 or 1-8.")] = "1,2,3,4",
+    source: Annotated[
+        str, typer.Option("--source", help="Verdict source: outcome (environment) or rules.")
+    ] = "outcome",
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON for machines.")] = False,
+    db: DbOption = DEFAULT_DB,
+) -> None:
+    """pass@k and pass^k per task (unbiased estimators), averaged over tasks."""
+    ks = parse_ks(k)
+    frame = verdict_frame(Store(db), dataset, source)
+    result = reliability(frame, ks=ks)
+    if as_json:
+        typer.echo(json.dumps({"dataset": dataset, "source": source, **result.to_dict()}))
+        return
+    print_reliability(result, f"{dataset}: reliability ({source})")

@@ -1,0 +1,153 @@
+"""The store: pinned schema, idempotent transactional imports, judgments and label history."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from pathlib import Path
+
+import pytest
+from sqlalchemy import inspect
+
+from trajudge.store import Store
+from trajudge.trajectories import InputError, Step, TaskSpec, Trajectory
+
+
+def traj(i: str, task: str = "t1", trial: int = 0, **kw: object) -> Trajectory:
+    return Trajectory(id=i, task_id=task, trial=trial, steps=[Step(tool="search")], **kw)  # type: ignore[arg-type]
+
+
+EXPECTED_SCHEMA = {
+    "schema_migrations": ["version", "name", "applied_at"],
+    "datasets": ["name", "created_at", "source", "source_sha256", "fmt"],
+    "trajectories": [
+        "dataset", "id", "seq", "task_id", "trial", "intent", "outcome", "n_steps", "sha256",
+        "data",
+    ],
+    "task_specs": ["dataset", "task_id", "data"],
+    "rule_results": ["dataset", "trajectory_id", "spec_sha256", "gates_passed", "score", "data"],
+    "judgments": [
+        "id", "dataset", "trajectory_id", "other_id", "judge", "rubric_id", "rubric_version",
+        "model", "mode", "order", "sample", "score", "verdict", "reasoning", "criteria", "raw",
+        "prompt_tokens", "completion_tokens", "cost_usd", "latency_s", "cache_hit", "error",
+        "request_sha256", "created_at",
+    ],
+    "labels": [
+        "id", "dataset", "trajectory_id", "rubric_id", "annotator", "value", "criteria", "note",
+        "unsure", "skipped", "source", "adjudication", "created_at", "updated_at",
+    ],
+    "label_history": [
+        "id", "label_id", "value", "criteria", "note", "unsure", "skipped", "changed_at",
+    ],
+}  # fmt: skip
+
+
+def test_schema_is_pinned(db_url: str) -> None:
+    store = Store(db_url)
+    insp = inspect(store.engine)
+    got = {
+        t: [c["name"] for c in insp.get_columns(t)]
+        for t in insp.get_table_names()
+        if not t.startswith("sqlite_")
+    }
+    # the schema may only grow by ordered migrations; a change here must be deliberate
+    for table, cols in EXPECTED_SCHEMA.items():
+        assert got[table][: len(cols)] == cols, table
+    assert set(EXPECTED_SCHEMA) <= set(got)
+
+
+def test_sqlite_uses_wal_and_records_migrations(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    Store(f"sqlite:///{path}")
+    con = sqlite3.connect(path)
+    assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert con.execute("SELECT version FROM schema_migrations").fetchall() == [(1,)]
+    Store(f"sqlite:///{path}")  # re-opening does not re-apply
+    assert con.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == 1
+
+
+def test_import_is_idempotent_and_detects_changes(db_url: str) -> None:
+    store = Store(db_url)
+    items = [traj("a"), traj("b", trial=1)]
+    specs = {"t1": TaskSpec(required_tools=["search"])}
+    s1 = store.import_dataset("d", items, specs)
+    assert (s1.added, s1.updated, s1.unchanged, s1.specs) == (2, 0, 0, 1)
+    s2 = store.import_dataset("d", items, specs)
+    assert (s2.added, s2.updated, s2.unchanged) == (0, 0, 2)
+    changed = [traj("a", outcome=True), traj("b", trial=1)]
+    s3 = store.import_dataset("d", changed)
+    assert (s3.added, s3.updated, s3.unchanged) == (0, 1, 1)
+    assert store.count_trajectories("d") == 2
+    assert [t.id for t in store.trajectories("d")] == ["a", "b"]
+    assert store.trajectory("d", "a") == changed[0]
+    assert store.task_specs("d")["t1"].required_tools == ["search"]
+
+
+def test_duplicates_fail_and_nothing_is_half_written(db_url: str) -> None:
+    store = Store(db_url)
+    with pytest.raises(InputError, match=r"record 1: task_id/trial: duplicate"):
+        store.import_dataset("d", [traj("a"), traj("b")])  # same (t1, 0)
+    with pytest.raises(InputError, match=r"record 1: id: duplicate id 'a'"):
+        store.import_dataset("d", [traj("a"), traj("a", trial=1)])
+    assert store.datasets() == []
+    store.import_dataset("d", [traj("a")])
+    # a second file claiming (t1, 0) under another id is refused, the first kept whole
+    with pytest.raises(InputError, match="already stored as trajectory 'a'"):
+        store.import_dataset("d", [traj("z", task="t2"), traj("b")])
+    assert [t.id for t in store.trajectories("d")] == ["a"]
+
+
+def test_require_dataset_names_the_known_ones(db_url: str) -> None:
+    store = Store(db_url)
+    store.import_dataset("known", [traj("a")])
+    with pytest.raises(InputError, match=r"dataset: no dataset 'other' \(known: known\)"):
+        store.require_dataset("other")
+
+
+def test_judgments_resume_without_duplicates_and_errors_are_replaced(db_url: str) -> None:
+    store = Store(db_url)
+    store.import_dataset("d", [traj("a")])
+    row = dict(
+        trajectory_id="a", judge="j", rubric_id="r", rubric_version="v1", model="m",
+        mode="pointwise", order="ab", sample=0,
+    )  # fmt: skip
+    assert store.add_judgment("d", {**row, "error": "timeout"})
+    assert store.judgment_keys("d") == set()  # an error is not a finished judgment
+    assert store.add_judgment("d", {**row, "score": 4.0})
+    assert not store.add_judgment("d", {**row, "score": 2.0})  # resumed run: kept once
+    frame = store.judgments_frame("d")
+    assert frame["score"].tolist() == [4.0]
+    assert store.judgment_keys("d") == {("a", None, "j", "v1", "ab", 0)}
+
+
+def test_label_edits_keep_history(db_url: str) -> None:
+    store = Store(db_url)
+    store.import_dataset("d", [traj("a")])
+    lid = store.save_label("d", "a", "r", "ann", 1.0, note="first")
+    assert store.save_label("d", "a", "r", "ann", 0.0, note="changed my mind") == lid
+    frame = store.labels_frame("d")
+    assert frame["value"].tolist() == [0.0]
+    hist = store.label_history(lid)
+    assert [(h["value"], h["note"]) for h in hist] == [(1.0, "first")]
+
+
+def test_concurrent_writers_on_one_sqlite_file(db_url: str) -> None:
+    store = Store(db_url)
+    store.import_dataset("d", [traj(f"t{i}", task=f"t{i}") for i in range(50)])
+    errors: list[BaseException] = []
+
+    def work(w: int) -> None:
+        s = Store(db_url)
+        try:
+            for i in range(50):
+                s.save_label("d", f"t{i}", "r", f"ann{w}", float(i % 2))
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(w,)) for w in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert len(store.labels_frame("d")) == 200
