@@ -114,3 +114,26 @@ def test_reproduces_tau_bench_published_pass_hat_k(tau_bench_file: Path) -> None
         3: 4,
         4: 10,
     }
+
+
+def test_reliability_intervals_bracket_the_estimate_and_match_a_loop() -> None:
+    from trajudge.calibration import reliability_intervals
+
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame(
+        {
+            "task_id": np.repeat(np.arange(30), 4),
+            "success": rng.random(120) < np.repeat(rng.random(30), 4),
+        }
+    )
+    point = reliability(df, ks=[1, 2]).pass_hat
+    iv = reliability_intervals(df, ks=[1, 2], n_boot=400, seed=7)
+    for k in (1, 2):
+        lo, hi = iv["pass^k"][k]
+        assert lo <= point[k] <= hi
+        assert hi - lo > 0
+    # the vectorised bootstrap equals a plain loop over the same resampled task indexes
+    per_task = reliability(df, ks=[2]).per_task
+    idx = np.random.default_rng(7).integers(0, 30, size=(400, 30))
+    loop = sorted(per_task["pass^2"].to_numpy()[row].mean() for row in idx)
+    assert iv["pass^k"][2][0] == pytest.approx(np.quantile(loop, 0.025), abs=1e-12)

@@ -5,6 +5,7 @@ from trajudge.calibration._reliability import (
     pass_at_k,
     pass_hat_k,
     reliability,
+    reliability_intervals,
 )
 
 __all__ = [
@@ -12,4 +13,5 @@ __all__ = [
     "pass_at_k",
     "pass_hat_k",
     "reliability",
+    "reliability_intervals",
 ]

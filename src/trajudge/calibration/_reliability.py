@@ -188,3 +188,51 @@ def reliability(
         n_trajectories=len(df),
         n_unknown=n_unknown,
     )
+
+
+def reliability_intervals(
+    frame: pd.DataFrame,
+    *,
+    ks: Sequence[int] = (1, 2, 3, 4),
+    success_column: str = "success",
+    n_boot: int = 2000,
+    level: float = 0.95,
+    seed: int = 0,
+) -> dict[str, dict[int, tuple[float, float]]]:
+    """Percentile bootstrap intervals for pass@k and pass^k, resampling tasks.
+
+    Tasks are the unit of resampling (their trials stay together), since the estimators
+    average over tasks. Tasks with fewer than k trials are left out for that k, as in
+    :func:`reliability`. Returns ``{"pass@k": {k: (lo, hi)}, "pass^k": {k: (lo, hi)}}``;
+    an interval is ``(nan, nan)`` when no task has k trials.
+
+    >>> df = pd.DataFrame({"task_id": list("aabb"), "success": [1, 1, 1, 1]})
+    >>> reliability_intervals(df, ks=[2], n_boot=50)["pass^k"][2]
+    (1.0, 1.0)
+    """
+    base = reliability(frame, ks=ks, success_column=success_column)
+    per_task = base.per_task
+    rng = np.random.default_rng(seed)
+    n_tasks = len(per_task)
+    alpha = (1 - level) / 2
+    out: dict[str, dict[int, tuple[float, float]]] = {"pass@k": {}, "pass^k": {}}
+    if n_tasks == 0:
+        for k in base.ks:
+            out["pass@k"][k] = out["pass^k"][k] = (math.nan, math.nan)
+        return out
+    idx = rng.integers(0, n_tasks, size=(n_boot, n_tasks))
+    for k in base.ks:
+        valid = (per_task["n"] >= k).to_numpy()
+        for name, col in (("pass@k", f"pass@{k}"), ("pass^k", f"pass^{k}")):
+            values = np.nan_to_num(per_task[col].to_numpy(dtype=float))
+            weights = valid[idx].sum(axis=1)
+            sums = (values * valid)[idx].sum(axis=1)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                stats = np.where(weights > 0, sums / np.maximum(weights, 1), np.nan)
+            stats = stats[~np.isnan(stats)]
+            if stats.size == 0:
+                out[name][k] = (math.nan, math.nan)
+            else:
+                lo, hi = np.quantile(stats, [alpha, 1 - alpha])
+                out[name][k] = (float(lo), float(hi))
+    return out
