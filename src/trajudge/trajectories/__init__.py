@@ -1,7 +1,12 @@
 """Trajectories: the data model, task specs, readers and importers."""
 
 from trajudge.trajectories._errors import InputError
+from trajudge.trajectories._jsonl import read_jsonl, write_jsonl
 from trajudge.trajectories._models import Step, Trajectory, Usage, canonical_json
+from trajudge.trajectories._openai import from_openai_messages, read_openai
+from trajudge.trajectories._otel import from_otel
+from trajudge.trajectories._parquet import read_parquet, write_parquet
+from trajudge.trajectories._read import FORMATS, ImportResult, detect_format, read_trajectories
 from trajudge.trajectories._spec import (
     ArgCheck,
     Baseline,
@@ -9,20 +14,37 @@ from trajudge.trajectories._spec import (
     CustomCheckRef,
     ExpectedCall,
     MatchMode,
+    Severity,
     TaskSpec,
+    parse_path,
 )
+from trajudge.trajectories._tau_bench import from_tau_bench
 
 __all__ = [
+    "FORMATS",
     "ArgCheck",
     "Baseline",
     "Budgets",
     "CustomCheckRef",
     "ExpectedCall",
+    "ImportResult",
     "InputError",
     "MatchMode",
+    "Severity",
     "Step",
     "TaskSpec",
     "Trajectory",
     "Usage",
     "canonical_json",
+    "detect_format",
+    "from_openai_messages",
+    "from_otel",
+    "from_tau_bench",
+    "parse_path",
+    "read_jsonl",
+    "read_openai",
+    "read_parquet",
+    "read_trajectories",
+    "write_jsonl",
+    "write_parquet",
 ]

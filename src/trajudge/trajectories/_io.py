@@ -1,0 +1,189 @@
+"""Shared plumbing for readers and writers: file checks, JSON records, validation, atomic writes.
+
+Every reader goes through these helpers so that a bad file is reported the same way whatever
+its format: one :class:`InputError` naming the file, the record (``line N`` for JSON Lines,
+``record N`` for the N-th element of a JSON list, counted from 0) and the field.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import IO, Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from trajudge.trajectories._errors import InputError, pydantic_field
+from trajudge.trajectories._models import Trajectory
+
+M = TypeVar("M", bound=BaseModel)
+
+# (record label, parsed JSON value): "line 3" for JSON Lines, "record 0" for a JSON list
+Record = tuple[str, Any]
+
+
+def check_file(path: str | os.PathLike[str]) -> Path:
+    """Return ``path`` as a Path, or raise InputError when it is missing or not a file."""
+    p = Path(path)
+    if not p.exists():
+        raise InputError(str(p), None, None, "no such file")
+    if p.is_dir():
+        raise InputError(str(p), None, None, "is a directory, expected a file")
+    if not p.is_file():
+        raise InputError(str(p), None, None, "is not a regular file")
+    return p
+
+
+def decode_utf8(path: Path, data: bytes) -> str:
+    """Decode ``data`` as UTF-8 (a BOM is allowed), naming the line of the first bad byte."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        byte = data[exc.start : exc.start + 1].hex()
+        raise InputError(
+            str(path),
+            f"line {line}",
+            None,
+            f"not valid UTF-8 (byte 0x{byte} at offset {exc.start})",
+        ) from None
+
+
+def json_error_reason(exc: json.JSONDecodeError) -> str:
+    return f"invalid JSON: {exc.msg} (column {exc.colno})"
+
+
+def load_json_records(path: Path, text: str) -> list[Record]:
+    """Parse a JSON Lines file, or a JSON document holding a list (or one object).
+
+    A file whose first non-blank character is ``[`` is read as one JSON list; anything else is
+    read line by line (blank lines are not records). A single pretty-printed JSON object is
+    accepted as one record when it is not valid line by line.
+    """
+    stripped = text.lstrip()
+    if not stripped:
+        raise InputError(str(path), None, None, "the file is empty")
+    if stripped.startswith("["):
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(
+                str(path), f"line {exc.lineno}", None, json_error_reason(exc)
+            ) from None
+        if not doc:
+            raise InputError(str(path), None, None, "the JSON list is empty")
+        return [(f"record {i}", item) for i, item in enumerate(doc)]
+    records: list[Record] = []
+    for n, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            records.append((f"line {n}", json.loads(line)))
+        except json.JSONDecodeError as exc:
+            if not records and stripped.startswith("{"):
+                # maybe one pretty-printed object spanning several lines
+                with contextlib.suppress(json.JSONDecodeError):
+                    return [("record 0", json.loads(text))]
+            raise InputError(str(path), f"line {n}", None, json_error_reason(exc)) from None
+    return records
+
+
+def validation_error(
+    path: str, record: str | None, exc: ValidationError, prefix: str = ""
+) -> InputError:
+    """Turn the first pydantic error into an InputError (``steps[0].ok: ...``)."""
+    errors = exc.errors(include_url=False)
+    first = errors[0]
+    field = pydantic_field(tuple(first["loc"]))
+    if prefix:
+        field = join_field(prefix, field)
+    reason = first["msg"]
+    if len(errors) > 1:
+        reason += f" (+{len(errors) - 1} more)"
+    return InputError(path, record, field, reason)
+
+
+def join_field(prefix: str, field: str) -> str:
+    """Join a field prefix and a pydantic path: ``messages`` + ``[3].content``."""
+    if field == "(record)":
+        return prefix
+    return prefix + field if field.startswith("[") else f"{prefix}.{field}"
+
+
+def validate(model: type[M], obj: Any, path: str, record: str | None, prefix: str = "") -> M:
+    """Validate ``obj`` as ``model`` in strict mode, raising InputError on failure."""
+    if not isinstance(obj, dict):
+        raise InputError(path, record, prefix or None, f"expected a JSON object, got {kind(obj)}")
+    try:
+        return model.model_validate(obj, strict=True)
+    except ValidationError as exc:
+        raise validation_error(path, record, exc, prefix) from None
+
+
+def kind(obj: Any) -> str:
+    """A JSON-ish name for the type of ``obj`` ("an object", "a list", "null", ...)."""
+    return {
+        dict: "an object",
+        list: "a list",
+        str: "a string",
+        bool: "a boolean",
+        int: "a number",
+        float: "a number",
+        type(None): "null",
+    }.get(type(obj), type(obj).__name__)
+
+
+def check_unique(path: str, items: Sequence[tuple[str, Trajectory]]) -> None:
+    """Raise InputError on a repeated trajectory id or (task_id, trial)."""
+    ids: dict[str, str] = {}
+    pairs: dict[tuple[str, int], str] = {}
+    for label, t in items:
+        if t.id in ids:
+            raise InputError(path, label, "id", f"duplicate id {t.id!r} (first at {ids[t.id]})")
+        pair = (t.task_id, t.trial)
+        if pair in pairs:
+            raise InputError(
+                path,
+                label,
+                "task_id/trial",
+                f"duplicate (task_id, trial) = ({t.task_id!r}, {t.trial}) (first at {pairs[pair]})",
+            )
+        ids[t.id] = label
+        pairs[pair] = label
+
+
+def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], None]) -> Path:
+    """Write a file through ``write(tmp_path)`` then rename it into place.
+
+    The temporary file sits in the same folder (so ``os.replace`` is atomic) and is removed if
+    ``write`` fails, so a reader never sees a partial file.
+    """
+    target = Path(path)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        write(tmp)
+        os.replace(tmp, target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return target
+
+
+def write_text_lines(tmp: Path, lines: Iterator[str]) -> None:
+    """Write lines (each ending in a newline) as UTF-8 and fsync."""
+    with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
+        _write_all(fh, lines)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def _write_all(fh: IO[str], lines: Iterator[str]) -> None:
+    for line in lines:
+        fh.write(line)
+        fh.write("\n")
