@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Annotated
 
 import typer
@@ -31,6 +32,11 @@ def parse_ks(text: str) -> list[int]:
     if not ks or min(ks) < 1:
         raise fail(f"--k: values must be positive integers, got {text!r}")
     return sorted(ks)
+
+
+def natural_sorted(ids: list[str]) -> list[str]:
+    """Sort ids so that "2" comes before "10"."""
+    return sorted(ids, key=lambda s: [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", s)])
 
 
 def _fmt(v: float) -> str:
@@ -61,7 +67,9 @@ def print_reliability(result: ReliabilityResult, title: str) -> None:
         + (f"; {result.n_unknown} without a verdict" if result.n_unknown else "")
     )
     if result.unstable_tasks:
-        console.print("unstable tasks: " + ", ".join(result.unstable_tasks), highlight=False)
+        console.print(
+            "unstable tasks: " + ", ".join(natural_sorted(result.unstable_tasks)), highlight=False
+        )
     means = [c for c in (f"mean_{u}" for u in USAGE_COLUMNS) if c in result.per_task]
     if means:
         parts = []
@@ -72,11 +80,19 @@ def print_reliability(result: ReliabilityResult, title: str) -> None:
         if parts:
             console.print("mean per task: " + ", ".join(parts))
     if not result.by_intent.empty:
-        t = Table(title="by intent")
-        for col in result.by_intent.columns:
-            t.add_column(str(col))
-        for row in result.by_intent.itertuples(index=False):
-            t.add_row(*(f"{v:.3f}" if isinstance(v, float) else str(v) for v in row))
+        t = Table(title="pass^k by intent")
+        t.add_column("intent", overflow="fold")
+        t.add_column("tasks", justify="right")
+        t.add_column("runs", justify="right")
+        for k in result.ks:
+            t.add_column(f"pass^{k}", justify="right")
+        for row in result.by_intent.to_dict(orient="records"):
+            t.add_row(
+                str(row["intent"]),
+                str(row["tasks"]),
+                str(row["trajectories"]),
+                *(_fmt(float(row[f"pass^{k}"])) for k in result.ks),
+            )
         console.print(t)
 
 
