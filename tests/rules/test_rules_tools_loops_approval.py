@@ -1,0 +1,70 @@
+"""Required and forbidden tools, loops and approvals."""
+
+from __future__ import annotations
+
+import pytest
+from rules_helpers import check, traj
+
+from trajudge.trajectories import Step, Trajectory
+
+
+def test_required_tools():
+    r = check(traj("a", "b"), "required_tools", required_tools=["a", "c", "d"])
+    # 1 of 3 distinct required tools called
+    assert r is not None and not r.passed and r.score == pytest.approx(1 / 3)
+    assert r.data["missing"] == ["c", "d"] and "missing: c, d" in r.detail
+    assert check(traj("a", "b"), "required_tools", required_tools=["b"]).passed
+    assert check(traj("a"), "required_tools") is None  # empty list: does not apply
+
+
+def test_forbidden_tools_is_a_gate_with_counts():
+    r = check(traj("a", "rm", "b", "rm"), "forbidden_tools", forbidden_tools=["rm", "drop"])
+    # 2 of 4 calls forbidden -> score 0.5
+    assert r is not None and not r.passed and r.severity == "gate"
+    assert r.score == 0.5 and r.data["called"] == {"rm": 2} and "rm called 2x" in r.detail
+    assert check(traj("a"), "forbidden_tools", forbidden_tools=["rm"]).passed
+
+
+def test_loops_over_threshold_lists_tool_and_count():
+    t = traj(*[("get", {"id": 1, "x": 2.0})] * 3, ("get", {"x": 2, "id": 1}), ("get", {"id": 2}))
+    # get(id=1, x=2) four times (key order and 2.0 vs 2 do not matter), threshold 2
+    r = check(t, "loops")
+    assert r is not None and not r.passed
+    assert r.data["loops"] == [{"tool": "get", "args": '{"id":1,"x":2}', "count": 4}]
+    assert "get x4" in r.detail
+    # excess = 4 - 2 = 2 of 5 calls -> score 0.6
+    assert r.score == pytest.approx(0.6)
+    assert check(t, "loops", loop_threshold=4).passed
+
+
+def test_loops_at_threshold_pass():
+    r = check(traj(("get", {"id": 1}), ("get", {"id": 1})), "loops")
+    assert r is not None and r.passed and r.score == 1.0
+
+
+def _steps(*items: tuple[str, bool | None]) -> Trajectory:
+    return Trajectory(
+        id="x", task_id="t", steps=[Step(tool=tool, approved=ok) for tool, ok in items]
+    )
+
+
+def test_high_risk_without_earlier_approval_fails_the_gate():
+    spec = {"high_risk_tools": ["delete"], "approval_tools": ["ask_user"]}
+    r = check(_steps(("delete", None), ("ask_user", None), ("delete", None)), "approval", **spec)
+    # first delete comes before the approval, the second after it: 1 of 2 approved
+    assert r is not None and not r.passed and r.severity == "gate"
+    assert r.score == 0.5 and r.data["unapproved"] == [{"step": 0, "tool": "delete"}]
+    assert "delete at step 0 without approval" in r.detail
+
+
+def test_step_approved_flag_counts_and_explicit_refusal_does_not():
+    spec = {"high_risk_tools": ["delete"], "approval_tools": ["ask_user"]}
+    assert check(_steps(("delete", True)), "approval", **spec).passed
+    r = check(_steps(("ask_user", None), ("delete", False)), "approval", **spec)
+    assert r is not None and not r.passed
+    # the approval call itself does not approve a high-risk call made at the same step
+    assert not check(_steps(("delete", None)), "approval", **spec).passed
+
+
+def test_approval_does_not_apply_without_high_risk_tools():
+    assert check(_steps(("delete", None)), "approval", approval_tools=["ask"]) is None
