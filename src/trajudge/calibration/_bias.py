@@ -1,0 +1,239 @@
+"""Bias probes for one judge: position, verbosity, self-preference, central tendency, stability.
+
+Each probe returns a :class:`Probe` (estimate, clustered bootstrap interval, ``flagged`` and
+the rule behind it) or None when the data cannot answer the question (no second order, no
+lengths, no own-family items): that is a statement about what was logged, not about the judge.
+
+A probe flags only when the whole 95% interval leaves a band of values an unbiased judge could
+plausibly show (a region of practical equivalence, as in judgekit), so a tiny but certain
+deviation on a large sample does not raise an alarm. The bands are stated in ``BANDS``.
+
+Verdicts are 0/1 (1 = pass, or "the first-listed candidate wins" in pairwise mode) in
+canonical orientation: in order ``ba`` the verdict is already mapped back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy.stats import rankdata
+
+from trajudge.calibration._bootstrap import (
+    cluster_bootstrap,
+    item_codes,
+    per_item_sums,
+    ratio_statistic,
+)
+from trajudge.calibration._estimate import Estimate, FloatArray, safe_divide
+
+#: Innocent bands (estimate values a defect-free judge could show); a probe flags when its
+#: whole interval lies outside its band (or, one-sided, below it).
+BANDS: dict[str, tuple[float, float]] = {
+    "position": (0.45, 0.55),  # share of verdicts that went to the first-shown side
+    "verbosity": (-0.10, 0.10),  # partial rank correlation of score and length
+    "self_preference": (-0.10, 0.10),  # pass-rate excess over humans on own-family items
+    "central_tendency": (0.90, np.inf),  # judge spread / human spread; flags below 0.90
+    "stability": (0.90, np.inf),  # agreeing share of sample pairs; flags below 0.90
+}
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One bias probe: an estimate with its interval, whether it is flagged, and why."""
+
+    name: str
+    estimate: Estimate
+    flagged: bool
+    rule: str
+    detail: str
+    extra: dict[str, Estimate] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            **self.estimate.to_dict(),
+            "flagged": self.flagged,
+            "rule": self.rule,
+            "detail": self.detail,
+            "extra": {k: v.to_dict() for k, v in self.extra.items()},
+        }
+
+
+def _probe(name: str, est: Estimate, detail: str, **extra: Estimate) -> Probe:
+    lo, hi = BANDS[name]
+    flagged = bool(est.high < lo or est.low > hi)  # False when the interval is NaN
+    if np.isinf(hi):
+        rule = f"flagged when the whole 95% interval lies below {lo:g}"
+    else:
+        rule = f"flagged when the whole 95% interval lies outside [{lo:g}, {hi:g}]"
+    return Probe(name, est, flagged, rule, detail, dict(extra))
+
+
+def _frame(**cols: Any) -> pd.DataFrame:
+    return pd.DataFrame({k: np.asarray(v) for k, v in cols.items()})
+
+
+def position_probe(
+    verdict: Any,
+    order: Any,
+    items: Any,
+    *,
+    samples: Any = None,
+    n_boot: int = 2000,
+    seed: int = 0,
+) -> Probe | None:
+    """First-position pick rate and flip rate under swap.
+
+    Only (item, sample) pairs judged in both orders count. In order ``ab`` a pass is a pick of
+    the first-shown side, in ``ba`` a fail is, so::
+
+        first_pick = (#pass in ab + #fail in ba) / #verdicts      (0.5 for an unbiased judge)
+        flip_rate  = #pairs whose ab and ba verdicts differ / #pairs
+
+    The estimate is ``first_pick`` (flagged outside ``BANDS["position"]``); ``flip_rate`` is in
+    ``extra`` and is descriptive: a fair but noisy judge also flips close pairs.
+
+    Returns None when no (item, sample) was judged in both orders.
+    """
+    df = _frame(v=verdict, order=order, item=items, sample=0 if samples is None else samples)
+    wide = df.pivot_table(index=["item", "sample"], columns="order", values="v", aggfunc="first")
+    if "ab" not in wide.columns or "ba" not in wide.columns:
+        return None
+    wide = wide.dropna(subset=["ab", "ba"]).reset_index()
+    if wide.empty:
+        return None
+    ab, ba = wide["ab"].to_numpy(float), wide["ba"].to_numpy(float)
+    codes, n_items = item_codes(wide["item"].to_numpy())
+    ones = np.ones_like(ab)
+    sums = per_item_sums(codes, n_items, np.column_stack([ab + (1 - ba), 2 * ones]))
+    first, _ = cluster_bootstrap(sums, ratio_statistic, n_boot=n_boot, seed=seed)
+    flips = per_item_sums(codes, n_items, np.column_stack([(ab != ba).astype(float), ones]))
+    flip, _ = cluster_bootstrap(flips, ratio_statistic, n_boot=n_boot, seed=seed)
+    detail = (
+        f"picked the first-shown side in {first.value:.1%} of {2 * len(ab)} verdicts; "
+        f"{flip.value:.1%} of {len(ab)} pairs flipped under swap"
+    )
+    return _probe("position", first, detail, flip_rate=flip)
+
+
+def _partial_corr(t: FloatArray) -> FloatArray:
+    # t[..., :] = n, sx, sy, sz, sxx, syy, szz, sxy, sxz, syz
+    n = t[..., 0]
+    mx, my, mz = (safe_divide(t[..., i], n) for i in (1, 2, 3))
+    cxx, cyy, czz = (safe_divide(t[..., i], n) - m * m for i, m in ((4, mx), (5, my), (6, mz)))
+    cxy = safe_divide(t[..., 7], n) - mx * my
+    cxz = safe_divide(t[..., 8], n) - mx * mz
+    cyz = safe_divide(t[..., 9], n) - my * mz
+    eps = 1e-12 * np.maximum(czz, 1.0)
+    z_const = czz <= eps
+    # residual (co)variances after regressing x and y on z (z constant: nothing to remove)
+    beta_den = np.where(z_const, 1.0, czz)
+    rxx = cxx - np.where(z_const, 0.0, cxz * cxz / beta_den)
+    ryy = cyy - np.where(z_const, 0.0, cyz * cyz / beta_den)
+    rxy = cxy - np.where(z_const, 0.0, cxz * cyz / beta_den)
+    return safe_divide(rxy, np.sqrt(np.clip(rxx, 0, None) * np.clip(ryy, 0, None)))
+
+
+def verbosity_probe(
+    score: Any, length: Any, human: Any, items: Any, *, n_boot: int = 2000, seed: int = 0
+) -> Probe | None:
+    r"""Partial rank correlation of the judge's score with length, the human label held fixed.
+
+    Longer trajectories are often genuinely better, so the raw score-length correlation mixes
+    quality with verbosity; holding the human label fixed leaves the preference for length.
+    With x, y, z the average ranks (computed once on all rows) of score, length and human label:
+
+    .. math:: r_{xy\cdot z} = \frac{r_{xy} - r_{xz} r_{yz}}{\sqrt{(1-r_{xz}^2)(1-r_{yz}^2)}}
+
+    A constant human label has nothing to hold fixed: the plain correlation is returned. NaN
+    when score or length is constant. Returns None with fewer than 3 rows that have a length.
+    """
+    df = _frame(x=score, y=length, z=human, item=items).dropna()
+    if len(df) < 3:
+        return None
+    x, y, z = (rankdata(df[c].to_numpy(float)) for c in ("x", "y", "z"))
+    codes, n_items = item_codes(df["item"].to_numpy())
+    cols = [np.ones_like(x), x, y, z, x * x, y * y, z * z, x * y, x * z, y * z]
+    sums = per_item_sums(codes, n_items, np.column_stack(cols))
+    est, _ = cluster_bootstrap(sums, _partial_corr, n_boot=n_boot, seed=seed)
+    return _probe("verbosity", est, f"score-length partial rank correlation {est.value:+.3f}")
+
+
+def self_preference_probe(
+    verdict: Any, human: Any, own: Any, items: Any, *, n_boot: int = 2000, seed: int = 0
+) -> Probe | None:
+    """Pass-rate excess over humans on items whose agent is of the judge's own model family.
+
+    ``gap_own = mean(verdict - human | own family)``. When other-family rows exist the estimate
+    is ``gap_own - gap_other`` (a judge lenient on everyone is not self-preferring); without
+    them it is ``gap_own`` alone, as ``detail`` says. Returns None without own-family rows.
+    """
+    df = _frame(v=verdict, h=human, own=own, item=items).dropna()
+    own_b = df["own"].to_numpy(bool)
+    if not own_b.any():
+        return None
+    d = df["v"].to_numpy(float) - df["h"].to_numpy(float)
+    codes, n_items = item_codes(df["item"].to_numpy())
+    o = own_b.astype(float)
+    sums = per_item_sums(codes, n_items, np.column_stack([d * o, o, d * (1 - o), 1 - o]))
+    has_other = bool((~own_b).any())
+
+    def stat(t: FloatArray) -> FloatArray:
+        gap = safe_divide(t[..., 0], t[..., 1])
+        return gap - safe_divide(t[..., 2], t[..., 3]) if has_other else gap
+
+    est, _ = cluster_bootstrap(sums, stat, n_boot=n_boot, seed=seed)
+    base = "minus the gap on other-family items" if has_other else "(no other-family items)"
+    detail = f"judge-minus-human pass rate on {int(o.sum())} own-family rows {base}"
+    return _probe("self_preference", est, f"{detail}: {est.value:+.3f}")
+
+
+def central_tendency_probe(
+    score: Any, human: Any, items: Any, *, n_boot: int = 2000, seed: int = 0
+) -> Probe | None:
+    """Ratio of the judge's score spread to the human label spread, ``sd(score) / sd(human)``.
+
+    Below 1 the judge hugs the middle of the scale. NaN when the human labels are constant.
+    Returns None with fewer than 3 rows.
+    """
+    df = _frame(x=score, y=human, item=items).dropna()
+    if len(df) < 3:
+        return None
+    x, y = df["x"].to_numpy(float), df["y"].to_numpy(float)
+    codes, n_items = item_codes(df["item"].to_numpy())
+    sums = per_item_sums(codes, n_items, np.column_stack([np.ones_like(x), x, x * x, y, y * y]))
+
+    def stat(t: FloatArray) -> FloatArray:
+        n = t[..., 0]
+        vx = safe_divide(t[..., 2], n) - safe_divide(t[..., 1], n) ** 2
+        vy = safe_divide(t[..., 4], n) - safe_divide(t[..., 3], n) ** 2
+        return np.sqrt(safe_divide(np.clip(vx, 0, None), np.where(vy > 1e-12, vy, 0.0)))
+
+    est, _ = cluster_bootstrap(sums, stat, n_boot=n_boot, seed=seed)
+    return _probe("central_tendency", est, f"judge spread is {est.value:.2f}x the human spread")
+
+
+def stability_probe(
+    verdict: Any, order: Any, items: Any, *, n_boot: int = 2000, seed: int = 0
+) -> Probe | None:
+    """Agreement of repeated samples of the same item and order.
+
+    For a group of m samples with a passes, ``C(a,2) + C(m-a,2)`` of its ``C(m,2)`` sample
+    pairs agree; the estimate is agreeing pairs / all pairs over groups with m >= 2.
+    Returns None when no item was sampled twice in the same order.
+    """
+    df = _frame(v=verdict, order=order, item=items)
+    g = df.groupby(["item", "order"], sort=False)["v"].agg(["sum", "size"]).reset_index()
+    g = g[g["size"] >= 2]
+    if g.empty:
+        return None
+    a, m = g["sum"].to_numpy(float), g["size"].to_numpy(float)
+    agree = a * (a - 1) / 2 + (m - a) * (m - a - 1) / 2
+    codes, n_items = item_codes(g["item"].to_numpy())
+    sums = per_item_sums(codes, n_items, np.column_stack([agree, m * (m - 1) / 2]))
+    est, _ = cluster_bootstrap(sums, ratio_statistic, n_boot=n_boot, seed=seed)
+    detail = f"{est.value:.1%} of sample pairs agree over {len(g)} (item, order) groups"
+    return _probe("stability", est, detail)
