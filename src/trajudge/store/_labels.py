@@ -1,15 +1,106 @@
-"""Label rows: each label saved in its own transaction; edits are kept as history."""
+"""Label rows: each label saved in its own transaction; edits are kept as history.
+
+Besides saving and reading labels, this module holds the small queries the labeling app runs
+on every page view (the annotator queue, progress, one item's judgments and rule result), so
+that they stay index-backed and cheap on a store of 100,000 trajectories.
+"""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
-from sqlalchemy import Engine, insert, select, update
+from sqlalchemy import Engine, case, distinct, func, insert, select, update
+from sqlalchemy.engine import Connection
+from sqlalchemy.exc import IntegrityError
 
-from trajudge.store._schema import label_history, labels
+from trajudge.store._schema import judgments, label_history, labels, rule_results, trajectories
+
+_IN_CHUNK = 500  # ids per IN (...) list: well below SQLite's bound-parameter limit
+
+
+def encode_criteria(criteria: Mapping[str, Any] | None) -> str | None:
+    """Per-criterion values as canonical JSON text, or None when there are none."""
+    return json.dumps(dict(criteria), sort_keys=True) if criteria else None
+
+
+def write_label(
+    conn: Connection,
+    *,
+    dataset: str,
+    trajectory_id: str,
+    rubric_id: str,
+    annotator: str,
+    value: float | None,
+    criteria: str | None,
+    note: str | None,
+    unsure: bool,
+    skipped: bool,
+    source: str,
+    adjudication: bool,
+    ts: str,
+) -> tuple[int, str]:
+    """Insert or edit one label inside the caller's transaction.
+
+    Returns ``(label_id, what)`` with ``what`` one of ``"added"``, ``"updated"`` (the previous
+    values were copied to ``label_history`` first) or ``"unchanged"`` (identical values: no
+    history row, nothing written).
+    """
+    key = (
+        labels.c.dataset == dataset,
+        labels.c.trajectory_id == trajectory_id,
+        labels.c.rubric_id == rubric_id,
+        labels.c.annotator == annotator,
+        labels.c.adjudication == adjudication,
+    )
+    values = {
+        "value": value,
+        "criteria": criteria,
+        "note": note,
+        "unsure": unsure,
+        "skipped": skipped,
+        "source": source,
+    }
+    prev = conn.execute(select(labels).where(*key)).mappings().first()
+    if prev is None:
+        try:
+            with conn.begin_nested():
+                result = conn.execute(
+                    insert(labels).values(
+                        dataset=dataset,
+                        trajectory_id=trajectory_id,
+                        rubric_id=rubric_id,
+                        annotator=annotator,
+                        adjudication=adjudication,
+                        created_at=ts,
+                        updated_at=ts,
+                        **values,
+                    )
+                )
+            pk = result.inserted_primary_key
+            assert pk is not None
+            return int(pk[0]), "added"
+        except IntegrityError:
+            # another connection inserted the same key between our SELECT and INSERT (possible
+            # on server databases; SQLite's BEGIN IMMEDIATE serialises writers): edit it instead
+            prev = conn.execute(select(labels).where(*key)).mappings().one()
+    if all(prev[k] == v for k, v in values.items()):
+        return int(prev["id"]), "unchanged"
+    conn.execute(
+        insert(label_history).values(
+            label_id=prev["id"],
+            value=prev["value"],
+            criteria=prev["criteria"],
+            note=prev["note"],
+            unsure=prev["unsure"],
+            skipped=prev["skipped"],
+            changed_at=ts,
+        )
+    )
+    conn.execute(update(labels).where(labels.c.id == prev["id"]).values(updated_at=ts, **values))
+    return int(prev["id"]), "updated"
 
 
 class LabelsMixin:
@@ -35,58 +126,27 @@ class LabelsMixin:
         """Save (or edit) one label in its own transaction and return its id.
 
         Editing an existing label copies the previous values to ``label_history`` first, so
-        nothing is silently overwritten.
+        nothing is silently overwritten; saving identical values again writes nothing.
         """
         from trajudge.store._store import now_iso
 
-        ts = now_iso()
-        crit = json.dumps(dict(criteria), sort_keys=True) if criteria else None
-        key = (
-            labels.c.dataset == dataset,
-            labels.c.trajectory_id == trajectory_id,
-            labels.c.rubric_id == rubric_id,
-            labels.c.annotator == annotator,
-            labels.c.adjudication == adjudication,
-        )
-        values = {
-            "value": value,
-            "criteria": crit,
-            "note": note,
-            "unsure": unsure,
-            "skipped": skipped,
-            "source": source,
-            "updated_at": ts,
-        }
         with self.engine.begin() as conn:
-            prev = conn.execute(select(labels).where(*key)).mappings().first()
-            if prev is None:
-                result = conn.execute(
-                    insert(labels).values(
-                        dataset=dataset,
-                        trajectory_id=trajectory_id,
-                        rubric_id=rubric_id,
-                        annotator=annotator,
-                        adjudication=adjudication,
-                        created_at=ts,
-                        **values,
-                    )
-                )
-                pk = result.inserted_primary_key
-                assert pk is not None
-                return int(pk[0])
-            conn.execute(
-                insert(label_history).values(
-                    label_id=prev["id"],
-                    value=prev["value"],
-                    criteria=prev["criteria"],
-                    note=prev["note"],
-                    unsure=prev["unsure"],
-                    skipped=prev["skipped"],
-                    changed_at=ts,
-                )
+            label_id, _ = write_label(
+                conn,
+                dataset=dataset,
+                trajectory_id=trajectory_id,
+                rubric_id=rubric_id,
+                annotator=annotator,
+                value=value,
+                criteria=encode_criteria(criteria),
+                note=note,
+                unsure=unsure,
+                skipped=skipped,
+                source=source,
+                adjudication=adjudication,
+                ts=now_iso(),
             )
-            conn.execute(update(labels).where(labels.c.id == prev["id"]).values(**values))
-            return int(prev["id"])
+        return label_id
 
     def labels_frame(
         self, dataset: str, *, rubric_id: str | None = None, source: str | None = None
@@ -110,3 +170,141 @@ class LabelsMixin:
                 .order_by(label_history.c.id)
             ).mappings()
             return [dict(r) for r in rows]
+
+    # -- queries for the labeling app ---------------------------------------------------------
+    def trajectory_keys(self, dataset: str) -> list[tuple[str, str | None]]:
+        """``(id, intent)`` of every trajectory of a dataset, in import order."""
+        q = (
+            select(trajectories.c.id, trajectories.c.intent)
+            .where(trajectories.c.dataset == dataset)
+            .order_by(trajectories.c.seq)
+        )
+        with self.engine.connect() as conn:
+            return [(r[0], r[1]) for r in conn.execute(q)]
+
+    def label_annotators(
+        self, dataset: str, rubric_id: str | None = None, *, source: str = "human"
+    ) -> list[str]:
+        """Annotators with at least one (non-adjudication) label, sorted."""
+        q = (
+            select(labels.c.annotator)
+            .where(
+                labels.c.dataset == dataset,
+                labels.c.source == source,
+                labels.c.adjudication.is_(False),
+            )
+            .distinct()
+        )
+        if rubric_id is not None:
+            q = q.where(labels.c.rubric_id == rubric_id)
+        with self.engine.connect() as conn:
+            return sorted(r[0] for r in conn.execute(q))
+
+    def labels_on_items(
+        self, dataset: str, rubric_id: str, ids: Sequence[str], *, source: str = "human"
+    ) -> list[tuple[str, str, bool]]:
+        """``(trajectory_id, annotator, skipped)`` of the non-adjudication labels on ``ids``."""
+        out: list[tuple[str, str, bool]] = []
+        with self.engine.connect() as conn:
+            for start in range(0, len(ids), _IN_CHUNK):
+                q = select(labels.c.trajectory_id, labels.c.annotator, labels.c.skipped).where(
+                    labels.c.dataset == dataset,
+                    labels.c.trajectory_id.in_(list(ids[start : start + _IN_CHUNK])),
+                    labels.c.rubric_id == rubric_id,
+                    labels.c.adjudication.is_(False),
+                    labels.c.source == source,
+                )
+                out.extend((r[0], r[1], bool(r[2])) for r in conn.execute(q))
+        return out
+
+    def label_counts(
+        self, dataset: str, rubric_id: str, *, annotator: str | None = None, source: str = "human"
+    ) -> dict[str, int]:
+        """Progress counts: ``labeled`` and ``skipped`` labels, and distinct ``items`` touched.
+
+        With ``annotator`` the counts are that annotator's; without, everyone's.
+        """
+        q = select(
+            func.count(),
+            func.coalesce(func.sum(case((labels.c.skipped.is_(True), 1), else_=0)), 0),
+            func.count(distinct(labels.c.trajectory_id)),
+        ).where(
+            labels.c.dataset == dataset,
+            labels.c.rubric_id == rubric_id,
+            labels.c.adjudication.is_(False),
+            labels.c.source == source,
+        )
+        if annotator is not None:
+            q = q.where(labels.c.annotator == annotator)
+        with self.engine.connect() as conn:
+            total, skipped, items = conn.execute(q).one()
+        return {"labeled": int(total) - int(skipped), "skipped": int(skipped), "items": int(items)}
+
+    def item_labels(
+        self, dataset: str, trajectory_id: str, rubric_id: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Every label on one trajectory (all annotators, adjudications included)."""
+        q = select(labels).where(
+            labels.c.dataset == dataset, labels.c.trajectory_id == trajectory_id
+        )
+        if rubric_id is not None:
+            q = q.where(labels.c.rubric_id == rubric_id)
+        with self.engine.connect() as conn:
+            return [dict(r) for r in conn.execute(q.order_by(labels.c.id)).mappings()]
+
+    def annotator_label_ids(
+        self, dataset: str, rubric_id: str, annotator: str, *, limit: int = 200
+    ) -> list[str]:
+        """Trajectory ids this annotator labeled (or skipped), most recently edited first."""
+        q = (
+            select(labels.c.trajectory_id)
+            .where(
+                labels.c.dataset == dataset,
+                labels.c.rubric_id == rubric_id,
+                labels.c.annotator == annotator,
+                labels.c.adjudication.is_(False),
+            )
+            .order_by(labels.c.updated_at.desc())
+            .limit(limit)
+        )
+        with self.engine.connect() as conn:
+            return [r[0] for r in conn.execute(q)]
+
+    def item_judgments(self, dataset: str, trajectory_id: str) -> list[dict[str, Any]]:
+        """The judgments of one trajectory (as candidate), oldest first."""
+        q = (
+            select(judgments)
+            .where(judgments.c.dataset == dataset, judgments.c.trajectory_id == trajectory_id)
+            .order_by(judgments.c.id)
+        )
+        with self.engine.connect() as conn:
+            return [dict(r) for r in conn.execute(q).mappings()]
+
+    def item_rule_result(self, dataset: str, trajectory_id: str) -> dict[str, Any] | None:
+        """The stored rule result of one trajectory (as in :meth:`rule_results`), or None."""
+        q = select(rule_results).where(
+            rule_results.c.dataset == dataset, rule_results.c.trajectory_id == trajectory_id
+        )
+        with self.engine.connect() as conn:
+            r = conn.execute(q).first()
+        if r is None:
+            return None
+        return {
+            "gates_passed": r.gates_passed,
+            "score": r.score,
+            "spec_sha256": r.spec_sha256,
+            "data": json.loads(r.data),
+        }
+
+    def known_trajectory_ids(self, dataset: str, ids: Iterable[str]) -> set[str]:
+        """The subset of ``ids`` stored in ``dataset``."""
+        wanted = list(dict.fromkeys(ids))
+        found: set[str] = set()
+        with self.engine.connect() as conn:
+            for start in range(0, len(wanted), _IN_CHUNK):
+                q = select(trajectories.c.id).where(
+                    trajectories.c.dataset == dataset,
+                    trajectories.c.id.in_(wanted[start : start + _IN_CHUNK]),
+                )
+                found.update(r[0] for r in conn.execute(q))
+        return found

@@ -1,0 +1,111 @@
+"""`trajudge label` (the labeling app) and `trajudge labels export|import`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from trajudge.cli._app import (
+    DEFAULT_DB,
+    DbOption,
+    app,
+    console,
+    err_console,
+    fail,
+    handle_user_errors,
+)
+from trajudge.labeling_app import DEFAULT_RUBRIC, AppConfig, Strategy, is_loopback, serve
+from trajudge.store import LabelFormat, Store, export_labels, import_labels
+
+labels_app = typer.Typer(help="Export and import human labels.", no_args_is_help=True)
+app.add_typer(labels_app, name="labels")
+
+
+@app.command("label")
+@handle_user_errors
+def label_cmd(
+    db: DbOption = DEFAULT_DB,
+    dataset: Annotated[
+        str | None, typer.Option(help="Dataset to label (default: chosen in the app).")
+    ] = None,
+    rubric: Annotated[str, typer.Option(help="Rubric id or YAML path.")] = DEFAULT_RUBRIC,
+    port: Annotated[int, typer.Option(min=1, max=65535, help="Port to listen on.")] = 8501,
+    host: Annotated[str, typer.Option(help="Address to bind (loopback by default).")] = (
+        "127.0.0.1"
+    ),
+    show_judges: Annotated[
+        bool, typer.Option("--show-judges", help="Show judge verdicts (default: blind).")
+    ] = False,
+    strategy: Annotated[
+        Strategy, typer.Option(help="Queue order: random, stratified or disagreement.")
+    ] = "random",
+    overlap: Annotated[
+        float,
+        typer.Option(min=0.0, max=1.0, help="Share of items every annotator labels."),
+    ] = 0.2,
+) -> None:
+    """Start the labeling app (Streamlit) on the store."""
+    if not is_loopback(host):
+        err_console.print(
+            f"[bold yellow]warning:[/] binding to {host}: anyone who can reach this address "
+            "can open the app; set TRAJUDGE_LABEL_PASSWORD.",
+            highlight=False,
+            soft_wrap=True,
+        )
+    config = AppConfig(
+        db_url=db,
+        dataset=dataset,
+        rubric=rubric,
+        show_judges=show_judges,
+        strategy=strategy,
+        overlap=overlap,
+    )
+    shown = "localhost" if is_loopback(host) else host
+    console.print(f"trajudge labels: http://{shown}:{port}  (Ctrl-C stops it)", highlight=False)
+    code = serve(config, host=host, port=port)
+    if code not in (0, -2, -15):
+        raise fail(f"the app stopped with exit code {code}", code=1)
+
+
+@labels_app.command("export")
+@handle_user_errors
+def labels_export_cmd(
+    dataset: Annotated[str, typer.Argument(help="Dataset name.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="File to write.")],
+    fmt: Annotated[
+        LabelFormat | None,
+        typer.Option("--format", help="csv, jsonl or parquet (default: from the suffix)."),
+    ] = None,
+    rubric: Annotated[str | None, typer.Option(help="Only labels of this rubric id.")] = None,
+    db: DbOption = DEFAULT_DB,
+) -> None:
+    """Write a dataset's labels to CSV, JSONL or Parquet (atomically)."""
+    n = export_labels(Store(db), dataset, out, fmt=fmt, rubric_id=rubric)
+    console.print(f"wrote {n} labels to {out}", highlight=False)
+
+
+@labels_app.command("import")
+@handle_user_errors
+def labels_import_cmd(
+    file: Annotated[Path, typer.Argument(help="CSV, JSONL or Parquet file of labels.")],
+    dataset: Annotated[str, typer.Option(help="Dataset the labels belong to.")],
+    annotator_column: Annotated[
+        str, typer.Option(help="Column holding the annotator's name.")
+    ] = "annotator",
+    source: Annotated[str, typer.Option(help="Label source recorded on every row.")] = "human",
+    fmt: Annotated[
+        LabelFormat | None,
+        typer.Option("--format", help="csv, jsonl or parquet (default: from the suffix)."),
+    ] = None,
+    db: DbOption = DEFAULT_DB,
+) -> None:
+    """Import labels made elsewhere: every row is checked first, then all are written."""
+    s = import_labels(
+        Store(db), file, dataset, annotator_column=annotator_column, source=source, fmt=fmt
+    )
+    console.print(
+        f"{s.dataset}: {s.added} added, {s.updated} updated, {s.unchanged} unchanged",
+        highlight=False,
+    )

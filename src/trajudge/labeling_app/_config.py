@@ -1,0 +1,117 @@
+"""The app's configuration (passed from `trajudge label` through environment variables),
+annotator-name validation and the optional shared password."""
+
+from __future__ import annotations
+
+import hmac
+import math
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from trajudge.trajectories import InputError
+
+Strategy = Literal["random", "stratified", "disagreement"]
+STRATEGIES: tuple[Strategy, ...] = ("random", "stratified", "disagreement")
+DEFAULT_RUBRIC = "trajectory_reasonableness"
+
+ENV_DB = "TRAJUDGE_DB"
+ENV_DATASET = "TRAJUDGE_LABEL_DATASET"
+ENV_RUBRIC = "TRAJUDGE_LABEL_RUBRIC"
+ENV_SHOW_JUDGES = "TRAJUDGE_LABEL_SHOW_JUDGES"
+ENV_STRATEGY = "TRAJUDGE_LABEL_STRATEGY"
+ENV_OVERLAP = "TRAJUDGE_LABEL_OVERLAP"
+ENV_PASSWORD = "TRAJUDGE_LABEL_PASSWORD"
+
+_NAME = re.compile(r"[A-Za-z0-9 ._-]{1,64}")
+
+
+@dataclass(frozen=True)
+class AppConfig:
+    """What `trajudge label` hands to the Streamlit app."""
+
+    db_url: str
+    dataset: str | None = None
+    rubric: str = DEFAULT_RUBRIC
+    show_judges: bool = False
+    strategy: Strategy = "random"
+    overlap: float = 0.2
+
+    def __post_init__(self) -> None:
+        if self.strategy not in STRATEGIES:
+            raise InputError(
+                "--strategy", None, None, f"{self.strategy!r} is not one of {', '.join(STRATEGIES)}"
+            )
+        if not (math.isfinite(self.overlap) and 0.0 <= self.overlap <= 1.0):
+            raise InputError("--overlap", None, None, f"must be in [0, 1], got {self.overlap}")
+
+    def to_env(self) -> dict[str, str]:
+        """The environment variables that carry this configuration to the app process."""
+        env = {
+            ENV_DB: self.db_url,
+            ENV_RUBRIC: self.rubric,
+            ENV_SHOW_JUDGES: "1" if self.show_judges else "0",
+            ENV_STRATEGY: self.strategy,
+            ENV_OVERLAP: repr(self.overlap),
+        }
+        if self.dataset:
+            env[ENV_DATASET] = self.dataset
+        return env
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> AppConfig:
+        """Read the configuration written by :meth:`to_env` (defaults for missing keys)."""
+        env = os.environ if environ is None else environ
+        from trajudge.store import DEFAULT_URL
+
+        try:
+            overlap = float(env.get(ENV_OVERLAP, "0.2"))
+        except ValueError:
+            raise InputError(ENV_OVERLAP, None, None, "expected a number") from None
+        strategy = env.get(ENV_STRATEGY, "random")
+        if strategy not in STRATEGIES:
+            raise InputError(ENV_STRATEGY, None, None, f"{strategy!r} is not a strategy")
+        return cls(
+            db_url=env.get(ENV_DB, DEFAULT_URL),
+            dataset=env.get(ENV_DATASET) or None,
+            rubric=env.get(ENV_RUBRIC, DEFAULT_RUBRIC),
+            show_judges=env.get(ENV_SHOW_JUDGES, "0") == "1",
+            strategy=strategy,
+            overlap=overlap,
+        )
+
+
+def validate_annotator(name: str) -> str:
+    """Return the annotator name if valid: 1-64 letters, digits, spaces, ``.``, ``_`` or ``-``.
+
+    Leading and trailing spaces are removed first; a name of spaces only is refused.
+
+    >>> validate_annotator(" ada.l ")
+    'ada.l'
+    """
+    text = name.strip()
+    if not text or not _NAME.fullmatch(text):
+        raise InputError(
+            "annotator",
+            None,
+            "name",
+            "use 1-64 letters, digits, spaces, '.', '_' or '-'",
+        )
+    return text
+
+
+def password_required(environ: Mapping[str, str] | None = None) -> bool:
+    """Whether a shared password is set (``TRAJUDGE_LABEL_PASSWORD``, non-empty)."""
+    env = os.environ if environ is None else environ
+    return bool(env.get(ENV_PASSWORD))
+
+
+def check_password(given: str, environ: Mapping[str, str] | None = None) -> bool:
+    """Compare ``given`` with the shared password in constant time; True when none is set."""
+    env = os.environ if environ is None else environ
+    expected = env.get(ENV_PASSWORD, "")
+    if not expected:
+        return True
+    return hmac.compare_digest(given.encode("utf-8"), expected.encode("utf-8"))

@@ -1,0 +1,69 @@
+"""Cached access to the store: the engine from ``st.cache_resource``, query results from
+``st.cache_data`` with explicit arguments. Label rows are never cached: they change with
+every click and each read is one indexed query."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from trajudge.judges import Rubric, load_rubric
+from trajudge.labeling_app._config import Strategy
+from trajudge.labeling_app._queue import Queue, build_queue, disagreement_scores
+from trajudge.store import Store
+from trajudge.trajectories import Trajectory
+
+
+@st.cache_resource(show_spinner=False)
+def get_store(db_url: str) -> Store:
+    """One Store (and engine) per database URL for the whole server."""
+    return Store(db_url)
+
+
+@st.cache_data(ttl=600, show_spinner=False)
+def get_rubric(ref: str) -> Rubric:
+    return load_rubric(ref)
+
+
+@st.cache_data(ttl=60, show_spinner=False)
+def get_datasets(db_url: str) -> list[str]:
+    return get_store(db_url).datasets()
+
+
+@st.cache_data(ttl=300, show_spinner=False)
+def get_count(db_url: str, dataset: str) -> int:
+    return get_store(db_url).count_trajectories(dataset)
+
+
+@st.cache_data(ttl=30, show_spinner=False)
+def get_pool(db_url: str, dataset: str, rubric_id: str) -> tuple[str, ...]:
+    """The annotators who share the non-overlap items (refreshed every 30 s)."""
+    return tuple(get_store(db_url).label_annotators(dataset, rubric_id))
+
+
+@st.cache_data(ttl=600, show_spinner="Building your queue…", max_entries=64)
+def get_queue(
+    db_url: str,
+    dataset: str,
+    rubric_ref: str,
+    annotator: str,
+    strategy: Strategy,
+    overlap: float,
+    pool: tuple[str, ...],
+) -> Queue:
+    store = get_store(db_url)
+    dis = None
+    if strategy == "disagreement":
+        dis = disagreement_scores(store.judgments_frame(dataset), get_rubric(rubric_ref))
+    return build_queue(
+        store.trajectory_keys(dataset),
+        annotator,
+        strategy=strategy,
+        overlap=overlap,
+        pool=pool,
+        disagreement=dis,
+    )
+
+
+@st.cache_data(ttl=300, show_spinner=False, max_entries=512)
+def get_trajectory(db_url: str, dataset: str, trajectory_id: str) -> Trajectory | None:
+    return get_store(db_url).trajectory(dataset, trajectory_id)

@@ -1,0 +1,86 @@
+"""The sign-in and export pages."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from trajudge.labeling_app import _state as S
+from trajudge.labeling_app._config import (
+    AppConfig,
+    check_password,
+    password_required,
+    validate_annotator,
+)
+from trajudge.labeling_app._data import get_datasets, get_store
+from trajudge.labeling_app._page_label import sidebar
+from trajudge.store import LABEL_FORMATS, encode_labels, labels_export_frame
+from trajudge.trajectories import InputError
+
+_NEW = "(type a new name below)"
+_MIME = {"csv": "text/csv", "jsonl": "application/x-ndjson", "parquet": "application/octet-stream"}
+
+
+def page_login() -> None:
+    S.init_state()
+    ss = st.session_state
+    cfg: AppConfig = ss[S.CONFIG]
+    st.title("trajudge · human labels")
+    if cfg.dataset:
+        dataset: str | None = cfg.dataset
+        st.text(f"Dataset: {cfg.dataset}")
+    else:
+        names = get_datasets(cfg.db_url)
+        if not names:
+            st.error("The store holds no dataset yet: import trajectories first.")
+            st.stop()
+        dataset = st.selectbox("Dataset", names, key="login-dataset")
+    assert dataset is not None
+    known = get_store(cfg.db_url).label_annotators(dataset)
+    picked = st.selectbox("Your name", [_NEW, *known], key="login-pick")
+    typed = st.text_input(
+        "New name", key="login-name", max_chars=64, help="Letters, digits, spaces, . _ -"
+    )
+    password = (
+        st.text_input("Password", type="password", key="login-password")
+        if password_required()
+        else ""
+    )
+    if st.button("Start labeling", type="primary", key="login-go"):
+        name = typed if picked == _NEW else picked
+        try:
+            name = validate_annotator(name)
+        except InputError as exc:
+            st.error(f"Invalid name: {exc.reason}")
+            st.stop()
+        if not check_password(password):
+            st.error("Wrong password.")
+            st.stop()
+        ss[S.ANNOTATOR] = name
+        ss[S.DATASET] = dataset
+        S.reset_queue_position()
+        st.rerun()
+
+
+def page_export() -> None:
+    S.init_state()
+    ss = st.session_state
+    cfg: AppConfig = ss[S.CONFIG]
+    dataset = ss[S.DATASET]
+    if not ss[S.ANNOTATOR] or not dataset:
+        st.warning("Sign in first.")
+        st.stop()
+    sidebar(cfg)
+    st.title("Export labels")
+    frame = labels_export_frame(get_store(cfg.db_url), dataset)
+    st.text(f"{len(frame)} labels in dataset {dataset} (all annotators, all rubrics).")
+    st.dataframe(frame.head(200), hide_index=True, width="stretch")
+    cols = st.columns(len(LABEL_FORMATS))
+    for col, fmt in zip(cols, LABEL_FORMATS, strict=True):
+        col.download_button(
+            f"Download {fmt.upper()}",
+            data=encode_labels(frame, fmt),
+            file_name=f"{dataset}-labels.{fmt}",
+            mime=_MIME[fmt],
+            key=f"download-{fmt}",
+            on_click="ignore",
+        )

@@ -1,0 +1,21 @@
+"""The page list: sign-in until an annotator is known, then label, review and export."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from trajudge.labeling_app import _state as S
+from trajudge.labeling_app._page_label import page_label
+from trajudge.labeling_app._page_misc import page_export, page_login
+from trajudge.labeling_app._page_review import page_review
+
+
+def pages() -> list[st.Page]:
+    S.init_state()
+    if st.session_state[S.ANNOTATOR] is None:
+        return [st.Page(page_login, title="Sign in", url_path="signin", default=True)]
+    return [
+        st.Page(page_label, title="Label", url_path="label", default=True),
+        st.Page(page_review, title="Review", url_path="review"),
+        st.Page(page_export, title="Export", url_path="export"),
+    ]

@@ -1,0 +1,99 @@
+"""Start the Streamlit server for `trajudge label`."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+from trajudge.labeling_app._config import AppConfig
+
+
+def app_script() -> Path:
+    """The entry file of the app."""
+    return Path(__file__).with_name("app.py")
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` only listens on this machine (127.0.0.0/8, ::1 or localhost)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def streamlit_command(*, host: str = "127.0.0.1", port: int = 8501) -> list[str]:
+    """The ``streamlit run`` command line: headless, no usage statistics, no browser."""
+    return [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(app_script()),
+        "--server.address",
+        host,
+        "--server.port",
+        str(port),
+        "--server.headless",
+        "true",
+        "--browser.gatherUsageStats",
+        "false",
+        "--server.fileWatcherType",
+        "none",
+        "--server.runOnSave",
+        "false",
+        "--client.toolbarMode",
+        "viewer",
+    ]
+
+
+def check_config(config: AppConfig) -> None:
+    """Fail early (InputError) on a missing dataset or an unknown rubric."""
+    from trajudge.judges import load_rubric
+    from trajudge.store import Store
+
+    load_rubric(config.rubric)
+    store = Store(config.db_url)
+    try:
+        if config.dataset is not None:
+            store.require_dataset(config.dataset)
+    finally:
+        store.close()
+
+
+def serve(config: AppConfig, *, host: str = "127.0.0.1", port: int = 8501) -> int:
+    """Check the configuration, then run the app until it stops; return its exit code."""
+    check_config(config)
+    env = {**os.environ, **config.to_env()}
+    env["STREAMLIT_BROWSER_GATHER_USAGE_STATS"] = "false"
+    env["STREAMLIT_SERVER_HEADLESS"] = "true"
+    proc = subprocess.Popen(streamlit_command(host=host, port=port), env=env)
+
+    def forward(signum: int, _frame: object) -> None:
+        proc.send_signal(signum)  # stopping `trajudge label` stops the server too
+
+    forwarded = (signal.SIGTERM, signal.SIGHUP) if hasattr(signal, "SIGHUP") else (signal.SIGTERM,)
+    previous = {}
+    if threading.current_thread() is threading.main_thread():
+        previous = {s: signal.signal(s, forward) for s in forwarded}
+    try:
+        return proc.wait()
+    except KeyboardInterrupt:
+        proc.terminate()
+        try:
+            return proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            return proc.wait()
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

@@ -1,0 +1,58 @@
+"""Session-state keys (the only place they are spelled) and ``init_state()``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import streamlit as st
+
+from trajudge.labeling_app._config import AppConfig
+
+CONFIG = "cfg"  # AppConfig of this server (from the environment `trajudge label` sets)
+ANNOTATOR = "annotator"  # the signed-in annotator's name, or None
+DATASET = "dataset"  # the dataset being labeled, or None until chosen
+CURRENT = "current_id"  # trajectory id on screen, or None to fetch the next one
+CURSOR = "queue_cursor"  # queue position of the first item that may still be open
+VISITED = "visited"  # ids shown before the current one (for Back)
+SHOW_JUDGES = "show_judges"  # judge verdicts visible (off = blind labeling)
+FLASH = "flash"  # one message to show after the next rerun: (kind, text) or None
+
+
+def _defaults() -> dict[str, Callable[[], Any]]:
+    return {
+        CONFIG: AppConfig.from_env,
+        ANNOTATOR: lambda: None,
+        DATASET: lambda: None,
+        CURRENT: lambda: None,
+        CURSOR: lambda: 0,
+        VISITED: list,
+        SHOW_JUDGES: lambda: None,
+        FLASH: lambda: None,
+    }
+
+
+def init_state() -> None:
+    """Fill every missing key with a fresh value for this session."""
+    ss = st.session_state
+    for key, make in _defaults().items():
+        if key not in ss:
+            ss[key] = make()
+    cfg: AppConfig = ss[CONFIG]
+    if ss[SHOW_JUDGES] is None:
+        ss[SHOW_JUDGES] = cfg.show_judges
+    if ss[DATASET] is None and cfg.dataset:
+        ss[DATASET] = cfg.dataset
+
+
+def reset_queue_position() -> None:
+    """Forget the item on screen and the queue position (after sign-in or a dataset change)."""
+    ss = st.session_state
+    ss[CURRENT] = None
+    ss[CURSOR] = 0
+    ss[VISITED] = []
+
+
+def widget_key(kind: str, trajectory_id: str, extra: str = "") -> str:
+    """The key of a per-item widget (note, unsure, criterion), unique per trajectory."""
+    return f"w:{kind}:{extra}:{trajectory_id}"

@@ -1,0 +1,147 @@
+"""The view model of one item: everything the label page shows, as plain text fields.
+
+Building it is pure (no Streamlit), so the benchmark and the tests can time and check it.
+Every field that comes from the trajectory stays text; the page shows it only through
+``st.text`` / ``st.code`` / ``st.json``, never as Markdown or HTML.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from trajudge.trajectories import Trajectory
+
+PREVIEW_CHARS = 1200
+
+
+@dataclass(frozen=True)
+class StepView:
+    """One tool call: arguments as formatted JSON, status, and the output (maybe truncated)."""
+
+    index: int
+    tool: str
+    args_json: str
+    ok: bool
+    output_preview: str
+    output_full: str | None  # the whole output when the preview is truncated, else None
+    error: str | None
+    meta: str
+
+
+@dataclass(frozen=True)
+class RuleView:
+    """A stored rule result: the gate verdict, the score and one row per check."""
+
+    gates_passed: bool
+    score: float | None
+    checks: list[dict[str, Any]]
+    raw: Any
+
+
+@dataclass(frozen=True)
+class ItemView:
+    """What the label page shows for one trajectory."""
+
+    trajectory_id: str
+    task_id: str
+    trial: int
+    intent: str | None
+    input: str
+    steps: list[StepView]
+    final_answer: str | None
+    usage: dict[str, Any]
+    rule: RuleView | None
+    judgments: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _preview(text: str, limit: int) -> tuple[str, str | None]:
+    if len(text) <= limit:
+        return text, None
+    return text[:limit] + f"\n… ({len(text) - limit:,} more characters)", text
+
+
+def _meta(tokens: int | None, latency_ms: float | None) -> str:
+    parts = []
+    if tokens is not None:
+        parts.append(f"{tokens} tokens")
+    if latency_ms is not None:
+        parts.append(f"{latency_ms:.0f} ms")
+    return " · ".join(parts)
+
+
+def rule_view(result: Mapping[str, Any]) -> RuleView:
+    """Shape a stored rule result (``Store.rule_results`` value) for display."""
+    data = result.get("data")
+    checks: list[dict[str, Any]] = []
+    raw_checks = data.get("results") if isinstance(data, dict) else None
+    if isinstance(raw_checks, list):
+        for c in raw_checks:
+            if isinstance(c, dict):
+                detail = c.get("detail")
+                checks.append(
+                    {
+                        "check": str(c.get("check", "")),
+                        "passed": c.get("passed"),
+                        "severity": str(c.get("severity", "")),
+                        "score": c.get("score"),
+                        "detail": detail
+                        if isinstance(detail, str) or detail is None
+                        else json.dumps(detail, ensure_ascii=False, default=str),
+                    }
+                )
+    return RuleView(
+        gates_passed=bool(result.get("gates_passed")),
+        score=result.get("score"),
+        checks=checks,
+        raw=data,
+    )
+
+
+_JUDGMENT_FIELDS = ("judge", "model", "mode", "order", "sample", "score", "verdict", "error")
+
+
+def build_item_view(
+    trajectory: Trajectory,
+    *,
+    rule_result: Mapping[str, Any] | None = None,
+    judgments: Sequence[Mapping[str, Any]] = (),
+    rubric_id: str | None = None,
+    preview_chars: int = PREVIEW_CHARS,
+) -> ItemView:
+    """The view model of ``trajectory``; ``judgments`` (only when shown) filtered to the rubric."""
+    steps = []
+    for i, s in enumerate(trajectory.steps, start=1):
+        preview, full = _preview(s.output or "", preview_chars)
+        steps.append(
+            StepView(
+                index=i,
+                tool=s.tool,
+                args_json=json.dumps(s.args, indent=2, ensure_ascii=False, default=str),
+                ok=s.ok,
+                output_preview=preview,
+                output_full=full,
+                error=s.error,
+                meta=_meta(s.tokens, s.latency_ms),
+            )
+        )
+    usage = {k: v for k, v in trajectory.usage.model_dump().items() if v is not None}
+    shown = [
+        {**{k: j.get(k) for k in _JUDGMENT_FIELDS}, "reasoning": j.get("reasoning")}
+        for j in judgments
+        if rubric_id is None or j.get("rubric_id") == rubric_id
+    ]
+    return ItemView(
+        trajectory_id=trajectory.id,
+        task_id=trajectory.task_id,
+        trial=trajectory.trial,
+        intent=trajectory.intent,
+        input=trajectory.input,
+        steps=steps,
+        final_answer=trajectory.final_answer,
+        usage=usage,
+        rule=None if rule_result is None else rule_view(rule_result),
+        judgments=shown,
+    )

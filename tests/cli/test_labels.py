@@ -1,0 +1,111 @@
+"""`trajudge label` and `trajudge labels export|import`, called in process."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+import trajudge.cli._commands  # noqa: F401  (registers the commands)
+from trajudge.cli import app
+from trajudge.labeling_app import AppConfig
+from trajudge.store import Store
+from trajudge.trajectories import Trajectory
+
+runner = CliRunner()
+DS = "d"
+
+
+@pytest.fixture
+def store(db_url: str) -> Store:
+    s = Store(db_url)
+    s.import_dataset(DS, [Trajectory(id=f"t{i}", task_id=f"k{i}") for i in range(3)])
+    s.save_label(DS, "t0", "r", "ann", 4.0, note="n")
+    s.save_label(DS, "t1", "r", "bob", 1.0, unsure=True)
+    return s
+
+
+@pytest.mark.parametrize("fmt", ["csv", "jsonl", "parquet"])
+def test_export(store: Store, db_url: str, tmp_path: Path, fmt: str) -> None:
+    out = tmp_path / "labels.bin"
+    res = runner.invoke(
+        app, ["labels", "export", DS, "--out", str(out), "--format", fmt, "--db", db_url]
+    )
+    assert res.exit_code == 0, res.output
+    assert "wrote 2 labels" in res.output
+    if fmt == "csv":
+        frame = pd.read_csv(out)
+    elif fmt == "jsonl":
+        frame = pd.DataFrame([json.loads(line) for line in out.read_text().splitlines()])
+    else:
+        frame = pd.read_parquet(out)
+    assert frame["annotator"].tolist() == ["ann", "bob"]
+    assert frame["value"].tolist() == [4.0, 1.0]
+
+
+def test_export_unknown_dataset_is_one_red_line(store: Store, db_url: str, tmp_path: Path) -> None:
+    out = tmp_path / "x.csv"
+    res = runner.invoke(app, ["labels", "export", "nope", "--out", str(out), "--db", db_url])
+    assert res.exit_code == 2
+    assert "no dataset 'nope'" in res.output and "Traceback" not in res.output
+    assert not out.exists()
+
+
+def test_import_good_and_bad(store: Store, db_url: str, tmp_path: Path) -> None:
+    good = tmp_path / "in.csv"
+    good.write_text("trajectory_id,rubric_id,who,value,note\nt2,r,zed,3,ok\nt0,r,ann,5,\n")
+    args = ["labels", "import", str(good), "--dataset", DS, "--db", db_url]
+    res = runner.invoke(app, [*args, "--annotator-column", "who"])
+    assert res.exit_code == 0, res.output
+    assert "1 added, 1 updated, 0 unchanged" in res.output
+    frame = store.labels_frame(DS).set_index(["trajectory_id", "annotator"])
+    assert frame.loc[("t2", "zed"), "value"] == 3.0
+    assert frame.loc[("t0", "ann"), "value"] == 5.0  # edited, with history
+    assert len(store.label_history(int(frame.loc[("t0", "ann"), "id"]))) == 1
+
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(
+        json.dumps({"trajectory_id": "t1", "rubric_id": "r", "annotator": "q", "value": 2})
+        + "\n"
+        + json.dumps({"trajectory_id": "missing", "rubric_id": "r", "annotator": "q", "value": 2})
+        + "\n"
+    )
+    res = runner.invoke(app, ["labels", "import", str(bad), "--dataset", DS, "--db", db_url])
+    assert res.exit_code == 2
+    line = " ".join(res.output.split())
+    assert f"{bad}: line 2: trajectory_id: unknown trajectory id 'missing'" in line
+    assert "q" not in set(store.labels_frame(DS)["annotator"])  # nothing written
+
+
+def test_label_command_hands_config_to_the_server(
+    store: Store, db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[tuple[AppConfig, str, int]] = []
+
+    def fake_serve(config: AppConfig, *, host: str, port: int) -> int:
+        calls.append((config, host, port))
+        return 0
+
+    monkeypatch.setattr("trajudge.cli._cmd_label.serve", fake_serve)
+    args = ["label", "--db", db_url, "--dataset", DS, "--strategy", "stratified"]
+    res = runner.invoke(app, [*args, "--overlap", "0.5", "--show-judges", "--port", "8600"])
+    assert res.exit_code == 0, res.output
+    cfg, host, port = calls[0]
+    assert (host, port) == ("127.0.0.1", 8600)
+    assert cfg == AppConfig(db_url, DS, "trajectory_reasonableness", True, "stratified", 0.5)
+    assert "warning" not in res.output
+    res = runner.invoke(app, ["label", "--db", db_url, "--host", "0.0.0.0"])
+    assert res.exit_code == 0
+    assert "warning: binding to 0.0.0.0" in " ".join(res.output.split())
+    res = runner.invoke(app, ["label", "--db", db_url, "--overlap", "2"])
+    assert res.exit_code == 2 and len(calls) == 2
+
+
+def test_label_command_checks_before_starting(store: Store, db_url: str) -> None:
+    res = runner.invoke(app, ["label", "--db", db_url, "--dataset", "nope"])
+    assert res.exit_code == 2 and "no dataset 'nope'" in res.output
+    res = runner.invoke(app, ["label", "--db", db_url, "--rubric", "no_such_rubric"])
+    assert res.exit_code == 2 and "unknown rubric" in res.output

@@ -1,0 +1,80 @@
+"""Configuration hand-over, annotator names, the shared password and the server command."""
+
+from __future__ import annotations
+
+import pytest
+
+from trajudge.labeling_app import (
+    AppConfig,
+    check_password,
+    is_loopback,
+    password_required,
+    streamlit_command,
+    validate_annotator,
+)
+from trajudge.labeling_app._config import ENV_PASSWORD
+from trajudge.trajectories import InputError
+
+
+@pytest.mark.parametrize("name", ["ann", "Ann B.", "a_b-c.d 9", "x" * 64, "  padded  "])
+def test_valid_names(name: str) -> None:
+    assert validate_annotator(name) == name.strip()
+
+
+@pytest.mark.parametrize(
+    "name", ["", "   ", "x" * 65, "<script>", "a/b", "ann\nbob", "émile", "a;b", "[x](y)"]
+)
+def test_invalid_names(name: str) -> None:
+    with pytest.raises(InputError, match="1-64 letters"):
+        validate_annotator(name)
+
+
+def test_password() -> None:
+    assert not password_required({}) and check_password("anything", {})
+    env = {ENV_PASSWORD: "s3cret"}
+    assert password_required(env)
+    assert check_password("s3cret", env)
+    assert not check_password("s3cre", env) and not check_password("", env)
+
+
+def test_config_round_trips_through_the_environment() -> None:
+    cfg = AppConfig(
+        db_url="sqlite:////tmp/x.db",
+        dataset="d",
+        rubric="r",
+        show_judges=True,
+        strategy="stratified",
+        overlap=0.35,
+    )
+    assert AppConfig.from_env(cfg.to_env()) == cfg
+    assert AppConfig.from_env({}).strategy == "random"
+    with pytest.raises(InputError):
+        AppConfig(db_url="x", overlap=1.5)
+    with pytest.raises(InputError):
+        AppConfig.from_env({"TRAJUDGE_LABEL_STRATEGY": "best"})
+
+
+def test_streamlit_command_is_headless_and_private() -> None:
+    cmd = streamlit_command(host="127.0.0.1", port=9999)
+    pairs = dict(zip(cmd[5::2], cmd[6::2], strict=True))
+    assert cmd[2:4] == ["streamlit", "run"] and cmd[4].endswith("labeling_app/app.py")
+    assert pairs["--server.address"] == "127.0.0.1"
+    assert pairs["--server.port"] == "9999"
+    assert pairs["--server.headless"] == "true"
+    assert pairs["--browser.gatherUsageStats"] == "false"
+
+
+@pytest.mark.parametrize(
+    ("host", "loop"),
+    [
+        ("127.0.0.1", True),
+        ("127.0.0.2", True),
+        ("::1", True),
+        ("localhost", True),
+        ("0.0.0.0", False),
+        ("10.1.2.3", False),
+        ("example.org", False),
+    ],
+)
+def test_is_loopback(host: str, loop: bool) -> None:
+    assert is_loopback(host) is loop

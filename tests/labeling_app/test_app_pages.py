@@ -1,0 +1,311 @@
+"""Each page under AppTest with seeded session state and a temporary SQLite store."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import pytest
+from labeling_helpers import DATASET, IMG, LINK, SCRIPT
+from streamlit.testing.v1 import AppTest
+
+from trajudge.labeling_app import AppConfig, app_script
+from trajudge.labeling_app import _state as S
+from trajudge.store import Store
+
+RUBRIC = "trajectory_reasonableness"
+PAGES = {
+    "login": "from trajudge.labeling_app._page_misc import page_login\npage_login()",
+    "label": "from trajudge.labeling_app._page_label import page_label\npage_label()",
+    "review": "from trajudge.labeling_app._page_review import page_review\npage_review()",
+    "export": "from trajudge.labeling_app._page_misc import page_export\npage_export()",
+}
+
+
+def run_page(page: str, url: str, *, annotator: str | None = "ann", **state: Any) -> AppTest:
+    at = AppTest.from_string(PAGES[page], default_timeout=60)
+    at.session_state[S.CONFIG] = AppConfig(db_url=url, dataset=DATASET, overlap=1.0)
+    if annotator is not None:
+        at.session_state[S.ANNOTATOR] = annotator
+    for k, v in state.items():
+        at.session_state[k] = v
+    return at.run()
+
+
+def rich_texts(at: AppTest) -> list[str]:
+    """Everything a page renders as Markdown (where HTML or links could come alive)."""
+    out: list[str] = []
+    for kind in ("markdown", "caption", "title", "header", "subheader", "info", "success"):
+        out += [str(e.value) for e in getattr(at, kind)]
+    out += [str(e.value) for e in at.warning] + [str(e.value) for e in at.error]
+    out += [str(e.label) for e in at.expander] + [str(b.label) for b in at.button]
+    return out
+
+
+def plain_texts(at: AppTest) -> str:
+    return "\n".join([str(e.value) for e in at.code] + [str(e.value) for e in at.text])
+
+
+def my_rows(store: Store, annotator: str = "ann") -> list[dict[str, Any]]:
+    frame = store.labels_frame(DATASET)
+    return frame[frame["annotator"] == annotator].to_dict(orient="records")
+
+
+def test_login_validates_name_and_password(store_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    at = run_page("login", store_url, annotator=None)
+    assert not at.exception
+    at.text_input(key="login-name").input("<b>bad</b>")
+    at.button(key="login-go").click().run()
+    assert at.session_state[S.ANNOTATOR] is None
+    assert any("Invalid name" in e.value for e in at.error)
+    monkeypatch.setenv("TRAJUDGE_LABEL_PASSWORD", "pw")
+    at = run_page("login", store_url, annotator=None)
+    at.text_input(key="login-name").input("Ada L.")
+    at.text_input(key="login-password").input("nope")
+    at.button(key="login-go").click().run()
+    assert at.session_state[S.ANNOTATOR] is None
+    assert any("Wrong password" in e.value for e in at.error)
+    at.text_input(key="login-password").input("pw")
+    at.button(key="login-go").click().run()
+    assert at.session_state[S.ANNOTATOR] == "Ada L."
+    assert at.session_state[S.DATASET] == DATASET
+
+
+def test_entry_file_shows_sign_in_until_signed_in(store_url: str) -> None:
+    at = AppTest.from_file(str(app_script()), default_timeout=60)
+    at.session_state[S.CONFIG] = AppConfig(db_url=store_url, dataset=DATASET)
+    at.run()
+    assert not at.exception
+    assert [t.value for t in at.title] == ["trajudge · human labels"]
+    at.text_input(key="login-name").input("ann")
+    at.button(key="login-go").click().run()
+    assert not at.exception
+    # signed in: the label page is the default page
+    assert any(b.label == "Next" for b in at.button)
+
+
+def test_xss_sample_is_shown_as_inert_text(store_url: str, store: Store) -> None:
+    store.save_rule_results(
+        DATASET,
+        [
+            {
+                "trajectory_id": "xss",
+                "spec_sha256": "s",
+                "gates_passed": False,
+                "score": 0.5,
+                "data": {"results": [{"check": "forbidden", "passed": False, "detail": LINK}]},
+            }
+        ],
+    )
+    at = run_page("label", store_url, **{S.CURRENT: "xss", S.CURSOR: 1, S.SHOW_JUDGES: True})
+    assert not at.exception
+    shown = plain_texts(at)
+    for payload in (SCRIPT, IMG, LINK):
+        assert payload in shown  # the content is there, verbatim, as text or code
+    for text in rich_texts(at):
+        for bad in ("<script", "onerror", "javascript:", "<img"):
+            assert bad not in text, text
+    assert len(at.dataframe) >= 1  # rule checks table
+
+
+def test_judges_are_hidden_unless_turned_on(store_url: str, store: Store) -> None:
+    store.add_judgment(
+        DATASET,
+        {
+            "trajectory_id": "xss",
+            "judge": "gpt-judge",
+            "rubric_id": RUBRIC,
+            "rubric_version": "v",
+            "model": "m",
+            "mode": "pointwise",
+            "order": "ab",
+            "sample": 0,
+            "score": 2.0,
+            "reasoning": "REASONING-MARKER",
+        },
+    )
+    state = {S.CURRENT: "xss", S.CURSOR: 1}
+    blind = run_page("label", store_url, **state)
+    assert "REASONING-MARKER" not in plain_texts(blind)
+    assert "Judge verdicts" not in [s.value for s in blind.subheader]
+    blind.toggle(key=S.SHOW_JUDGES).set_value(True).run()
+    assert "Judge verdicts" in [s.value for s in blind.subheader]
+    assert "REASONING-MARKER" in plain_texts(blind)
+
+
+def test_label_save_next_back_and_edit(store_url: str, store: Store) -> None:
+    at = run_page("label", store_url)
+    first = at.session_state[S.CURRENT]
+    assert first is not None
+    assert [b.label for b in at.button][:5] == [
+        "1 · unreasonable",
+        "2 · mostly wrong",
+        "3 · partly right",
+        "4 · reasonable",
+        "5 · ideal",
+    ]
+    assert "You: 0 / 12 done" in [p.proto.text for p in at.get("progress")]
+    # Next without a label does not move on
+    next_btn = next(b for b in at.button if b.label == "Next")
+    next_btn.click().run()
+    assert at.session_state[S.CURRENT] == first
+    assert any("label or skip" in w.value for w in at.warning)
+    at.text_area(key=S.widget_key("note", first)).input("looks fine").run()
+    at.button(key="value-4").click().run()
+    rows = my_rows(store)
+    assert [(r["trajectory_id"], r["value"], r["note"]) for r in rows] == [
+        (first, 4.0, "looks fine")
+    ]
+    # the unsure flag re-saves the label at once, keeping the old version as history
+    at.checkbox(key=S.widget_key("unsure", first)).check().run()
+    (row,) = my_rows(store)
+    assert row["unsure"] and len(store.label_history(int(row["id"]))) == 1
+    next(b for b in at.button if b.label == "Next").click().run()
+    second = at.session_state[S.CURRENT]
+    assert second not in (None, first)
+    assert "You: 1 / 12 done" in [p.proto.text for p in at.get("progress")]
+    # back to the first item: its label is shown and can be edited (history kept)
+    next(b for b in at.button if b.label == "Back").click().run()
+    assert at.session_state[S.CURRENT] == first
+    assert any("Your label: 4 · reasonable" in i.value for i in at.info)
+    at.button(key="value-2").click().run()
+    (row,) = my_rows(store)
+    assert row["value"] == 2.0
+    assert [h["value"] for h in store.label_history(int(row["id"]))] == [4.0, 4.0]
+    assert [h["unsure"] for h in store.label_history(int(row["id"]))] == [False, True]
+
+
+def test_skip_saves_a_skipped_label_and_moves_on(store_url: str, store: Store) -> None:
+    at = run_page("label", store_url)
+    first = at.session_state[S.CURRENT]
+    next(b for b in at.button if b.label == "Skip").click().run()
+    assert at.session_state[S.CURRENT] not in (None, first)
+    (row,) = my_rows(store)
+    assert row["trajectory_id"] == first and row["skipped"] and pd.isna(row["value"])
+
+
+def test_queue_done(store_url: str, store: Store) -> None:
+    for t in store.trajectory_keys(DATASET):
+        store.save_label(DATASET, t[0], RUBRIC, "ann", 3.0)
+    at = run_page("label", store_url)
+    assert at.session_state[S.CURRENT] is None
+    assert any("queue is done" in s.value for s in at.success)
+
+
+def test_review_and_adjudication(store_url: str, store: Store) -> None:
+    store.save_label(DATASET, "t001", RUBRIC, "ann", 5.0, note=SCRIPT)
+    store.save_label(DATASET, "t001", RUBRIC, "bob", 1.0)
+    store.save_label(DATASET, "t002", RUBRIC, "ann", 5.0)
+    store.add_judgment(
+        DATASET,
+        {
+            "trajectory_id": "t002",
+            "judge": "j",
+            "rubric_id": RUBRIC,
+            "rubric_version": "v",
+            "model": "m",
+            "mode": "pointwise",
+            "order": "ab",
+            "sample": 0,
+            "score": 1.0,
+            "reasoning": IMG,
+        },
+    )
+    at = run_page("review", store_url)
+    assert not at.exception
+    judge_table, human_table = at.dataframe[0].value, at.dataframe[1].value
+    assert judge_table["trajectory_id"].tolist() == ["t002"]
+    assert human_table["trajectory_id"].tolist() == ["t001"]
+    assert SCRIPT in plain_texts(at) and IMG in plain_texts(at)
+    for text in rich_texts(at):
+        assert "<script" not in text and "<img" not in text
+    at.radio(key="human-adj-value-t001").set_value(3)
+    at.text_area(key="human-adj-note-t001").input("middle ground")
+    next(b for b in at.button if b.label == "Save adjudication" and "human" in str(b.key)).click()
+    at.run()
+    frame = store.labels_frame(DATASET)
+    adj = frame[frame["adjudication"]].to_dict(orient="records")
+    assert [(r["trajectory_id"], r["annotator"], r["value"], r["note"]) for r in adj] == [
+        ("t001", "ann", 3.0, "middle ground")
+    ]
+    at.run()
+    assert at.dataframe[1].value["adjudicated"].tolist() == [True]
+
+
+def test_export_page_offers_three_formats(store_url: str, store: Store) -> None:
+    store.save_label(DATASET, "t001", RUBRIC, "ann", 5.0)
+    at = run_page("export", store_url)
+    assert not at.exception
+    downloads = at.get("download_button")
+    assert [d.proto.label for d in downloads] == [
+        "Download CSV",
+        "Download JSONL",
+        "Download PARQUET",
+    ]
+    assert len(at.dataframe[0].value) == 1
+
+
+BINARY = """
+id: task_success
+description: Did the agent complete the task?
+scale:
+  kind: binary
+  levels:
+    - {value: 1, label: pass, anchor: The task is done.}
+    - {value: 0, label: fail, anchor: The task is not done.}
+criteria:
+  - {id: policy, description: The agent followed the policy.}
+"""
+
+
+def test_keyboard_shortcuts_binary_and_ordinal(store_url: str, store: Store, tmp_path: Any) -> None:
+    at = run_page("label", store_url)
+    keys = {b.label: b.proto.shortcut for b in at.button}
+    assert [keys[f"{v} · {n}"] for v, n in [(1, "unreasonable"), (5, "ideal")]] == ["1", "5"]
+    assert (keys["Next"], keys["Skip"], keys["Back"]) == ("n", "s", "b")  # stored normalised
+    rubric = tmp_path / "task_success.yaml"
+    rubric.write_text(BINARY)
+    at = AppTest.from_string(PAGES["label"], default_timeout=60)
+    at.session_state[S.CONFIG] = AppConfig(db_url=store_url, dataset=DATASET, rubric=str(rubric))
+    at.session_state[S.ANNOTATOR] = "bin"
+    at.run()
+    keys = {b.label: b.proto.shortcut for b in at.button}
+    assert (keys["1 · pass"], keys["0 · fail"]) == ("p", "f")
+    tid = at.session_state[S.CURRENT]
+    # a criterion value given before the verdict is saved with it
+    at.radio(key=S.widget_key("crit", tid, "policy")).set_value(0).run()
+    at.button(key="value-0").click().run()
+    (row,) = my_rows(store, "bin")
+    assert (row["rubric_id"], row["value"], row["criteria"]) == (
+        "task_success",
+        0.0,
+        '{"policy": 0}',
+    )
+
+
+def test_sign_out_forgets_the_annotator(store_url: str) -> None:
+    at = run_page("label", store_url)
+    assert at.session_state[S.CURRENT] is not None
+    at.button(key="sign-out").click().run()
+    assert at.session_state[S.ANNOTATOR] is None and at.session_state[S.CURRENT] is None
+    assert any("Sign in first" in w.value for w in at.warning)
+
+
+@pytest.mark.shared
+def test_real_tau_bench_trajectories_render(tau_bench_file: Any, db_url: str) -> None:
+    from trajudge.trajectories import from_tau_bench
+
+    trajectories, specs = from_tau_bench(tau_bench_file)
+    store = Store(db_url)
+    store.import_dataset("tau", trajectories[:20], specs)
+    at = AppTest.from_string(PAGES["label"], default_timeout=60)
+    at.session_state[S.CONFIG] = AppConfig(db_url=db_url, dataset="tau", overlap=1.0)
+    at.session_state[S.ANNOTATOR] = "ann"
+    at.run()
+    assert not at.exception
+    tid = at.session_state[S.CURRENT]
+    shown = next(t for t in trajectories if t.id == tid)
+    assert shown.input in plain_texts(at)
+    assert len([c for c in at.code if c.language == "json"]) == len(shown.steps)
+    at.button(key="value-3").click().run()
+    assert store.labels_frame("tau")["trajectory_id"].tolist() == [tid]
