@@ -1,5 +1,52 @@
-"""Judges: rubrics, the LLM client, caching, batch scoring and the embedded local model."""
+"""Judges: rubrics, the LLM client, caching, batch scoring and the embedded local model.
 
+Importing this package is cheap: litellm and instructor are imported on the first LLM call.
+"""
+
+from trajudge.judges._aggregate import (
+    Aggregate,
+    JuryVerdict,
+    aggregate_frame,
+    aggregate_judgments,
+    aggregate_jury,
+)
+from trajudge.judges._batch import (
+    BatchProgress,
+    BatchSummary,
+    ascore_dataset,
+    choose_reference,
+    plan_items,
+    score_dataset,
+)
+from trajudge.judges._cache import DEFAULT_CACHE_PATH, CachedResponse, ResponseCache, request_key
+from trajudge.judges._client import CallResult, LLMClient, RateLimiter, choose_mode
+from trajudge.judges._judge import (
+    Judge,
+    JudgeResult,
+    JudgeSpec,
+    build_judges,
+    parse_judge_arg,
+    run_sync,
+)
+from trajudge.judges._judgment import Judgment, Order
+from trajudge.judges._local import (
+    LOCAL_MODELS,
+    LOCAL_PREFIX,
+    LocalModelServer,
+    LocalServerError,
+    shared_local_server,
+    stop_shared_servers,
+)
+from trajudge.judges._prompt import DEFAULT_TEMPLATES, SYSTEM_PROMPT, Prompt, Shown, build_prompt
+from trajudge.judges._render import (
+    DELIMITER_TAGS,
+    elide,
+    elision_marker,
+    estimate_tokens,
+    neutralise,
+    render_trajectory,
+    spec_reference,
+)
 from trajudge.judges._rubric import (
     Criterion,
     Example,
@@ -9,21 +56,72 @@ from trajudge.judges._rubric import (
     ScaleLevel,
     available_rubrics,
     builtin_rubric_dir,
+    check_rubric,
     load_rubric,
     load_rubric_file,
     parse_rubric,
 )
+from trajudge.judges._verdict import PREFERENCE_SCORE, response_schema, verdict_model
 
 __all__ = [
+    "DEFAULT_CACHE_PATH",
+    "DEFAULT_TEMPLATES",
+    "DELIMITER_TAGS",
+    "LOCAL_MODELS",
+    "LOCAL_PREFIX",
+    "PREFERENCE_SCORE",
+    "SYSTEM_PROMPT",
+    "Aggregate",
+    "BatchProgress",
+    "BatchSummary",
+    "CachedResponse",
+    "CallResult",
     "Criterion",
     "Example",
+    "Judge",
+    "JudgeResult",
+    "JudgeSpec",
+    "Judgment",
+    "JuryVerdict",
+    "LLMClient",
+    "LocalModelServer",
+    "LocalServerError",
+    "Order",
+    "Prompt",
+    "RateLimiter",
+    "ResponseCache",
     "Rubric",
     "RubricMode",
     "Scale",
     "ScaleLevel",
+    "Shown",
+    "aggregate_frame",
+    "aggregate_judgments",
+    "aggregate_jury",
+    "ascore_dataset",
     "available_rubrics",
+    "build_judges",
+    "build_prompt",
     "builtin_rubric_dir",
+    "check_rubric",
+    "choose_mode",
+    "choose_reference",
+    "elide",
+    "elision_marker",
+    "estimate_tokens",
     "load_rubric",
     "load_rubric_file",
+    "neutralise",
+    "parse_judge_arg",
     "parse_rubric",
+    "plan_items",
+    "render_trajectory",
+    "request_key",
+    "response_schema",
+    "run_sync",
+    "score_dataset",
+    "shared_local_server",
+    "spec_reference",
+    "stop_shared_servers",
+    "verdict_model",
 ]

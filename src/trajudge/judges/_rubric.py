@@ -117,15 +117,72 @@ def rubric_version(content: dict[str, Any]) -> str:
     return hashlib.sha256(canonical_json(content).encode()).hexdigest()[:16]
 
 
+#: The pairwise scale: level 3 = A better, 2 = tie, 1 = B better (see :func:`check_rubric`).
+PAIRWISE_LEVELS = (1, 2, 3)
+
+
+def check_rubric(rubric: Rubric, source: str) -> None:
+    """Checks across fields that pydantic alone does not express; raise :class:`InputError`.
+
+    - a pairwise rubric has an ordinal scale of exactly three levels: 3 = the first
+      trajectory shown (A) is better, 2 = tie, 1 = the second (B) is better;
+    - every example's score is one of the scale's values;
+    - criterion ids are unique;
+    - the template, when given, is valid Jinja2 that renders with the documented variables
+      (see :mod:`trajudge.judges._prompt`).
+    """
+    scale = rubric.scale
+    if rubric.mode == "pairwise" and (
+        scale.kind != "ordinal" or tuple(sorted(lv.value for lv in scale.levels)) != PAIRWISE_LEVELS
+    ):
+        raise InputError(
+            source,
+            None,
+            "scale",
+            "a pairwise rubric needs an ordinal scale with levels 1 (B better), 2 (tie), "
+            "3 (A better)",
+        )
+    values = {lv.value for lv in scale.levels}
+    for i, ex in enumerate(rubric.examples):
+        if ex.score not in values:
+            raise InputError(
+                source,
+                None,
+                f"examples[{i}].score",
+                f"{ex.score:g} is not a level of the scale ({sorted(values)})",
+            )
+    ids = [c.id for c in rubric.criteria]
+    for i, cid in enumerate(ids):
+        if cid in ids[:i]:
+            raise InputError(source, None, f"criteria[{i}].id", f"duplicate criterion {cid!r}")
+    if rubric.template is not None:
+        from jinja2 import TemplateSyntaxError
+        from jinja2.sandbox import SandboxedEnvironment
+
+        try:
+            SandboxedEnvironment().parse(rubric.template)
+        except TemplateSyntaxError as exc:
+            raise InputError(
+                source, None, "template", f"invalid Jinja2 (line {exc.lineno}): {exc.message}"
+            ) from None
+        from trajudge.judges._prompt import template_error
+
+        problem = template_error(rubric)
+        if problem is not None:
+            raise InputError(source, None, "template", problem)
+
+
 def parse_rubric(data: Any, source: str) -> Rubric:
     """Validate a rubric mapping; errors name the source, key and reason."""
     if not isinstance(data, dict):
         raise InputError(source, None, None, "a rubric file must hold a YAML mapping")
     try:
-        return Rubric.model_validate(data)
+        rubric = Rubric.model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
         raise InputError(source, None, pydantic_field(tuple(err["loc"])), err["msg"]) from None
+    check_rubric(rubric, source)
+    return rubric
 
 
 def load_rubric_file(path: str | Path) -> Rubric:

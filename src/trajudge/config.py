@@ -1,0 +1,176 @@
+"""``trajudge.yaml``: one file that says what to import, check, judge, label and report.
+
+>>> cfg = parse_config({"dataset": {"path": "runs.json", "format": "tau_bench"},
+...                     "judges": [{"name": "local", "model": "local/gemma-3-270m"}]},
+...                    "/project/trajudge.yaml")
+>>> str(cfg.dataset.path), cfg.judges[0].rubric
+('/project/runs.json', 'trajectory_reasonableness')
+
+Relative paths resolve against the folder of the config file. Errors are
+:class:`~trajudge.trajectories.InputError` naming the file and the key.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from trajudge.judges import JudgeSpec
+from trajudge.trajectories import InputError
+from trajudge.trajectories._errors import pydantic_field
+
+Severity = Literal["gate", "diagnostic", "regression"]
+ReportFormat = Literal["terminal", "markdown", "html", "json"]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class DatasetConfig(_Section):
+    """Where the trajectories come from and the dataset name they are stored under."""
+
+    path: Path | None = None
+    format: str | None = None  # e.g. jsonl, openai, otel, tau_bench, parquet; None = detect
+    name: str | None = Field(default=None, min_length=1)
+
+
+class SpecsConfig(_Section):
+    """Task specs (YAML) checked by the rules engine."""
+
+    path: Path
+
+
+class LabelsConfig(_Section):
+    """Human labels to import (or export to), and their source name."""
+
+    path: Path | None = None
+    source: str = "human"
+
+
+class ReportConfig(_Section):
+    """Report output: folder, formats, pass@k / pass^k k values, CI gates, a baseline.
+
+    ``fail_under`` holds gate expressions checked by the report (e.g. ``"kappa>=0.6"``,
+    ``"pass^1>=0.4"``); ``primary`` is the verdict source of unqualified ``pass^k`` gates;
+    ``n_boot`` and ``seed`` drive every bootstrap interval.
+    """
+
+    out: Path = Path("trajudge-report")
+    formats: list[ReportFormat] = Field(default_factory=lambda: list[ReportFormat](["terminal"]))
+    ks: list[int] = Field(default_factory=lambda: [1, 2, 3, 4])
+    fail_under: list[str] = Field(default_factory=list)
+    baseline: Path | None = None
+    primary: str | None = None
+    n_boot: int = Field(default=2000, ge=1)
+    seed: int = 0
+
+    @model_validator(mode="after")
+    def _check_ks(self) -> ReportConfig:
+        if not self.ks or min(self.ks) < 1:
+            raise ValueError("ks must be positive integers")
+        return self
+
+
+class LimitsConfig(_Section):
+    """Run on a subset (a demo): listed tasks, the first ``max_tasks`` tasks, trials below
+    ``max_trials``."""
+
+    tasks: list[str] | None = None
+    max_tasks: int | None = Field(default=None, ge=1)
+    max_trials: int | None = Field(default=None, ge=1)
+
+
+class LayersConfig(_Section):
+    """A core set of tasks judged first; the run stops when fewer than ``min_pass_rate`` of
+    them pass."""
+
+    core_tasks: list[str] = Field(default_factory=list)
+    min_pass_rate: float = Field(default=1.0, ge=0, le=1)
+
+
+class TrajudgeConfig(_Section):
+    """The whole ``trajudge.yaml``. ``db`` is the store's SQLAlchemy URL (default: the CLI's)."""
+
+    db: str | None = None
+    dataset: DatasetConfig = Field(default_factory=DatasetConfig)
+    specs: SpecsConfig | None = None
+    judges: list[JudgeSpec] = Field(default_factory=list)
+    rubric_dirs: list[Path] = Field(default_factory=list)
+    gates: list[Severity] = Field(default_factory=lambda: list[Severity](["gate"]))
+    labels: LabelsConfig | None = None
+    report: ReportConfig = Field(default_factory=ReportConfig)
+    limits: LimitsConfig = Field(default_factory=LimitsConfig)
+    layers: LayersConfig | None = None
+    cache: Path | None = None
+
+    @field_validator("judges")
+    @classmethod
+    def _unique_judges(cls, judges: list[JudgeSpec]) -> list[JudgeSpec]:
+        names = [j.name for j in judges]
+        for i, name in enumerate(names):
+            if name in names[:i]:
+                raise ValueError(f"duplicate judge name {name!r} (entry {i})")
+        return judges
+
+
+def _resolve(cfg: TrajudgeConfig, base: Path) -> TrajudgeConfig:
+    def fix(p: Path | None) -> Path | None:
+        return None if p is None else (p if p.is_absolute() else base / p)
+
+    cfg.dataset.path = fix(cfg.dataset.path)
+    if cfg.specs is not None:
+        cfg.specs.path = fix(cfg.specs.path) or cfg.specs.path
+    if cfg.labels is not None:
+        cfg.labels.path = fix(cfg.labels.path)
+    cfg.report.out = fix(cfg.report.out) or cfg.report.out
+    cfg.report.baseline = fix(cfg.report.baseline)
+    cfg.rubric_dirs = [fix(p) or p for p in cfg.rubric_dirs]
+    cfg.cache = fix(cfg.cache)
+    for judge in cfg.judges:
+        rubric = Path(judge.rubric)
+        if rubric.suffix in (".yaml", ".yml") and not rubric.is_absolute():
+            judge.rubric = str(base / rubric)
+    return cfg
+
+
+def parse_config(data: Any, source: str | Path) -> TrajudgeConfig:
+    """Validate a config mapping; relative paths resolve against ``source``'s folder."""
+    src = str(source)
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise InputError(src, None, None, "a trajudge config must be a YAML mapping")
+    try:
+        cfg = TrajudgeConfig.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        msg = str(err["msg"]).removeprefix("Value error, ")
+        raise InputError(src, None, pydantic_field(tuple(err["loc"])), msg) from None
+    return _resolve(cfg, Path(source).resolve().parent)
+
+
+def load_config(path: str | Path) -> TrajudgeConfig:
+    """Read and validate ``trajudge.yaml``."""
+    p = Path(path)
+    try:
+        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(str(p), None, None, "file not found") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(str(p), f"byte {exc.start}", None, "not UTF-8 text") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark is not None else None
+        raise InputError(str(p), where, None, f"invalid YAML: {exc}") from None
+    return parse_config(data, p)

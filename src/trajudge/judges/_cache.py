@@ -1,0 +1,108 @@
+"""The judge response cache: one SQLite table in its own file (default ``.trajudge/cache.db``).
+
+Why not litellm's own cache? The installed litellm (1.110) rejects ``Cache(type="disk")``
+("Unsupported cache type 'disk'"; older releases needed the ``diskcache`` package for it), and
+its other persistent backends need Redis, S3, GCS, Azure or Qdrant. litellm also builds its key from
+the call's arguments alone, while a verdict depends on more than that: the rubric version and the
+sample index must be in the key (two samples of the same request are two judgments), and a hit
+must be reported per judgment (``cache_hit``) with the tokens, cost and latency of the original
+call. A small table keyed by the SHA-256 of the FULL request does all of that with the standard
+library: model, messages, every sampling parameter, the response schema, the instructor mode,
+the rubric id and version, and the sample index (see :func:`request_key`). Changing any of them
+is a miss. Only successful, parsed responses are stored; errors never are.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from trajudge.trajectories import canonical_json
+
+DEFAULT_CACHE_PATH = Path(".trajudge") / "cache.db"
+
+
+def request_key(request: dict[str, Any]) -> str:
+    """SHA-256 of the canonical JSON of the full request description."""
+    return hashlib.sha256(canonical_json(request).encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class CachedResponse:
+    """What a cached call returned: the parsed verdict and the original call's usage."""
+
+    verdict: dict[str, Any]
+    content: str
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    cost_usd: float | None
+    latency_s: float | None
+
+
+class ResponseCache:
+    """A persistent request -> response map (thread-safe; one connection per cache).
+
+    >>> cache = ResponseCache(":memory:")
+    >>> cache.get("k") is None
+    True
+    """
+
+    def __init__(self, path: str | Path = DEFAULT_CACHE_PATH) -> None:
+        self.path = str(path)
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._conn = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
+        with self._lock:
+            if self.path != ":memory:":
+                self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute(
+                "CREATE TABLE IF NOT EXISTS responses ("
+                " key TEXT PRIMARY KEY, model TEXT NOT NULL, verdict TEXT NOT NULL,"
+                " content TEXT NOT NULL, prompt_tokens INTEGER, completion_tokens INTEGER,"
+                " cost_usd REAL, latency_s REAL,"
+                " created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')))"
+            )
+            self._conn.commit()
+
+    def get(self, key: str) -> CachedResponse | None:
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT verdict, content, prompt_tokens, completion_tokens, cost_usd, latency_s"
+                " FROM responses WHERE key = ?",
+                (key,),
+            ).fetchone()
+        if row is None:
+            return None
+        return CachedResponse(json.loads(row[0]), row[1], row[2], row[3], row[4], row[5])
+
+    def put(self, key: str, model: str, response: CachedResponse) -> None:
+        with self._lock:
+            self._conn.execute(
+                "INSERT OR REPLACE INTO responses (key, model, verdict, content, prompt_tokens,"
+                " completion_tokens, cost_usd, latency_s) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    key,
+                    model,
+                    canonical_json(response.verdict),
+                    response.content,
+                    response.prompt_tokens,
+                    response.completion_tokens,
+                    response.cost_usd,
+                    response.latency_s,
+                ),
+            )
+            self._conn.commit()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return int(self._conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()

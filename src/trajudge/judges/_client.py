@@ -1,0 +1,347 @@
+"""The LLM client: litellm + instructor behind one small async interface.
+
+One call = one judgment request. Around it: the response cache, a concurrency limit
+(``asyncio.Semaphore``), a requests-per-minute limit, and retries with exponential backoff
+(tenacity) on 429, 5xx, timeouts, connection errors and unparseable output. After the last
+retry the call returns a result with ``error`` set: it is recorded as an error, never as a
+pass or a fail. Tokens, cost and latency are measured per call.
+
+litellm's and the OpenAI SDK's own retries are switched off (``num_retries=0``,
+``max_retries=0`` on the SDK client) so that every attempt is counted here, once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+import weakref
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlparse
+
+from pydantic import BaseModel
+
+from trajudge.judges._cache import CachedResponse, ResponseCache, request_key
+from trajudge.judges._verdict import response_schema
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+JUDGES_EXTRA_HINT = "pip install 'trajudge[judges]'"
+
+_OPENAI_COMPATIBLE = ("hosted_vllm/", "lm_studio/", "llamafile/", "vllm/", "local/")
+_JSON_MODE = ("ollama/", "ollama_chat/")
+
+
+def _import_llm() -> tuple[Any, Any]:
+    try:
+        import instructor
+        import litellm
+    except ImportError as exc:  # pragma: no cover - depends on the install
+        raise ImportError(f"LLM judges need litellm and instructor: {JUDGES_EXTRA_HINT}") from exc
+    litellm.suppress_debug_info = True
+    litellm.drop_params = True
+    # instructor logs every failed attempt at ERROR; trajudge records failures itself
+    logging.getLogger("instructor").setLevel(logging.CRITICAL)
+    return litellm, instructor
+
+
+def is_local_base(api_base: str | None) -> bool:
+    """Whether ``api_base`` points at this machine (calls to it cost nothing)."""
+    if not api_base:
+        return False
+    host = urlparse(api_base).hostname or ""
+    return host in ("127.0.0.1", "localhost", "::1") or host.startswith("127.")
+
+
+def choose_mode(model: str, api_base: str | None, override: str | None = None) -> str:
+    """The instructor mode for a provider (the value of an ``instructor.Mode``).
+
+    - local and OpenAI-compatible servers (an ``api_base``, or vLLM / LM Studio / llamafile
+      prefixes): ``json_schema_mode`` -> ``response_format={"type": "json_schema", ...}``,
+      which llama.cpp and vLLM enforce by constrained decoding, so output always parses;
+    - Ollama: ``json_mode`` (``format=json``);
+    - hosted providers (OpenAI, Anthropic, Gemini, Bedrock, Mistral, ...): ``tool_call``,
+      which litellm translates into each provider's function calling.
+    """
+    if override:
+        return override
+    if model.startswith(_JSON_MODE):
+        return "json_mode"
+    if api_base or model.startswith(_OPENAI_COMPATIBLE):
+        return "json_schema_mode"
+    return "tool_call"
+
+
+class RateLimiter:
+    """Space request starts at least ``60 / rpm`` seconds apart (a smooth RPM limit)."""
+
+    def __init__(self, rpm: float) -> None:
+        self.interval = 60.0 / rpm
+        self._next = 0.0
+        self._lock = asyncio.Lock()
+
+    async def wait(self) -> None:
+        async with self._lock:
+            now = time.monotonic()
+            start = max(now, self._next)
+            self._next = start + self.interval
+        if start > now:
+            await asyncio.sleep(start - now)
+
+
+@dataclass
+class CallResult:
+    """The outcome of one request (a cache hit, a parsed verdict, or an error)."""
+
+    verdict: dict[str, Any] | None
+    content: str | None
+    request_sha256: str
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cost_usd: float | None = None
+    latency_s: float | None = None
+    cache_hit: bool = False
+    error: str | None = None
+    attempts: int = 0
+
+
+class _Retryable(Exception):
+    """A failure worth retrying (the original is its ``__cause__``)."""
+
+
+@dataclass
+class _LoopState:
+    semaphore: asyncio.Semaphore
+    limiter: RateLimiter | None
+
+
+@dataclass
+class LLMClient:
+    """Calls one model through litellm + instructor, with cache, limits and retries.
+
+    ``model`` is a litellm model string; ``api_key_env`` names an environment variable that
+    holds the key (the key itself is never stored).
+    """
+
+    model: str
+    api_base: str | None = None
+    api_key_env: str | None = None
+    timeout: float = 120.0
+    concurrency: int = 4
+    rpm: float | None = None
+    max_retries: int = 4
+    backoff_s: float = 1.0
+    backoff_max_s: float = 30.0
+    mode: str | None = None
+    cache: ResponseCache | None = None
+    _states: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState] = field(
+        default_factory=weakref.WeakKeyDictionary, repr=False
+    )
+
+    @property
+    def instructor_mode(self) -> str:
+        return choose_mode(self.model, self.api_base, self.mode)
+
+    @property
+    def is_local(self) -> bool:
+        return is_local_base(self.api_base)
+
+    def _state(self) -> _LoopState:
+        # asyncio primitives belong to one event loop; the sync wrapper makes a new loop per
+        # call, so the semaphore and limiter are created per loop.
+        loop = asyncio.get_running_loop()
+        state = self._states.get(loop)
+        if state is None:
+            limiter = RateLimiter(self.rpm) if self.rpm else None
+            state = _LoopState(asyncio.Semaphore(max(1, self.concurrency)), limiter)
+            self._states[loop] = state
+        return state
+
+    def describe(
+        self,
+        messages: list[dict[str, str]],
+        response_model: type[BaseModel],
+        params: dict[str, Any],
+        extra: dict[str, Any],
+    ) -> dict[str, Any]:
+        """The full request description that the cache key hashes."""
+        return {
+            "model": self.model,
+            "messages": messages,
+            "params": params,
+            "schema": response_schema(response_model),
+            "mode": self.instructor_mode,
+            **extra,
+        }
+
+    async def complete(
+        self,
+        messages: list[dict[str, str]],
+        response_model: type[BaseModel],
+        params: dict[str, Any],
+        extra: dict[str, Any],
+    ) -> CallResult:
+        """Get a verdict for ``messages``: from the cache, or from the model with retries.
+
+        ``params`` are sampling parameters sent to the model (temperature, max_tokens, ...);
+        ``extra`` is hashed into the cache key but not sent (rubric version, sample index).
+        """
+        key = request_key(self.describe(messages, response_model, params, extra))
+        if self.cache is not None:
+            hit = self.cache.get(key)
+            if hit is not None:
+                return CallResult(
+                    hit.verdict,
+                    hit.content,
+                    key,
+                    hit.prompt_tokens,
+                    hit.completion_tokens,
+                    hit.cost_usd,
+                    hit.latency_s,
+                    cache_hit=True,
+                )
+        from tenacity import (
+            AsyncRetrying,
+            RetryError,
+            retry_if_exception_type,
+            stop_after_attempt,
+            wait_exponential_jitter,
+        )
+
+        state = self._state()
+        result = CallResult(None, None, key)
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(self.max_retries + 1),
+            wait=wait_exponential_jitter(
+                multiplier=self.backoff_s, max=self.backoff_max_s, jitter=self.backoff_s
+            ),
+            retry=retry_if_exception_type(_Retryable),
+            reraise=False,
+        )
+        try:
+            async for attempt in retrying:
+                with attempt:
+                    result.attempts += 1
+                    async with state.semaphore:
+                        if state.limiter is not None:
+                            await state.limiter.wait()
+                        await self._attempt(messages, response_model, params, result)
+        except RetryError as exc:
+            last = exc.last_attempt.exception()
+            cause = last.__cause__ if last is not None and last.__cause__ else last
+            result.error = _one_line(cause, result.attempts)
+        except _Fatal as exc:
+            result.error = _one_line(exc.__cause__ or exc, result.attempts)
+        if result.error is None and self.cache is not None and result.verdict is not None:
+            self.cache.put(
+                key,
+                self.model,
+                CachedResponse(
+                    result.verdict,
+                    result.content or "",
+                    result.prompt_tokens,
+                    result.completion_tokens,
+                    result.cost_usd,
+                    result.latency_s,
+                ),
+            )
+        return result
+
+    async def _attempt(
+        self,
+        messages: list[dict[str, str]],
+        response_model: type[BaseModel],
+        params: dict[str, Any],
+        result: CallResult,
+    ) -> None:
+        litellm, instructor = _import_llm()
+        mode = instructor.Mode(self.instructor_mode)
+        client = instructor.from_litellm(litellm.acompletion, mode=mode)
+        kwargs: dict[str, Any] = dict(params)
+        if self.api_base:
+            kwargs["api_base"] = self.api_base
+        if self.api_key_env:
+            kwargs["api_key"] = os.environ.get(self.api_key_env, "")
+        elif self.api_base:
+            kwargs["api_key"] = "sk-no-key-needed"  # OpenAI-compatible local servers
+        t0 = time.perf_counter()
+        try:
+            verdict, completion = await client.chat.completions.create_with_completion(
+                model=self.model,
+                messages=messages,
+                response_model=response_model,
+                max_retries=0,  # instructor: one attempt; retries happen here
+                num_retries=0,  # litellm, and the OpenAI SDK client it builds
+                timeout=self.timeout,
+                **kwargs,
+            )
+        except Exception as exc:
+            result.latency_s = time.perf_counter() - t0
+            root = exc.__cause__ if exc.__cause__ is not None else exc
+            if _retryable(root):
+                raise _Retryable(str(root)) from root
+            raise _Fatal(str(root)) from root
+        result.latency_s = time.perf_counter() - t0
+        result.verdict = verdict.model_dump(mode="json")
+        result.content = _content(completion)
+        usage = getattr(completion, "usage", None)
+        result.prompt_tokens = getattr(usage, "prompt_tokens", None)
+        result.completion_tokens = getattr(usage, "completion_tokens", None)
+        result.cost_usd = self._cost(litellm, completion)
+        result.error = None
+
+    def _cost(self, litellm: Any, completion: Any) -> float | None:
+        if self.is_local:
+            return 0.0
+        try:
+            return float(litellm.completion_cost(completion_response=completion, model=self.model))
+        except Exception:  # the price table does not know this model
+            return None
+
+
+class _Fatal(Exception):
+    """A failure that retrying cannot fix (bad request, authentication, unknown model)."""
+
+
+def _content(completion: Any) -> str:
+    try:
+        message = completion.choices[0].message
+    except (AttributeError, IndexError):
+        return ""
+    if message.content:
+        return str(message.content)
+    calls = getattr(message, "tool_calls", None) or []
+    return str(calls[0].function.arguments) if calls else ""
+
+
+def _retryable(exc: BaseException) -> bool:
+    import json
+
+    from pydantic import ValidationError
+
+    if isinstance(exc, (ValidationError, json.JSONDecodeError, asyncio.TimeoutError)):
+        return True
+    name = type(exc).__name__
+    if name in (
+        "RateLimitError",
+        "Timeout",
+        "APITimeoutError",
+        "APIConnectionError",
+        "InternalServerError",
+        "ServiceUnavailableError",
+        "BadGatewayError",
+        "IncompleteOutputException",
+        "ResponseParsingError",
+        "ValidationError",
+    ):
+        return True
+    status = getattr(exc, "status_code", None)
+    return isinstance(status, int) and (status == 429 or status >= 500)
+
+
+def _one_line(exc: BaseException | None, attempts: int) -> str:
+    text = " ".join(str(exc).split()) if exc is not None else "unknown error"
+    name = type(exc).__name__ if exc is not None else "Error"
+    return f"{name} after {attempts} attempt(s): {text[:400]}"

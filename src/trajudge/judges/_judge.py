@@ -1,0 +1,370 @@
+"""Judge: a rubric, a model and its parameters; one async core with a thin sync wrapper.
+
+Modes (DESIGN.md):
+
+- pointwise: one trajectory, one call per sample;
+- pairwise: ``trajectory`` vs ``other`` of the same task, shown as (A, B) = (trajectory, other)
+  in order ``ab`` and as (other, trajectory) in order ``ba``; the ``ba`` verdict is mapped back
+  (A <-> B), so every stored score is from ``trajectory``'s side: 3 = it is better, 2 = tie,
+  1 = ``other`` is better;
+- reference: the candidate is shown beside a reference (A = candidate in ``ab``, B in ``ba``);
+  both are scored, and the candidate's score is taken from whichever slot it occupied.
+
+With ``swap`` on, pairwise and reference judgments run in both orders and are averaged; an order
+pair whose conclusions differ is flagged ``inconsistent`` (see :func:`aggregate_judgments`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import threading
+from collections.abc import Coroutine, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from trajudge.judges._aggregate import Aggregate, aggregate_judgments
+from trajudge.judges._cache import ResponseCache
+from trajudge.judges._client import LLMClient
+from trajudge.judges._judgment import Judgment, Order
+from trajudge.judges._local import LOCAL_PREFIX, shared_local_server
+from trajudge.judges._prompt import Shown, build_prompt
+from trajudge.judges._rubric import Rubric, load_rubric
+from trajudge.judges._verdict import PREFERENCE_SCORE, verdict_model
+from trajudge.trajectories import InputError, Trajectory
+from trajudge.trajectories._errors import pydantic_field
+
+T = TypeVar("T")
+
+_SWAP = {"A": "B", "B": "A", "tie": "tie"}
+_OUTCOME = {"A": "win", "tie": "tie", "B": "loss"}
+
+
+class JudgeSpec(BaseModel):
+    """How to build a judge: the ``judges:`` entries of ``trajudge.yaml`` use these fields.
+
+    ``api_key_env`` names an environment variable holding the key; keys are never stored.
+    ``prompt_budget`` is the prompt size (tokens, estimated) that trajectory outputs are
+    elided to fit; by default the local server's slot size minus ``max_tokens``, else 12,000.
+    ``max_reasoning_chars`` caps the verdict's reasoning, lowered when needed so that the whole
+    verdict fits in ``max_tokens`` (see :func:`reasoning_cap`).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9_.:@/-]+$")
+    model: str = Field(default="local/gemma-3-270m", min_length=1)
+    rubric: str = "trajectory_reasonableness"
+    temperature: float = Field(default=0.0, ge=0, le=2)
+    samples: int = Field(default=1, ge=1, le=50)
+    swap: bool = True
+    max_tokens: int = Field(default=512, ge=16)
+    api_base: str | None = None
+    api_key_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    timeout: float = Field(default=120.0, gt=0)
+    concurrency: int = Field(default=4, ge=1)
+    rpm: float | None = Field(default=None, gt=0)
+    max_retries: int = Field(default=4, ge=0)
+    retry_backoff_s: float = Field(default=1.0, ge=0)
+    prompt_budget: int | None = Field(default=None, ge=256)
+    max_reasoning_chars: int = Field(default=800, ge=20)
+    seed: int | None = None
+    mode: str | None = None
+
+
+def reasoning_cap(spec: JudgeSpec, rubric: Rubric) -> int:
+    """The reasoning length cap: ``max_reasoning_chars``, lowered so the verdict fits.
+
+    A verdict cut off by ``max_tokens`` never parses, so the cap leaves room for the score
+    fields (about 12 tokens each, JSON punctuation and whitespace included) and counts 2
+    characters per reasoning token (English prose runs 3-4).
+    """
+    per_slot = 1 + len(rubric.criteria)
+    fields = 2 * per_slot if rubric.mode == "reference" else per_slot
+    room = spec.max_tokens - 24 - 12 * fields
+    return max(20, min(spec.max_reasoning_chars, 2 * room))
+
+
+def parse_judge_arg(text: str) -> JudgeSpec:
+    """Parse ``NAME=MODEL:RUBRIC``; the rubric is split off the LAST colon.
+
+    >>> s = parse_judge_arg("big=ollama/llama3:8b:trajectory_reasonableness")
+    >>> (s.name, s.model, s.rubric)
+    ('big', 'ollama/llama3:8b', 'trajectory_reasonableness')
+    """
+    name, sep, rest = text.partition("=")
+    model, colon, rubric = rest.rpartition(":")
+    if not sep or not colon or not name.strip() or not model.strip() or not rubric.strip():
+        raise InputError("--judge", None, text, "expected NAME=MODEL:RUBRIC")
+    try:
+        return JudgeSpec(name=name.strip(), model=model.strip(), rubric=rubric.strip())
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise InputError("--judge", None, pydantic_field(tuple(err["loc"])), err["msg"]) from None
+
+
+def run_sync(coro: Coroutine[Any, Any, T]) -> T:
+    """Run ``coro`` to completion from sync code (in a thread if a loop is already running)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = asyncio.run(coro)
+        except BaseException as exc:  # re-raised in the caller's thread
+            box["error"] = exc
+
+    thread = threading.Thread(target=target)
+    thread.start()
+    thread.join()
+    if "error" in box:
+        raise box["error"]
+    result: T = box["value"]
+    return result
+
+
+class Judge:
+    """An LLM judge: ``name``, litellm ``model`` string, ``rubric`` and call parameters.
+
+    >>> judge = Judge(JudgeSpec(name="j", model="openai/gpt-4o-mini",  # doctest: +SKIP
+    ...                         rubric="trajectory_reasonableness"))
+    >>> result = judge.judge(trajectory)  # doctest: +SKIP
+    >>> result.aggregate.score  # doctest: +SKIP
+    4.0
+    """
+
+    def __init__(
+        self,
+        spec: JudgeSpec,
+        *,
+        rubric: Rubric | None = None,
+        rubric_dirs: Sequence[str] = (),
+        cache: ResponseCache | None = None,
+    ) -> None:
+        self.spec = spec
+        self.rubric = rubric if rubric is not None else load_rubric(spec.rubric, *rubric_dirs)
+        self.cache = cache
+        self.reasoning_chars = reasoning_cap(spec, self.rubric)
+        self.verdict_model = verdict_model(self.rubric, max_reasoning_chars=self.reasoning_chars)
+        if spec.api_key_env is not None and spec.api_key_env not in os.environ:
+            raise InputError(
+                f"judge {spec.name}",
+                None,
+                "api_key_env",
+                f"environment variable {spec.api_key_env} is not set",
+            )
+        self._client: LLMClient | None = None
+        self._budget = spec.prompt_budget or 12000
+        self._client_lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def model(self) -> str:
+        return self.spec.model
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """The call parameters (everything in the spec but name, model and rubric)."""
+        return self.spec.model_dump(exclude={"name", "model", "rubric"})
+
+    @property
+    def is_local(self) -> bool:
+        return self.spec.model.startswith(LOCAL_PREFIX)
+
+    def client(self) -> LLMClient:
+        """The LLM client (starting the embedded server for ``local/...`` models)."""
+        with self._client_lock:
+            if self._client is None:
+                spec = self.spec
+                model, api_base = spec.model, spec.api_base
+                if self.is_local:
+                    name = spec.model[len(LOCAL_PREFIX) :]
+                    server = shared_local_server(name)
+                    model, api_base = f"openai/{name}", server.api_base
+                    if spec.prompt_budget is None:
+                        self._budget = max(256, server.ctx_per_slot - spec.max_tokens - 128)
+                self._client = LLMClient(
+                    model=model,
+                    api_base=api_base,
+                    api_key_env=spec.api_key_env,
+                    timeout=spec.timeout,
+                    concurrency=spec.concurrency,
+                    rpm=spec.rpm,
+                    max_retries=spec.max_retries,
+                    backoff_s=spec.retry_backoff_s,
+                    backoff_max_s=max(spec.retry_backoff_s, 30.0),
+                    mode=spec.mode,
+                    cache=self.cache,
+                )
+            return self._client
+
+    def plan(self) -> list[tuple[Order, int]]:
+        """The (order, sample) calls one item needs."""
+        orders: list[Order] = (
+            ["ab", "ba"] if self.rubric.mode != "pointwise" and self.spec.swap else ["ab"]
+        )
+        return [(o, s) for o in orders for s in range(self.spec.samples)]
+
+    async def ajudge_one(
+        self,
+        trajectory: Trajectory,
+        *,
+        other: Trajectory | None = None,
+        other_expected: bool = False,
+        order: Order = "ab",
+        sample: int = 0,
+    ) -> Judgment:
+        """One call: ``trajectory`` (with ``other`` in pairwise/reference mode) in ``order``.
+
+        Never raises for an LLM failure: the judgment comes back with ``error`` set.
+        """
+        rubric = self.rubric
+        if rubric.mode == "pointwise":
+            if other is not None or order != "ab":
+                raise ValueError("a pointwise judgment has no other trajectory and order 'ab'")
+            shown = [Shown(trajectory)]
+        else:
+            if other is None:
+                raise ValueError(f"a {rubric.mode} judgment needs the other trajectory")
+            pair = [Shown(trajectory), Shown(other, expected=other_expected)]
+            shown = pair if order == "ab" else pair[::-1]
+        client = await asyncio.to_thread(self.client) if self._client is None else self._client
+        prompt = build_prompt(rubric, shown, budget_tokens=self._budget)
+        base = Judgment(
+            trajectory_id=trajectory.id,
+            other_id=None if other is None else other.id,
+            judge=self.name,
+            rubric_id=rubric.id,
+            rubric_version=rubric.version,
+            model=self.spec.model,
+            mode=rubric.mode,
+            order=order,
+            sample=sample,
+        )
+        if prompt.est_tokens > self._budget:
+            base.error = (
+                f"prompt of ~{prompt.est_tokens} tokens exceeds the budget of {self._budget} "
+                "even with outputs and steps elided"
+            )
+            return base
+        params: dict[str, Any] = {
+            "temperature": self.spec.temperature,
+            "max_tokens": self.spec.max_tokens,
+        }
+        if self.spec.seed is not None:
+            params["seed"] = self.spec.seed + sample
+        extra = {
+            "rubric_id": rubric.id,
+            "rubric_version": rubric.version,
+            "sample": sample,
+            "order": order,
+        }
+        result = await client.complete(prompt.messages, self.verdict_model, params, extra)
+        base.request_sha256 = result.request_sha256
+        base.prompt_tokens = result.prompt_tokens
+        base.completion_tokens = result.completion_tokens
+        base.cost_usd = result.cost_usd
+        base.latency_s = result.latency_s
+        base.cache_hit = result.cache_hit
+        if result.error is not None or result.verdict is None:
+            base.error = result.error or "no verdict"
+            return base
+        self._apply(base, result.verdict, order)
+        base.raw = json.dumps(
+            {
+                "order": order,
+                "shown": [s.trajectory.id for s in shown],
+                "verdict": result.verdict,
+                "other_score": base.other_score,
+                "content": result.content,
+            },
+            ensure_ascii=False,
+            sort_keys=True,
+        )
+        return base
+
+    def _apply(self, j: Judgment, v: dict[str, Any], order: Order) -> None:
+        scale = self.rubric.scale
+        j.reasoning = str(v.get("reasoning", ""))
+        if self.rubric.mode == "pointwise":
+            j.score = float(v["score"])
+            crit = v.get("criteria")
+            j.criteria = {k: float(x) for k, x in crit.items()} if crit else None
+        elif self.rubric.mode == "pairwise":
+            pref = v["verdict"] if order == "ab" else _SWAP[v["verdict"]]
+            j.score = float(PREFERENCE_SCORE[pref])
+            j.verdict = _OUTCOME[pref]
+            crit = v.get("criteria")
+            if crit:
+                j.criteria = {
+                    k: float(PREFERENCE_SCORE[x if order == "ab" else _SWAP[x]])
+                    for k, x in crit.items()
+                }
+            return
+        else:
+            mine, theirs = ("a", "b") if order == "ab" else ("b", "a")
+            j.score = float(v[f"score_{mine}"])
+            j.other_score = float(v[f"score_{theirs}"])
+            crit = v.get(f"criteria_{mine}")
+            j.criteria = {k: float(x) for k, x in crit.items()} if crit else None
+        j.verdict = "pass" if scale.passed(j.score) else "fail"
+
+    async def ajudge(
+        self,
+        trajectory: Trajectory,
+        *,
+        other: Trajectory | None = None,
+        other_expected: bool = False,
+    ) -> JudgeResult:
+        """Every call the judge's plan needs for one item (orders x samples), aggregated."""
+        judgments = await asyncio.gather(
+            *(
+                self.ajudge_one(
+                    trajectory, other=other, other_expected=other_expected, order=o, sample=s
+                )
+                for o, s in self.plan()
+            )
+        )
+        return JudgeResult(list(judgments), aggregate_judgments(judgments, self.rubric))
+
+    def judge(
+        self,
+        trajectory: Trajectory,
+        *,
+        other: Trajectory | None = None,
+        other_expected: bool = False,
+    ) -> JudgeResult:
+        """Sync wrapper of :meth:`ajudge`."""
+        return run_sync(self.ajudge(trajectory, other=other, other_expected=other_expected))
+
+
+@dataclass(frozen=True)
+class JudgeResult:
+    judgments: list[Judgment]
+    aggregate: Aggregate
+
+
+def build_judges(
+    specs: Sequence[JudgeSpec],
+    *,
+    rubric_dirs: Sequence[str] = (),
+    cache: ResponseCache | None = None,
+) -> list[Judge]:
+    """Judges for ``specs`` (loading their rubrics); judge names must be unique."""
+    seen: set[str] = set()
+    judges = []
+    for spec in specs:
+        if spec.name in seen:
+            raise InputError("judges", None, spec.name, "duplicate judge name")
+        seen.add(spec.name)
+        judges.append(Judge(spec, rubric_dirs=rubric_dirs, cache=cache))
+    return judges

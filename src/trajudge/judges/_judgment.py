@@ -1,0 +1,58 @@
+"""One judge call as a record: what the ``judgments`` table stores."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
+
+Order = Literal["ab", "ba"]
+
+
+@dataclass
+class Judgment:
+    """One judge call, as stored in the ``judgments`` table (plus ``other_score``).
+
+    ``score`` is on the rubric's scale from ``trajectory_id``'s side; ``verdict`` is
+    ``pass``/``fail`` (pointwise, reference) or ``win``/``tie``/``loss`` (pairwise); both are
+    None when ``error`` is set. ``other_score`` is the reference's score (reference mode).
+    """
+
+    trajectory_id: str
+    other_id: str | None
+    judge: str
+    rubric_id: str
+    rubric_version: str
+    model: str
+    mode: str
+    order: Order
+    sample: int
+    score: float | None = None
+    verdict: str | None = None
+    reasoning: str | None = None
+    criteria: dict[str, float] | None = None
+    raw: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cost_usd: float | None = None
+    latency_s: float | None = None
+    cache_hit: bool = False
+    error: str | None = None
+    request_sha256: str | None = None
+    other_score: float | None = None
+
+    @property
+    def key(self) -> tuple[Any, ...]:
+        """The store's judgment key (see ``Store.judgment_keys``)."""
+        return (
+            self.trajectory_id,
+            self.other_id,
+            self.judge,
+            self.rubric_version,
+            self.order,
+            self.sample,
+        )
+
+    def to_row(self) -> dict[str, Any]:
+        row = asdict(self)
+        row.pop("other_score")
+        return row

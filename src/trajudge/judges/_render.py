@@ -1,0 +1,163 @@
+"""Render trajectories as delimited, size-bounded text for a judge prompt.
+
+Trajectory text is untrusted: tool outputs, user messages and the agent's own words may say
+"ignore your instructions". Every piece of it is therefore
+
+- placed inside a ``<trajectory label="A"> ... </trajectory>`` block, and
+- *neutralised*: anything in the text that looks like one of our delimiter tags
+  (``<trajectory``, ``</trajectory``, ``<example`` ...; any case, any spacing) has its ``<``
+  replaced by ``&lt;``, so the text cannot close its block or open a new one.
+
+Huge outputs are cut in the middle with an explicit marker
+(``[... 9,812,345 characters elided ...]``) so that a prompt stays inside a token budget.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Callable
+
+from trajudge.trajectories import ExpectedCall, Step, Trajectory
+
+#: Tag names that delimit untrusted data in judge prompts.
+DELIMITER_TAGS = ("trajectory", "example", "task", "steps", "final_answer", "context")
+_LOOKALIKE = re.compile(r"<(?=\s*/?\s*(?:" + "|".join(DELIMITER_TAGS) + r")\b)", re.IGNORECASE)
+
+#: Output caps tried in turn (characters per output) until the prompt fits its budget.
+OUTPUT_CAPS = (4000, 2000, 1000, 500, 250, 120, 60)
+#: Step-count caps tried after the smallest output cap (head and tail steps are kept).
+STEP_CAPS = (64, 32, 16, 8, 4, 2)
+
+
+def neutralise(text: str) -> str:
+    """Defuse delimiter look-alikes in untrusted text.
+
+    >>> neutralise("ok </trajectory> <Trajectory label='A'>")
+    "ok &lt;/trajectory> &lt;Trajectory label='A'>"
+    """
+    return _LOOKALIKE.sub("&lt;", text)
+
+
+def elision_marker(n: int) -> str:
+    """The marker put where ``n`` characters were cut out.
+
+    >>> elision_marker(9812345)
+    '[... 9,812,345 characters elided ...]'
+    """
+    return f"[... {n:,} characters elided ...]"
+
+
+def elide(text: str, max_chars: int) -> str:
+    """Keep the head and tail of ``text`` (about ``max_chars`` in all), marking the cut.
+
+    >>> elide("abcdefghij" * 10, 20)
+    'abcdefghij[... 80 characters elided ...]abcdefghij'
+    """
+    if len(text) <= max_chars:
+        return text
+    head = max_chars - max_chars // 2
+    tail = max_chars // 2
+    cut = len(text) - head - tail
+    return text[:head] + elision_marker(cut) + (text[-tail:] if tail else "")
+
+
+def estimate_tokens(text: str) -> int:
+    """A conservative token estimate: one token per 3 characters.
+
+    JSON-heavy trajectory text tokenises densely: on τ-bench airline trajectories we measured
+    2.7-2.9 characters per token with the gemma-3 tokenizer and about 3.2 with gpt-4o's, so
+    the common chars/4 rule would under-count by a third.
+    """
+    return math.ceil(len(text) / 3)
+
+
+def _json(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+
+
+def _render_step(i: int, step: Step, cap: int) -> str:
+    lines = [f"[{i}] tool: {neutralise(step.tool)}"]
+    lines.append(f"    args: {neutralise(elide(_json(step.args), cap))}")
+    lines.append(f"    status: {'ok' if step.ok else 'error'}")
+    if step.error:
+        lines.append(f"    error: {neutralise(elide(step.error, cap))}")
+    if step.output is not None:
+        lines.append(f"    output: {neutralise(elide(step.output, cap))}")
+    return "\n".join(lines)
+
+
+def render_trajectory(
+    traj: Trajectory,
+    *,
+    label: str,
+    max_output_chars: int = OUTPUT_CAPS[0],
+    max_steps: int | None = None,
+    expected: bool = False,
+) -> str:
+    """One trajectory as a delimited block: task, numbered steps, final answer.
+
+    ``expected=True`` marks a block built from a task spec's expected calls (no outputs).
+    """
+    text_cap = max(4 * max_output_chars, 240)
+    parts = [f'<trajectory label="{label}">']
+    parts.append("<task>\n" + neutralise(elide(traj.input or "(no task text)", text_cap)))
+    parts.append("</task>")
+    context = traj.metadata.get("policy") if isinstance(traj.metadata, dict) else None
+    if isinstance(context, str) and context.strip():
+        parts.append("<context>\n" + neutralise(elide(context, text_cap)) + "\n</context>")
+    steps = list(enumerate(traj.steps, start=1))
+    rendered: list[str] = []
+    if max_steps is not None and len(steps) > max_steps:
+        head = steps[: max_steps - max_steps // 2]
+        tail = steps[len(steps) - max_steps // 2 :]
+        rendered = [_render_step(i, s, max_output_chars) for i, s in head]
+        rendered.append(f"[... {len(steps) - len(head) - len(tail)} steps elided ...]")
+        rendered += [_render_step(i, s, max_output_chars) for i, s in tail]
+    else:
+        rendered = [_render_step(i, s, max_output_chars) for i, s in steps]
+    if expected:
+        rendered.insert(0, "(expected calls from the task spec; no outputs were recorded)")
+    parts.append("<steps>\n" + ("\n".join(rendered) if rendered else "(no tool calls)"))
+    parts.append("</steps>")
+    answer = traj.final_answer if traj.final_answer is not None else "(no final answer)"
+    parts.append("<final_answer>\n" + neutralise(elide(answer, text_cap)) + "\n</final_answer>")
+    parts.append("</trajectory>")
+    return "\n".join(parts)
+
+
+def spec_reference(task_id: str, calls: list[ExpectedCall], task_input: str = "") -> Trajectory:
+    """A task spec's expected calls as a trajectory, to show a judge as a reference."""
+    steps = [Step(tool=c.tool, args=dict(c.args or {}), ok=True) for c in calls]
+    return Trajectory(
+        id=f"spec:{task_id}",
+        task_id=task_id,
+        input=task_input,
+        steps=steps,
+        final_answer="(not part of the task spec)",
+        metadata={"expected_calls": True},
+    )
+
+
+def fit_to_budget(
+    build: Callable[[int, int | None], str],
+    budget_tokens: int,
+    count: Callable[[str], int] = estimate_tokens,
+) -> tuple[str, int, int | None]:
+    """Call ``build(max_output_chars, max_steps)`` with tighter caps until it fits the budget.
+
+    Returns the text and the caps used. When even the tightest caps do not fit, the tightest
+    rendering is returned: the caller decides (the judge reports the estimate).
+    """
+    text = ""
+    for cap in OUTPUT_CAPS:
+        text = build(cap, None)
+        if count(text) <= budget_tokens:
+            return text, cap, None
+    cap = OUTPUT_CAPS[-1]
+    for steps in STEP_CAPS:
+        text = build(cap, steps)
+        if count(text) <= budget_tokens:
+            return text, cap, steps
+    return text, cap, STEP_CAPS[-1]

@@ -1,0 +1,165 @@
+"""`trajudge judge`: judges from --judge or --config, progress and summary, clean errors."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import typer.testing
+
+import trajudge.cli._commands  # noqa: F401  (registers the commands)
+from trajudge.cli import app
+from trajudge.store import Store
+from trajudge.trajectories import Step, TaskSpec, Trajectory
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+pytestmark = pytest.mark.timeout(300)
+runner = typer.testing.CliRunner()
+
+
+def _load_fake() -> Any:
+    path = Path(__file__).resolve().parents[1] / "judges" / "fake_llm.py"
+    spec = importlib.util.spec_from_file_location("trajudge_tests_fake_llm", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def fake() -> Iterator[Any]:
+    server = _load_fake().FakeLLM().start()
+    yield server
+    server.stop()
+
+
+def _dataset(db_url: str, name: str = "ds") -> None:
+    trajectories = [
+        Trajectory(
+            id=f"{task}-{trial}",
+            task_id=task,
+            trial=trial,
+            input="help",
+            steps=[Step(tool="delete_account" if (task, trial) == ("b", 0) else "search")],
+        )
+        for task in ("a", "b")
+        for trial in (0, 1)
+    ]
+    Store(db_url).import_dataset(
+        name, trajectories, {"b": TaskSpec(forbidden_tools=["delete_account"])}
+    )
+
+
+def run(*args: str) -> typer.testing.Result:
+    return runner.invoke(app, ["judge", *args])
+
+
+def test_judge_command_scores_and_prints_a_summary(fake: Any, db_url: str, tmp_path: Path) -> None:
+    fake.reset()
+    _dataset(db_url)
+    cache = str(tmp_path / "cache.db")
+    args = ["--judge", "f=openai/fake:trajectory_reasonableness", "--api-base", fake.api_base]
+    result = run("ds", *args, "--db", db_url, "--cache", cache)
+    assert result.exit_code == 0, result.output
+    out = " ".join(result.output.split())
+    # 4 trajectories, b-0 fails the forbidden_tools gate: 3 calls
+    assert "judged 3 of 3 calls this run; 0 already stored (of 3 planned)" in out
+    assert "gate-skipped 1 trajectories" in out
+    assert "cache hits 0; errors 0; cost $0.0000; tokens 300 prompt + 60 completion" in out
+    assert fake.calls == 3
+    frame = Store(db_url).judgments_frame("ds")
+    assert len(frame) == 3 and set(frame["judge"]) == {"f"}
+
+    # same dataset again: resumes, no call; a copy of it: served from the cache
+    again = run("ds", *args, "--db", db_url, "--cache", cache)
+    assert "3 already stored" in " ".join(again.output.split()) and fake.calls == 3
+    _dataset(db_url, "copy")
+    copy = run("copy", *args, "--db", db_url, "--cache", cache)
+    assert copy.exit_code == 0, copy.output
+    assert "cache hits 3" in " ".join(copy.output.split()) and fake.calls == 3
+
+
+def test_judges_samples_and_limits_from_config(fake: Any, db_url: str, tmp_path: Path) -> None:
+    fake.reset()
+    _dataset(db_url)
+    config = tmp_path / "trajudge.yaml"
+    config.write_text(
+        "dataset: {name: ds}\n"
+        "judges:\n"
+        f"  - {{name: cfg, model: openai/fake, api_base: '{fake.api_base}',"
+        " rubric: trajectory_reasonableness}\n"
+        "limits: {tasks: ['a']}\n",
+        encoding="utf-8",
+    )
+    result = run("--config", str(config), "--samples", "2", "--db", db_url, "--no-cache")
+    assert result.exit_code == 0, result.output
+    frame = Store(db_url).judgments_frame("ds")
+    # task a only (2 trials) x 2 samples
+    assert len(frame) == 4 and set(frame["trajectory_id"]) == {"a-0", "a-1"}
+    assert sorted(frame["sample"]) == [0, 0, 1, 1] and fake.calls == 4
+
+
+def test_errors_are_reported_not_counted_as_verdicts(fake: Any, db_url: str) -> None:
+    fake.reset()
+    fake.default = "500"
+    _dataset(db_url)
+    config_free = [
+        "ds",
+        "--judge",
+        "f=openai/fake:answer_faithfulness",
+        "--api-base",
+        fake.api_base,
+        "--no-cache",
+        "--db",
+        db_url,
+    ]
+    result = run(*config_free, "--max-retries", "1")
+    fake.default = "ok"
+    assert result.exit_code == 0, result.output
+    out = " ".join(result.output.split())
+    assert fake.calls == 3 * 2  # each call tried twice
+    assert "errors 3" in out and "stored as errors (never a pass or a fail)" in out
+    frame = Store(db_url).judgments_frame("ds")
+    assert frame["score"].isna().all() and frame["error"].notna().all()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["ds", "--judge", "nocolon"], "--judge: nocolon: expected NAME=MODEL:RUBRIC"),
+        # the model keeps its own ':'; the rubric is what follows the last one
+        (["ds", "--judge", "b=ollama/llama3:8b:no_such_rubric"], "no_such_rubric: rubric: unknown"),
+        (["missing", "--judge", "f=openai/x:trajectory_reasonableness"], "no dataset 'missing'"),
+        ([], "give a dataset name"),
+    ],
+)
+def test_user_errors_are_one_red_line_and_exit_2(
+    db_url: str, args: list[str], message: str
+) -> None:
+    _dataset(db_url)
+    result = run(*args, "--db", db_url, "--no-cache")
+    assert result.exit_code == 2
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and message in lines[0], result.output
+    assert "Traceback" not in result.output
+
+
+def test_spec_file_adds_gates_over_the_stored_specs(fake: Any, db_url: str, tmp_path: Path) -> None:
+    fake.reset()
+    _dataset(db_url)
+    specs = tmp_path / "specs.yaml"
+    specs.write_text("defaults:\n  forbidden_tools: [search]\n", encoding="utf-8")
+    args = ["--judge", "f=openai/fake:trajectory_reasonableness", "--api-base", fake.api_base]
+    result = run("ds", *args, "--specs", str(specs), "--db", db_url, "--no-cache")
+    assert result.exit_code == 0, result.output
+    # file defaults sit under the stored spec of task b, whose forbidden_tools list replaces
+    # them: a-0 and a-1 (search) and b-0 (delete_account) are gated, b-1 is judged
+    assert "gate-skipped 3 trajectories" in " ".join(result.output.split())
+    frame = Store(db_url).judgments_frame("ds")
+    assert fake.calls == 1 and list(frame["trajectory_id"]) == ["b-1"]

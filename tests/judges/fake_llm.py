@@ -1,0 +1,171 @@
+"""A real OpenAI-compatible chat server on loopback, for tests (no mocks of litellm).
+
+It runs an aiohttp app in a background thread. Each request to ``/v1/chat/completions`` takes
+the next behaviour from ``server.script`` (then ``server.default``):
+
+- ``"ok"``: a valid verdict for the requested JSON schema (``server.choose`` picks values),
+- ``"500"`` / ``"503"`` / ``"429"`` / ``"400"`` / ``"401"``: that HTTP error,
+- ``"garbage"``: HTTP 200 with content that is not JSON,
+- ``"delay:<seconds>"``: sleep, then answer like ``"ok"``.
+
+It records every request body (``server.requests``) and the peak number of requests in flight
+(``server.max_in_flight``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from aiohttp import web
+
+
+def _sample(schema: dict[str, Any], defs: dict[str, Any], choose: Callable[[str, list[Any]], Any]):
+    if "$ref" in schema:
+        return _sample(defs[schema["$ref"].split("/")[-1]], defs, choose)
+    if "enum" in schema:
+        return choose("enum", schema["enum"])
+    if "const" in schema:
+        return schema["const"]
+    typ = schema.get("type")
+    if typ == "object":
+        return {
+            name: (choose(name, sub["enum"]) if "enum" in sub else _sample(sub, defs, choose))
+            for name, sub in schema.get("properties", {}).items()
+        }
+    if typ == "string":
+        return "fake reasoning"
+    if typ in ("integer", "number"):
+        return 1
+    if typ == "boolean":
+        return True
+    return None
+
+
+class FakeLLM:
+    def __init__(self) -> None:
+        self.script: list[str] = []
+        self.default = "ok"
+        self.requests: list[dict[str, Any]] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.choose: Callable[[str, list[Any]], Any] = lambda name, values: values[-1]
+        # optional: (user prompt, sampled verdict) -> the verdict to return
+        self.decide: Callable[[str, dict[str, Any]], dict[str, Any]] | None = None
+        self._lock = threading.Lock()
+        self._loop = asyncio.new_event_loop()
+        self._runner: web.AppRunner | None = None
+        self.port = 0
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    # -- lifecycle ----------------------------------------------------------------------------
+    def start(self) -> FakeLLM:
+        self._thread.start()
+        self._ready.wait(10)
+        return self
+
+    def stop(self) -> None:
+        async def _cleanup() -> None:
+            if self._runner is not None:
+                await self._runner.cleanup()
+
+        asyncio.run_coroutine_threadsafe(_cleanup(), self._loop).result(10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
+
+    @property
+    def api_base(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def calls(self) -> int:
+        return len(self.requests)
+
+    def reset(self) -> None:
+        deadline = time.monotonic() + 10
+        while self.in_flight and time.monotonic() < deadline:  # let earlier requests finish
+            time.sleep(0.05)
+        with self._lock:
+            self.requests.clear()
+            self.script.clear()
+            self.default = "ok"
+            self.max_in_flight = 0
+            self.decide = None
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", self._chat)
+        app.router.add_get("/v1/models", self._models)
+        self._runner = web.AppRunner(app)
+        self._loop.run_until_complete(self._runner.setup())
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        self._loop.run_until_complete(site.start())
+        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self._ready.set()
+        self._loop.run_forever()
+
+    # -- handlers -----------------------------------------------------------------------------
+    async def _models(self, request: web.Request) -> web.Response:
+        return web.json_response({"object": "list", "data": [{"id": "fake", "object": "model"}]})
+
+    def _next(self) -> str:
+        with self._lock:
+            return self.script.pop(0) if self.script else self.default
+
+    async def _chat(self, request: web.Request) -> web.Response:
+        body = await request.json()
+        with self._lock:
+            self.requests.append(body)
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            action = self._next()
+            if action.startswith("delay:"):
+                await asyncio.sleep(float(action.split(":", 1)[1]))
+                action = "ok"
+            if action.isdigit():
+                code = int(action)
+                return web.json_response(
+                    {"error": {"message": f"fake error {code}", "type": "fake", "code": code}},
+                    status=code,
+                )
+            if action == "garbage":
+                content = "this is not JSON {"
+            else:
+                content = json.dumps(self._verdict(body))
+            return web.json_response(
+                {
+                    "id": f"fake-{time.time_ns()}",
+                    "object": "chat.completion",
+                    "created": int(time.time()),
+                    "model": body.get("model", "fake"),
+                    "choices": [
+                        {
+                            "index": 0,
+                            "finish_reason": "stop",
+                            "message": {"role": "assistant", "content": content},
+                        }
+                    ],
+                    "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
+                }
+            )
+        finally:
+            with self._lock:
+                self.in_flight -= 1
+
+    def _verdict(self, body: dict[str, Any]) -> Any:
+        fmt = body.get("response_format") or {}
+        schema = (fmt.get("json_schema") or {}).get("schema") or fmt.get("schema") or {}
+        verdict = _sample(schema, schema.get("$defs", {}), self.choose)
+        if self.decide is not None:
+            user = "".join(
+                m.get("content") or "" for m in body.get("messages", []) if m.get("role") == "user"
+            )
+            verdict = self.decide(user, verdict)
+        return verdict

@@ -1,0 +1,236 @@
+"""Batch scoring: gates first, items per mode, immediate writes, resume after a kill."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from fake_llm import FakeLLM
+
+from trajudge.judges import (
+    BatchProgress,
+    Judge,
+    JudgeSpec,
+    ResponseCache,
+    aggregate_frame,
+    ascore_dataset,
+    run_sync,
+    score_dataset,
+)
+from trajudge.store import Store
+from trajudge.trajectories import ExpectedCall, Step, TaskSpec, Trajectory
+
+pytestmark = pytest.mark.timeout(300)
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _t(task: str, trial: int, outcome: bool, tools: tuple[str, ...] = ("search",)) -> Trajectory:
+    return Trajectory(
+        id=f"{task}-{trial}",
+        task_id=task,
+        trial=trial,
+        input=f"task {task}",
+        steps=[Step(tool=tool, args={"q": task}, output="ok") for tool in tools],
+        final_answer="done",
+        outcome=outcome,
+    )
+
+
+TRAJECTORIES = [
+    _t("1", 0, True),
+    _t("1", 1, False),
+    _t("2", 0, False, ("search", "delete_account")),  # fails the forbidden_tools gate
+    _t("2", 1, False),
+    _t("3", 0, False),
+    _t("3", 1, False),
+    _t("4", 0, False),
+    _t("4", 1, False),
+]
+SPECS = {
+    "2": TaskSpec(forbidden_tools=["delete_account"]),
+    "3": TaskSpec(reference=[ExpectedCall(tool="book", args={"q": "3"})]),
+}
+
+
+def _store(db_url: str) -> Store:
+    store = Store(db_url)
+    store.import_dataset("ds", TRAJECTORIES, SPECS)
+    return store
+
+
+def _judge(fake: FakeLLM, name: str, rubric: str, **kw: object) -> Judge:
+    spec: dict[str, object] = {
+        "name": name,
+        "model": "openai/fake",
+        "api_base": fake.api_base,
+        "rubric": rubric,
+        "retry_backoff_s": 0.01,
+        "max_retries": 1,
+    }
+    spec.update(kw)
+    return Judge(JudgeSpec.model_validate(spec))
+
+
+def test_gates_modes_references_and_immediate_writes(fake_llm: FakeLLM, db_url: str) -> None:
+    store = _store(db_url)
+    judges = [
+        _judge(fake_llm, "point", "trajectory_reasonableness"),
+        _judge(fake_llm, "ref", "trajectory_reasonableness_reference"),
+        _judge(fake_llm, "pair", "trajectory_preference"),
+    ]
+    seen: list[tuple[int, int]] = []
+
+    def progress(p: BatchProgress) -> None:
+        # every completed call is already in the store when progress hears of it
+        seen.append((p.done, len(store.judgments_frame("ds"))))
+
+    summary = score_dataset(store, "ds", judges, concurrency=3, progress=progress)
+    # pointwise: 8 trajectories - 1 gated = 7 calls
+    # reference: 1-1 (ref 1-0), 3-0 and 3-1 (spec reference) x 2 orders = 6 calls;
+    #            1-0 (only passing trial is itself), 2-1, 4-0, 4-1 have no reference
+    # pairwise: pairs (1-0,1-1), (3-0,3-1), (4-0,4-1) x 2 orders = 6 calls (2-0 is gated)
+    assert summary.gate_skipped == 1 and summary.gate_failures == {"2-0": ["forbidden_tools"]}
+    assert summary.no_reference == 4
+    assert summary.planned == 19 and summary.judged == 19 and summary.errors == 0
+    assert fake_llm.calls == 19
+    assert all(done == stored for done, stored in seen)
+    assert seen[-1] == (19, 19)
+    frame = store.judgments_frame("ds")
+    assert "2-0" not in set(frame["trajectory_id"])
+    ref = frame[frame["judge"] == "ref"]
+    others = dict(zip(ref["trajectory_id"], ref["other_id"], strict=False))
+    assert others == {"1-1": "1-0", "3-0": "spec:3", "3-1": "spec:3"}
+    assert sorted(ref["order"]) == ["ab"] * 3 + ["ba"] * 3
+    pair = frame[frame["judge"] == "pair"]
+    assert set(zip(pair["trajectory_id"], pair["other_id"], strict=False)) == {
+        ("1-0", "1-1"),
+        ("3-0", "3-1"),
+        ("4-0", "4-1"),
+    }
+    agg = aggregate_frame(frame)
+    assert len(agg) == 7 + 3 + 3
+    # the fake answers the highest level in every slot: pairwise "tie" is the last enum value
+    assert set(agg[agg["judge"] == "pair"]["score"]) == {2.0}
+
+    # a re-run makes no call and stores nothing new
+    again = score_dataset(store, "ds", judges)
+    assert again.resumed == 19 and again.judged == 0 and fake_llm.calls == 19
+    assert len(store.judgments_frame("ds")) == 19
+
+
+def test_limits_select_a_subset(fake_llm: FakeLLM, db_url: str) -> None:
+    store = _store(db_url)
+    judge = _judge(fake_llm, "point", "trajectory_reasonableness")
+    s = score_dataset(store, "ds", [judge], max_tasks=2, max_trials=1)
+    assert s.trajectories == 2 and s.planned == 1  # 1-0 and 2-0; 2-0 is gated
+    assert s.gate_skipped == 1 and s.judged == 1
+    s = score_dataset(store, "ds", [judge], tasks=["4"])
+    assert s.planned == 2 and s.judged == 2
+
+
+def test_cancelled_batch_resumes_without_repeats_or_duplicates(
+    fake_llm: FakeLLM, db_url: str
+) -> None:
+    store = _store(db_url)
+    judge = _judge(fake_llm, "point", "trajectory_reasonableness")
+    fake_llm.default = "delay:0.2"
+
+    async def run_and_cancel() -> int:
+        task: asyncio.Task[object] | None = None
+
+        def progress(p: BatchProgress) -> None:
+            if p.done == 3 and task is not None:
+                task.cancel()  # like Ctrl-C after three completions
+
+        task = asyncio.ensure_future(
+            ascore_dataset(store, "ds", [judge], concurrency=2, progress=progress)
+        )
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return len(store.judgments_frame("ds"))
+
+    stored = run_sync(run_and_cancel())
+    assert stored == 3
+    first_calls = fake_llm.calls
+    fake_llm.requests.clear()
+    fake_llm.default = "ok"
+    summary = score_dataset(store, "ds", [judge])
+    assert summary.resumed == 3 and summary.judged == 7 - 3
+    assert fake_llm.calls == 7 - 3  # finished judgments are not repeated
+    assert first_calls >= 3
+    frame = store.judgments_frame("ds")
+    assert len(frame) == 7 and frame["trajectory_id"].is_unique
+
+
+def test_killed_process_resumes(fake_llm: FakeLLM, db_url: str, tmp_path: Path) -> None:
+    store = _store(db_url)
+    fake_llm.default = "delay:0.5"
+    script = textwrap.dedent(
+        f"""
+        from trajudge.judges import Judge, JudgeSpec, score_dataset
+        from trajudge.store import Store
+        spec = JudgeSpec(name="point", model="openai/fake", api_base={fake_llm.api_base!r},
+                         rubric="trajectory_reasonableness", concurrency=1)
+        score_dataset(Store({db_url!r}), "ds", [Judge(spec)], concurrency=1)
+        """
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    proc = subprocess.Popen([sys.executable, "-c", script], env=env, cwd=tmp_path)
+    try:
+        deadline = time.monotonic() + 120
+        while len(store.judgments_frame("ds")) < 2 and time.monotonic() < deadline:
+            assert proc.poll() is None, "the batch ended before it was killed"
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    after_kill = len(store.judgments_frame("ds"))
+    assert 2 <= after_kill < 7
+    fake_llm.requests.clear()
+    fake_llm.default = "ok"
+    judge = _judge(fake_llm, "point", "trajectory_reasonableness")
+    summary = score_dataset(store, "ds", [judge])
+    assert summary.resumed == after_kill
+    assert fake_llm.calls == 7 - after_kill
+    frame = store.judgments_frame("ds")
+    assert len(frame) == 7 and frame["trajectory_id"].is_unique and frame["error"].isna().all()
+
+
+def test_errors_are_stored_then_retried_on_the_next_run(fake_llm: FakeLLM, db_url: str) -> None:
+    store = _store(db_url)
+    judge = _judge(fake_llm, "point", "trajectory_reasonableness", max_retries=0)
+    fake_llm.default = "500"
+    s = score_dataset(store, "ds", [judge])
+    assert s.errors == 7 and s.judged == 0
+    frame = store.judgments_frame("ds")
+    assert frame["error"].notna().all() and frame["score"].isna().all()
+    agg = aggregate_frame(frame)
+    assert agg["passed"].isna().all()  # errors are neither a pass nor a fail
+    fake_llm.default = "ok"
+    s = score_dataset(store, "ds", [judge])
+    assert s.resumed == 0 and s.judged == 7
+    frame = store.judgments_frame("ds")
+    assert len(frame) == 7 and frame["error"].isna().all()
+
+
+def test_cached_rerun_into_a_new_dataset_counts_hits_not_cost(
+    fake_llm: FakeLLM, db_url: str, tmp_path: Path
+) -> None:
+    cache = ResponseCache(tmp_path / "c.db")
+    store = _store(db_url)
+    spec = JudgeSpec(name="p", model="openai/fake", api_base=fake_llm.api_base)
+    first = score_dataset(store, "ds", [Judge(spec, cache=cache)])
+    assert first.cache_hits == 0 and first.prompt_tokens == 7 * 100
+    store.import_dataset("copy", TRAJECTORIES, SPECS)
+    second = score_dataset(store, "copy", [Judge(spec, cache=cache)])
+    assert second.cache_hits == 7 and second.prompt_tokens == 0 and fake_llm.calls == 7
+    assert store.judgments_frame("copy")["cache_hit"].all()

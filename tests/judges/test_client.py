@@ -1,0 +1,216 @@
+"""Judge calls through litellm + instructor against a real fake server on loopback:
+retries, error recording, concurrency and RPM limits, the response cache, modes."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+import pytest
+from fake_llm import FakeLLM
+
+from trajudge.judges import (
+    Judge,
+    JudgeSpec,
+    ResponseCache,
+    choose_mode,
+    load_rubric,
+    run_sync,
+)
+from trajudge.trajectories import Step, Trajectory
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def _traj(i: int = 0) -> Trajectory:
+    return Trajectory(
+        id=f"t{i}",
+        task_id="1",
+        trial=i,
+        input=f"book flight {i}",
+        steps=[Step(tool="search_flights", args={"n": i}, output="[]")],
+        final_answer="ok",
+    )
+
+
+def _judge(fake: FakeLLM, cache: ResponseCache | None = None, **kw: object) -> Judge:
+    params: dict[str, object] = {
+        "name": "fake",
+        "model": "openai/fake",
+        "api_base": fake.api_base,
+        "max_retries": 3,
+        "retry_backoff_s": 0.01,
+        "timeout": 10,
+    }
+    params.update(kw)
+    return Judge(JudgeSpec.model_validate(params), cache=cache)
+
+
+def test_a_verdict_is_parsed_with_tokens_cost_and_latency(fake_llm: FakeLLM) -> None:
+    fake_llm.choose = lambda name, values: 4 if 4 in values else values[0]
+    result = _judge(fake_llm).judge(_traj())
+    [j] = result.judgments
+    assert j.error is None and j.score == 4.0 and j.verdict == "pass"  # pass_threshold 4
+    assert j.criteria == {"tool_choice": 4.0, "arguments": 4.0, "efficiency": 4.0}
+    assert (j.prompt_tokens, j.completion_tokens) == (100, 20)  # the fake server's usage
+    assert j.cost_usd == 0.0  # a loopback server costs nothing
+    assert j.latency_s is not None and j.latency_s > 0
+    assert j.request_sha256 is not None and len(j.request_sha256) == 64
+    assert fake_llm.calls == 1
+    # JSON-schema constrained output for an OpenAI-compatible server
+    fmt = fake_llm.requests[0]["response_format"]
+    assert fmt["type"] == "json_schema"
+    assert fmt["json_schema"]["schema"]["properties"]["score"]["enum"] == [1, 2, 3, 4, 5]
+    assert result.aggregate.score == 4.0 and result.aggregate.passed is True
+
+
+def test_500_429_and_garbage_are_retried_then_succeed(fake_llm: FakeLLM) -> None:
+    fake_llm.script = ["500", "429", "garbage"]
+    [j] = _judge(fake_llm).judge(_traj()).judgments
+    assert j.error is None and j.score == 5.0
+    assert fake_llm.calls == 4  # 3 failures + 1 success: no hidden SDK retries
+
+
+def test_after_the_last_retry_the_error_is_recorded_not_a_score(fake_llm: FakeLLM) -> None:
+    fake_llm.default = "503"
+    result = _judge(fake_llm, max_retries=2).judge(_traj())
+    [j] = result.judgments
+    assert fake_llm.calls == 3  # 1 + 2 retries
+    assert j.score is None and j.verdict is None
+    assert j.error is not None and "after 3 attempt(s)" in j.error and "503" in j.error
+    assert result.aggregate.n == 0 and result.aggregate.n_errors == 1
+    assert result.aggregate.passed is None  # an error is never a pass or a fail
+
+
+def test_unparseable_output_every_time_is_an_error(fake_llm: FakeLLM) -> None:
+    fake_llm.default = "garbage"
+    [j] = _judge(fake_llm, max_retries=1).judge(_traj()).judgments
+    assert fake_llm.calls == 2 and j.score is None and j.error is not None
+
+
+def test_a_bad_request_is_not_retried(fake_llm: FakeLLM) -> None:
+    fake_llm.default = "400"
+    [j] = _judge(fake_llm).judge(_traj()).judgments
+    assert fake_llm.calls == 1 and j.error is not None and "BadRequest" in j.error
+
+
+def test_timeouts_are_retried(fake_llm: FakeLLM) -> None:
+    fake_llm.script = ["delay:3"]
+    [j] = _judge(fake_llm, timeout=1).judge(_traj()).judgments
+    assert j.error is None and fake_llm.calls == 2
+
+
+def test_concurrency_limit_bounds_requests_in_flight(fake_llm: FakeLLM) -> None:
+    fake_llm.default = "delay:0.3"
+    judge = _judge(fake_llm, concurrency=2)
+
+    async def many() -> list[object]:
+        return list(await asyncio.gather(*(judge.ajudge(_traj(i)) for i in range(6))))
+
+    results = run_sync(many())
+    assert len(results) == 6 and fake_llm.calls == 6
+    assert fake_llm.max_in_flight == 2
+
+
+def test_rpm_limit_spaces_request_starts(fake_llm: FakeLLM) -> None:
+    judge = _judge(fake_llm, rpm=600, concurrency=8)  # one start per 0.1 s
+
+    async def many() -> None:
+        await asyncio.gather(*(judge.ajudge(_traj(i)) for i in range(5)))
+
+    t0 = time.perf_counter()
+    run_sync(many())
+    # 5 starts spaced 0.1 s apart take at least 0.4 s
+    assert time.perf_counter() - t0 >= 0.4
+    assert fake_llm.calls == 5
+
+
+def test_cache_hit_makes_no_call_and_reports_the_original_usage(
+    fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    cache = ResponseCache(tmp_path / "cache.db")
+    first = _judge(fake_llm, cache).judge(_traj()).judgments[0]
+    assert fake_llm.calls == 1 and not first.cache_hit
+    # a new Judge and a reopened cache file: still a hit
+    cache.close()
+    cache = ResponseCache(tmp_path / "cache.db")
+    again = _judge(fake_llm, cache).judge(_traj()).judgments[0]
+    assert fake_llm.calls == 1 and again.cache_hit
+    assert (again.score, again.reasoning, again.request_sha256) == (
+        first.score,
+        first.reasoning,
+        first.request_sha256,
+    )
+    assert again.prompt_tokens == first.prompt_tokens
+
+
+def test_changing_temperature_schema_sample_or_input_misses_the_cache(
+    fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    cache = ResponseCache(tmp_path / "cache.db")
+    _judge(fake_llm, cache).judge(_traj())
+    assert fake_llm.calls == 1
+    _judge(fake_llm, cache, temperature=0.7).judge(_traj())
+    assert fake_llm.calls == 2
+    # the response schema changes with the reasoning cap (maxLength)
+    _judge(fake_llm, cache, max_reasoning_chars=100).judge(_traj())
+    assert fake_llm.calls == 3
+    _judge(fake_llm, cache, max_tokens=300).judge(_traj())
+    assert fake_llm.calls == 4
+    _judge(fake_llm, cache, samples=2).judge(_traj())  # sample 0 hits, sample 1 is new
+    assert fake_llm.calls == 5
+    _judge(fake_llm, cache).judge(_traj(1))
+    assert fake_llm.calls == 6
+    _judge(fake_llm, cache).judge(_traj())  # the very first request again
+    assert fake_llm.calls == 6
+
+
+def test_changing_the_rubric_misses_the_cache(fake_llm: FakeLLM, tmp_path: Path) -> None:
+    cache = ResponseCache(tmp_path / "cache.db")
+    base = load_rubric("trajectory_reasonableness")
+    Judge(_judge(fake_llm).spec, rubric=base, cache=cache).judge(_traj())
+    edited = base.model_copy(update={"instructions": "Be strict."})
+    assert edited.version != base.version
+    Judge(_judge(fake_llm).spec, rubric=edited, cache=cache).judge(_traj())
+    assert fake_llm.calls == 2
+
+
+def test_errors_are_not_cached(fake_llm: FakeLLM, tmp_path: Path) -> None:
+    cache = ResponseCache(tmp_path / "cache.db")
+    fake_llm.default = "500"
+    assert _judge(fake_llm, cache, max_retries=0).judge(_traj()).judgments[0].error
+    fake_llm.default = "ok"
+    j = _judge(fake_llm, cache, max_retries=0).judge(_traj()).judgments[0]
+    assert j.error is None and not j.cache_hit and fake_llm.calls == 2
+
+
+def test_missing_api_key_env_is_a_clear_input_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    from trajudge.trajectories import InputError
+
+    monkeypatch.delenv("TRAJUDGE_TEST_KEY", raising=False)
+    with pytest.raises(InputError, match="TRAJUDGE_TEST_KEY is not set"):
+        Judge(JudgeSpec(name="x", model="openai/gpt-4o-mini", api_key_env="TRAJUDGE_TEST_KEY"))
+
+
+def test_api_key_is_read_from_the_named_env_var_and_sent(
+    fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TRAJUDGE_TEST_KEY", "sk-test-123")
+    judge = _judge(fake_llm, api_key_env="TRAJUDGE_TEST_KEY")
+    assert "sk-test-123" not in judge.spec.model_dump_json()  # never stored
+    assert judge.judge(_traj()).judgments[0].error is None
+
+
+@pytest.mark.parametrize(
+    ("model", "api_base", "mode"),
+    [
+        ("openai/gemma", "http://127.0.0.1:8080/v1", "json_schema_mode"),
+        ("hosted_vllm/llama", None, "json_schema_mode"),
+        ("ollama/llama3:8b", None, "json_mode"),
+        ("anthropic/claude-3-5-sonnet", None, "tool_call"),
+        ("gpt-4o-mini", None, "tool_call"),
+    ],
+)
+def test_instructor_mode_per_provider(model: str, api_base: str | None, mode: str) -> None:
+    assert choose_mode(model, api_base) == mode

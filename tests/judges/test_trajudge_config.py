@@ -1,0 +1,122 @@
+"""trajudge.yaml: the config model, path resolution and errors naming file and key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from trajudge.config import load_config
+from trajudge.trajectories import InputError
+
+FULL = """\
+dataset:
+  path: data/gpt-4o-airline.json
+  format: tau_bench
+  name: airline
+specs:
+  path: specs/airline.yaml
+judges:
+  - name: local
+    model: local/gemma-3-270m
+    rubric: trajectory_reasonableness
+    max_tokens: 128
+  - name: big
+    model: ollama/llama3:8b
+    rubric: rubrics/mine.yaml
+    temperature: 0.3
+    samples: 3
+    swap: false
+    api_base: http://127.0.0.1:11434
+    api_key_env: OLLAMA_KEY
+    timeout: 30
+    concurrency: 2
+    rpm: 60
+gates: [gate, regression]
+labels:
+  path: labels.csv
+  source: human
+report:
+  out: out/report
+  formats: [markdown, html, json]
+  ks: [1, 2, 4]
+  fail_under: ["kappa>=0.6", "pass^1>=0.4"]
+  baseline: baseline.json
+  primary: local
+  n_boot: 500
+  seed: 7
+layers:
+  core_tasks: ["0"]
+  min_pass_rate: 0.9
+db: sqlite:///trajudge.db
+limits:
+  tasks: ["0", "1"]
+  max_trials: 2
+"""
+
+
+def test_full_config_loads_and_resolves_relative_paths(tmp_path: Path) -> None:
+    cfg_dir = tmp_path / "proj"
+    cfg_dir.mkdir()
+    path = cfg_dir / "trajudge.yaml"
+    path.write_text(FULL, encoding="utf-8")
+    cfg = load_config(path)
+    base = cfg_dir.resolve()
+    assert cfg.dataset.path == base / "data/gpt-4o-airline.json"
+    assert cfg.dataset.format == "tau_bench" and cfg.dataset.name == "airline"
+    assert cfg.specs is not None and cfg.specs.path == base / "specs/airline.yaml"
+    assert [j.name for j in cfg.judges] == ["local", "big"]
+    big = cfg.judges[1]
+    assert (big.model, big.samples, big.swap, big.rpm) == ("ollama/llama3:8b", 3, False, 60)
+    assert big.rubric == str(base / "rubrics/mine.yaml")
+    assert cfg.judges[0].rubric == "trajectory_reasonableness"  # an id, not a path
+    assert cfg.gates == ["gate", "regression"]
+    assert cfg.labels is not None and cfg.labels.path == base / "labels.csv"
+    assert cfg.report.out == base / "out/report" and cfg.report.ks == [1, 2, 4]
+    assert cfg.report.fail_under == ["kappa>=0.6", "pass^1>=0.4"]
+    assert (cfg.report.primary, cfg.report.n_boot, cfg.report.seed) == ("local", 500, 7)
+    assert cfg.layers is not None and cfg.layers.core_tasks == ["0"]
+    assert cfg.layers.min_pass_rate == 0.9 and cfg.db == "sqlite:///trajudge.db"
+    assert cfg.report.baseline == base / "baseline.json"
+    assert cfg.limits.tasks == ["0", "1"] and cfg.limits.max_trials == 2
+
+
+def test_empty_config_has_defaults(tmp_path: Path) -> None:
+    path = tmp_path / "trajudge.yaml"
+    path.write_text("", encoding="utf-8")
+    cfg = load_config(path)
+    assert cfg.judges == [] and cfg.gates == ["gate"] and cfg.report.ks == [1, 2, 3, 4]
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "reason"),
+    [
+        ("judges:\n  - {name: a, model: m, temperature: 5}\n", "judges[0].temperature", "less"),
+        ("judges:\n  - {name: a, model: m, api_key: sk-123}\n", "judges[0].api_key", "Extra"),
+        ("judges:\n  - {name: a}\n  - {name: a}\n", "judges", "duplicate judge name 'a'"),
+        ("gates: [fatal]\n", "gates[0]", "Input should be"),
+        ("report: {ks: [0]}\n", "report", "positive"),
+        ("limits: {max_tasks: 0}\n", "limits.max_tasks", "greater"),
+        ("dataset: {colour: red}\n", "dataset.colour", "Extra"),
+        ("- a list\n", None, "YAML mapping"),
+    ],
+)
+def test_bad_config_names_file_key_and_reason(
+    tmp_path: Path, text: str, key: str | None, reason: str
+) -> None:
+    path = tmp_path / "trajudge.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(InputError) as info:
+        load_config(path)
+    assert info.value.file == str(path)
+    assert info.value.field == key
+    assert reason in info.value.reason
+
+
+def test_missing_and_invalid_yaml(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="file not found"):
+        load_config(tmp_path / "nope.yaml")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("judges: [\n", encoding="utf-8")
+    with pytest.raises(InputError, match="invalid YAML"):
+        load_config(bad)
