@@ -1,1 +1,61 @@
-"""trajudge.report"""
+"""The report: judges against labels, pass^k per verdict source, CI gates, renderers."""
+
+from trajudge.report._build import build_report, calibrate_report
+from trajudge.report._demo import DEMO_RUBRIC, write_demo_dataset
+from trajudge.report._gates import (
+    JUDGE_METRICS,
+    USAGE_TOLERANCE,
+    Gate,
+    baseline_regressions,
+    check_gates,
+    parse_gate,
+    read_baseline,
+)
+from trajudge.report._model import Ceiling, Flag, JudgeRow, Report, SourceResult, labels_phrase
+from trajudge.report._render import (
+    FORMATS,
+    parse_formats,
+    render_html,
+    render_json,
+    write_report,
+)
+from trajudge.report._sources import (
+    StoreInputs,
+    render_length,
+    store_inputs,
+    trajectory_frame,
+    verdict_frame,
+)
+from trajudge.report._text import print_report, render_markdown
+
+__all__ = [
+    "DEMO_RUBRIC",
+    "FORMATS",
+    "JUDGE_METRICS",
+    "USAGE_TOLERANCE",
+    "Ceiling",
+    "Flag",
+    "Gate",
+    "JudgeRow",
+    "Report",
+    "SourceResult",
+    "StoreInputs",
+    "baseline_regressions",
+    "build_report",
+    "calibrate_report",
+    "check_gates",
+    "labels_phrase",
+    "parse_formats",
+    "parse_gate",
+    "print_report",
+    "read_baseline",
+    "render_html",
+    "render_json",
+    "render_length",
+    "render_markdown",
+    "store_inputs",
+    "trajectory_frame",
+    "verdict_frame",
+    "write_demo_dataset",
+    "write_report",
+]

@@ -7,8 +7,14 @@ plain frame that :func:`trajudge.calibration.reliability` takes.
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
 import pandas as pd
 
+from trajudge.evalset import Fingerprint, detect_boundary_tags, fingerprint
+from trajudge.judges import render_trajectory
 from trajudge.store import Store
 from trajudge.trajectories import InputError, Trajectory
 
@@ -59,3 +65,182 @@ def verdict_frame(store: Store, dataset: str, source: str = "outcome") -> pd.Dat
     else:
         raise InputError(store.url, None, "source", f"unknown source {source!r} (outcome or rules)")
     return frame
+
+
+def render_length(trajectory: Trajectory) -> int:
+    """Characters of the trajectory as rendered for a judge (:func:`render_trajectory`).
+
+    This is the ``length`` the verbosity probe uses: what the judge actually saw, outputs
+    capped as in the judge prompt, not the raw step count.
+    """
+    return len(render_trajectory(trajectory, label="A"))
+
+
+def _none(value: Any) -> Any:
+    return None if value is None or (isinstance(value, float) and math.isnan(value)) else value
+
+
+@dataclass(frozen=True)
+class StoreInputs:
+    """What :func:`store_inputs` read from the store, in the shape ``analyze`` takes.
+
+    ``judgments`` has one row per pointwise or reference judge call (``item`` is the
+    trajectory id; errored rows kept, with their error); ``labels`` the chosen label source
+    with adjudicated items resolved to the adjudication; ``raw_labels`` the labels before
+    adjudication (for the human ceiling); ``trajectories`` one row per trajectory
+    (:func:`trajectory_frame`) with ``gates_passed`` (None where no rule result is stored);
+    ``notes`` says what was set aside and why (nothing is dropped without a note).
+    """
+
+    judgments: pd.DataFrame
+    labels: pd.DataFrame
+    raw_labels: pd.DataFrame
+    trajectories: pd.DataFrame
+    has_rules: bool
+    fingerprint: Fingerprint
+    notes: list[str] = field(default_factory=list)
+
+
+_JUDGMENT_COLUMNS = [
+    "item",
+    "judge",
+    "rubric_id",
+    "order",
+    "sample",
+    "score",
+    "verdict",
+    "error",
+    "latency_s",
+    "cost_usd",
+    "prompt_tokens",
+    "completion_tokens",
+    "length",
+    "task_id",
+    "trial",
+    "agent_model",
+    "judge_model",
+]
+_LABEL_COLUMNS = ["item", "annotator", "label", "rubric_id"]
+
+
+def _judgments(store: Store, dataset: str, trajs: pd.DataFrame, notes: list[str]) -> pd.DataFrame:
+    raw = store.judgments_frame(dataset)
+    if raw.empty:
+        return pd.DataFrame(columns=_JUDGMENT_COLUMNS)
+    pairwise = raw[raw["mode"] == "pairwise"]
+    for judge, n in pairwise.groupby("judge").size().items():
+        notes.append(
+            f"judge {judge!r}: {n} pairwise judgments are not compared with per-trajectory "
+            "labels and have no pass/fail verdict; they are left out of this report"
+        )
+    rows = raw[raw["mode"] != "pairwise"]
+    known = set(trajs["trajectory_id"])
+    unknown = rows[~rows["trajectory_id"].isin(known)]
+    if len(unknown):
+        first = unknown.iloc[0]
+        raise InputError(
+            store.url,
+            f"judgment {first['id']}",
+            "trajectory_id",
+            f"{first['trajectory_id']!r} is not a trajectory of dataset {dataset!r}",
+        )
+    key = ["trajectory_id", "judge", "rubric_id", "order", "sample"]
+    dup = rows.duplicated(key, keep="last")  # ordered by id: the newest call wins
+    if dup.any():
+        for judge, n in rows[dup].groupby("judge").size().items():
+            notes.append(
+                f"judge {judge!r}: {n} older judgments of the same trajectory, order and "
+                "sample (an earlier rubric version) were superseded by the newest"
+            )
+        rows = rows[~dup]
+    info = trajs.set_index("trajectory_id")
+    out = pd.DataFrame(
+        {
+            "item": rows["trajectory_id"].astype(str),
+            "judge": rows["judge"].astype(str),
+            "rubric_id": rows["rubric_id"].astype(str),
+            "order": rows["order"],
+            "sample": rows["sample"],
+            "score": rows["score"],
+            "verdict": rows["verdict"].where(rows["error"].isna()),
+            "error": rows["error"],
+            "latency_s": rows["latency_s"],
+            "cost_usd": rows["cost_usd"],
+            "prompt_tokens": rows["prompt_tokens"],
+            "completion_tokens": rows["completion_tokens"],
+            "judge_model": rows["model"],
+        }
+    )
+    for col in ("length", "task_id", "trial", "agent_model"):
+        out[col] = out["item"].map(info[col]).to_numpy()
+    return out.reset_index(drop=True)[_JUDGMENT_COLUMNS]
+
+
+def _labels(
+    store: Store, dataset: str, source: str, known: set[str], notes: list[str]
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    raw = store.labels_frame(dataset, source=source)
+    if raw.empty:
+        empty = pd.DataFrame(columns=_LABEL_COLUMNS)
+        return empty, empty.copy()
+    unknown = raw[~raw["trajectory_id"].isin(known)]
+    if len(unknown):
+        first = unknown.iloc[0]
+        raise InputError(
+            store.url,
+            f"label {first['id']}",
+            "trajectory_id",
+            f"{first['trajectory_id']!r} is not a trajectory of dataset {dataset!r}",
+        )
+    frame = pd.DataFrame(
+        {
+            "item": raw["trajectory_id"].astype(str),
+            "annotator": raw["annotator"].astype(str),
+            "label": [
+                None if bool(s) else _none(v)
+                for v, s in zip(raw["value"], raw["skipped"], strict=True)
+            ],
+            "rubric_id": raw["rubric_id"].astype(str),
+            "adjudication": raw["adjudication"].astype(bool),
+        }
+    )
+    plain = frame[~frame["adjudication"]]
+    adjudicated = frame[frame["adjudication"] & frame["label"].notna()]
+    if adjudicated.empty:
+        return plain[_LABEL_COLUMNS].reset_index(drop=True), plain[_LABEL_COLUMNS].copy()
+    decided = set(zip(adjudicated["item"], adjudicated["rubric_id"], strict=True))
+    keep = [(i, r) not in decided for i, r in zip(plain["item"], plain["rubric_id"], strict=True)]
+    resolved = pd.concat(
+        [plain[keep], adjudicated.assign(annotator="adjudication:" + adjudicated["annotator"])]
+    )
+    notes.append(
+        f"{len(decided)} adjudicated items: the adjudicated label stands for the consensus; "
+        "the ceiling uses the labellers' own labels"
+    )
+    return resolved[_LABEL_COLUMNS].reset_index(drop=True), plain[_LABEL_COLUMNS].copy()
+
+
+def store_inputs(store: Store, dataset: str, *, label_source: str = "human") -> StoreInputs:
+    """Read judgments, labels, trajectories and gate results of a dataset for the report."""
+    store.require_dataset(dataset)
+    trajectories = store.trajectories(dataset)
+    trajs = trajectory_frame(trajectories)
+    trajs["length"] = [render_length(t) for t in trajectories]
+    trajs["agent_model"] = [_none(t.metadata.get("model")) for t in trajectories]
+    trajs["tags"] = [detect_boundary_tags(t) for t in trajectories]
+    results = store.rule_results(dataset)
+    trajs["gates_passed"] = [
+        results[i]["gates_passed"] if i in results else None for i in trajs["trajectory_id"]
+    ]
+    notes: list[str] = []
+    judgments = _judgments(store, dataset, trajs, notes)
+    labels, raw_labels = _labels(store, dataset, label_source, set(trajs["trajectory_id"]), notes)
+    if results:
+        missing = int(trajs["gates_passed"].isna().sum())
+        if missing:
+            notes.append(
+                f"{missing} trajectories have no rule result (run trajudge check): no gate "
+                "is applied to them"
+            )
+    fp = fingerprint(trajectories)
+    return StoreInputs(judgments, labels, raw_labels, trajs, bool(results), fp, notes)

@@ -1,0 +1,172 @@
+"""`trajudge report` and `trajudge calibrate`: the report, its files and the CI exit code.
+
+Exit codes: 0 when every gate passes, 1 when a ``--fail-under`` gate or a baseline check
+fails (every reason printed), 2 for bad input (one red line).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.text import Text
+
+from trajudge.cli._app import (
+    DEFAULT_DB,
+    DbOption,
+    app,
+    console,
+    err_console,
+    handle_user_errors,
+)
+from trajudge.cli._cmd_reliability import parse_ks
+from trajudge.report import (
+    Report,
+    build_report,
+    calibrate_report,
+    parse_formats,
+    parse_gate,
+    print_report,
+    write_report,
+)
+from trajudge.store import Store
+
+OutOption = Annotated[
+    Path, typer.Option("--out", help="Folder for report.md, report.html, report.json.")
+]
+FormatOption = Annotated[str, typer.Option("--format", help="Files to write: any of md,html,json.")]
+KOption = Annotated[str, typer.Option("--k", help="Values of k, e.g. 1,2,3,4 or 1-8.")]
+FailOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--fail-under",
+        help="CI gate, repeatable: kappa>=0.6, kappa[JUDGE]>=0.6, flip_rate<=0.1, "
+        "pass^4>=0.5 (primary source: the first judge, else outcome), pass^4[outcome]>=0.5, "
+        "ac1, agreement, tpr, tnr, pass@K, cost_per_1k.",
+    ),
+]
+BaselineOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--baseline",
+        help="A previous report.json: fail on cost/tokens/turns per trajectory above 1.5x, "
+        "or a pass^k whose upper bound falls below the baseline's estimate.",
+    ),
+]
+ThresholdOption = Annotated[
+    float | None,
+    typer.Option("--threshold", help="label/score >= X is a pass on ordinal scales."),
+]
+NBootOption = Annotated[int, typer.Option("--n-boot", min=1, help="Bootstrap resamples.")]
+SeedOption = Annotated[int, typer.Option("--seed", help="Seed of every bootstrap.")]
+PrimaryOption = Annotated[
+    str | None,
+    typer.Option("--primary", help="Source of unqualified pass^k gates (judge name, outcome...)."),
+]
+
+
+def _finish(report: Report, out: Path, fmt: list[str]) -> None:
+    print_report(report, console)
+    paths = write_report(report, out, fmt)
+    console.print()
+    for path in paths:
+        if path.parent == out:
+            console.print(Text(f"wrote {path}"), soft_wrap=True)
+    if report.gate_failures:
+        for reason in report.gate_failures:
+            err_console.print(Text(f"gate failed: {reason}", style="bold red"), soft_wrap=True)
+        raise typer.Exit(1)
+
+
+@app.command("report")
+@handle_user_errors
+def report_cmd(
+    dataset: Annotated[str, typer.Argument(help="Dataset name in the store.")],
+    out: OutOption = Path("trajudge-report"),
+    fmt: FormatOption = "md,html,json",
+    k: KOption = "1,2,3,4",
+    labels: Annotated[
+        str,
+        typer.Option(
+            "--labels", help="Label source: human, or a reference source such as env_reward."
+        ),
+    ] = "human",
+    fail_under: FailOption = None,
+    baseline: BaselineOption = None,
+    threshold: ThresholdOption = None,
+    n_boot: NBootOption = 2000,
+    seed: SeedOption = 0,
+    primary: PrimaryOption = None,
+    fingerprint: Annotated[
+        Path | None,
+        typer.Option("--fingerprint", help="A saved agent fingerprint to compare with."),
+    ] = None,
+    db: DbOption = DEFAULT_DB,
+) -> None:
+    """Judges against labels (kappa with CIs) beside pass^k per source; files and CI gates."""
+    ks = parse_ks(k)
+    formats = parse_formats(fmt)
+    gates = fail_under or []
+    for expr in gates:
+        parse_gate(expr)
+    report = build_report(
+        Store(db),
+        dataset,
+        label_source=labels,
+        ks=ks,
+        n_boot=n_boot,
+        seed=seed,
+        threshold=threshold,
+        baseline=baseline,
+        fail_under=gates,
+        primary_source=primary,
+        fingerprint_file=fingerprint,
+    )
+    _finish(report, out, formats)
+
+
+@app.command("calibrate")
+@handle_user_errors
+def calibrate_cmd(
+    judgments: Annotated[
+        Path,
+        typer.Option(
+            "--judgments", help="item, judge, order, sample, verdict|score (CSV/JSONL/Parquet)."
+        ),
+    ],
+    labels: Annotated[
+        Path, typer.Option("--labels", help="item, annotator, label (CSV/JSONL/Parquet).")
+    ],
+    outcomes: Annotated[
+        Path | None, typer.Option("--outcomes", help="item, outcome[, task_id].")
+    ] = None,
+    out: OutOption = Path("trajudge-report"),
+    fmt: FormatOption = "md,html,json",
+    k: KOption = "1,2,3,4",
+    fail_under: FailOption = None,
+    baseline: BaselineOption = None,
+    threshold: ThresholdOption = None,
+    n_boot: NBootOption = 2000,
+    seed: SeedOption = 0,
+    primary: PrimaryOption = None,
+) -> None:
+    """The report's analysis on plain tables of judgments, labels and outcomes."""
+    ks = parse_ks(k)
+    formats = parse_formats(fmt)
+    gates = fail_under or []
+    for expr in gates:
+        parse_gate(expr)
+    report = calibrate_report(
+        judgments,
+        labels,
+        outcomes=outcomes,
+        ks=ks,
+        n_boot=n_boot,
+        seed=seed,
+        threshold=threshold,
+        baseline=baseline,
+        fail_under=gates,
+        primary_source=primary,
+    )
+    _finish(report, out, formats)

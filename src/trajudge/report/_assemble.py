@@ -1,0 +1,364 @@
+"""From normalised tables to a :class:`Report`: calibration per rubric, sources, gating.
+
+The gate rule (DESIGN.md): a trajectory passes when every gate check passes and the chosen
+verdict source says pass. So a trajectory that failed a rule gate counts as a fail for every
+source except the raw environment outcome: for each judge (whether or not it judged the
+trajectory) and for the labels (on labelled trajectories only, since labels are a sample).
+Agreement statistics (kappa, AC1, TPR/TNR) compare the judge's own verdicts with the labels
+and are not gated: they describe the judge, not the agent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from trajudge.calibration import (
+    CalibrationResult,
+    Estimate,
+    JudgeReport,
+    Threshold,
+    analyze,
+    consensus,
+    corrected_pass_hat_k,
+    corrected_pass_rate,
+    human_agreement,
+    item_verdicts,
+    reliability,
+)
+from trajudge.calibration._reliability import reliability_intervals
+from trajudge.report._labels import as_pass, consensus_pass, label_cut
+from trajudge.report._model import Ceiling, Flag, JudgeRow, SourceKind, SourceResult
+
+GATE_RULE = (
+    "A trajectory passes when every gate check passes and the verdict source says pass: a "
+    "trajectory that failed a rule gate is a fail for every source except the raw environment "
+    "outcome (for label sources, on labelled trajectories). Agreement with the labels is "
+    "measured on the judges' own verdicts, ungated."
+)
+
+
+@dataclass
+class Tables:
+    """Normalised inputs: validated judgments and labels, one row per trajectory.
+
+    ``trajs`` has ``trajectory_id``, ``task_id``, ``outcome``, ``gates_passed`` and, when
+    known, usage columns and boundary ``tags``; it is None when no task ids are known.
+    """
+
+    judgments: pd.DataFrame
+    labels: pd.DataFrame
+    raw_labels: pd.DataFrame
+    trajs: pd.DataFrame | None
+    has_rules: bool
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Parts:
+    """What :func:`assemble` computed, before the summary and the gates."""
+
+    judges: list[JudgeRow]
+    sources: list[SourceResult]
+    ceilings: list[Ceiling]
+    flags: list[Flag]
+    cuts: dict[str, dict[str, Any]]
+    calibration: dict[str, CalibrationResult]
+    label_pass: dict[str, pd.Series]
+    n_labeled_items: int
+    n_skipped_labels: int
+    tied_items: list[str]
+    n_gate_failed: int | None
+
+
+def item_pass(rows: pd.DataFrame, threshold: Threshold) -> pd.Series:
+    """A judge's pass/fail per item: the majority of its successful calls."""
+    ok = rows[rows["error"].isna()]
+    if threshold.value is None:
+        passed = ok["verdict"].where(ok["verdict"].notna(), ok["score"]).astype(float)
+    else:
+        passed = (ok["score"] >= threshold.value).astype(float)
+    if ok.empty:
+        return pd.Series(dtype=float)
+    return item_verdicts(ok.assign(**{"pass": passed}))
+
+
+def gate(success: pd.Series, trajs: pd.DataFrame, *, only_known: bool = False) -> pd.Series:
+    """Success per trajectory with failed gates turned into fails (see the module docstring)."""
+    ids = trajs["trajectory_id"]
+    s = success.reindex(ids.to_numpy()).astype(float)
+    failed = np.array(trajs["gates_passed"] == False)  # noqa: E712 - None stays unknown
+    if only_known:
+        failed = failed & s.notna().to_numpy()
+    s[failed] = 0.0
+    return s
+
+
+def source_result(
+    key: str,
+    kind: SourceKind,
+    title: str,
+    success: pd.Series,
+    trajs: pd.DataFrame,
+    *,
+    gated: bool,
+    ks: Sequence[int],
+    n_boot: int,
+    seed: int,
+) -> SourceResult:
+    """pass^k / pass@k of a per-trajectory success series, with intervals over tasks."""
+    frame = pd.DataFrame(
+        {
+            "task_id": trajs["task_id"].to_numpy(),
+            "success": success.reindex(trajs["trajectory_id"].to_numpy()).to_numpy(dtype=float),
+        }
+    )
+    frame["success"] = frame["success"].astype(object).where(frame["success"].notna(), None)
+    r = reliability(frame, ks=ks)
+    iv = reliability_intervals(frame, ks=ks, n_boot=n_boot, seed=seed)
+    return SourceResult(
+        key=key,
+        kind=kind,
+        title=title,
+        gated=gated,
+        pass_hat={k: Estimate(r.pass_hat[k], *iv["pass^k"][k], r.n_tasks[k]) for k in r.ks},
+        pass_at={k: Estimate(r.pass_at[k], *iv["pass@k"][k], r.n_tasks[k]) for k in r.ks},
+        n_tasks=dict(r.n_tasks),
+        n_trajectories=r.n_trajectories,
+        n_unknown=r.n_unknown,
+        unstable_tasks=r.unstable_tasks,
+    )
+
+
+def _flags(name: str, report: JudgeReport) -> list[Flag]:
+    return [
+        Flag(name, probe, p.estimate, p.rule, p.detail)
+        for probe, p in report.probes.items()
+        if p is not None and p.flagged
+    ]
+
+
+def _label_groups(tables: Tables) -> dict[str | None, pd.DataFrame]:
+    labels = tables.labels
+    if "rubric_id" not in labels or labels["rubric_id"].isna().all():
+        return {None: labels}
+    return {str(r): g for r, g in labels.groupby("rubric_id", sort=True)}
+
+
+def assemble(
+    tables: Tables,
+    *,
+    label_source: str,
+    human: bool,
+    phrase: str,
+    ks: Sequence[int],
+    n_boot: int,
+    seed: int,
+    threshold: float | None,
+    dev_items: Collection[Any] | None,
+) -> Parts:
+    """Calibrate every judge, then pass^k per source with the gate rule applied."""
+    ks = sorted({int(k) for k in ks})
+    j, notes = tables.judgments, tables.notes
+    dev = {str(i) for i in dev_items} if dev_items else set()
+    trajs = tables.trajs
+    if trajs is not None and dev:
+        trajs = trajs[~trajs["trajectory_id"].isin(dev)].reset_index(drop=True)
+    label_groups = _label_groups(tables)
+    if "rubric_id" not in j or j["rubric_id"].isna().all():
+        judge_rubrics: list[str | None] = [None] if len(j) else []
+    else:
+        judge_rubrics = [*sorted({str(r) for r in j["rubric_id"].dropna()})]
+    lone = next(iter(label_groups.values())) if len(label_groups) == 1 else None
+    scores = j.loc[j["error"].isna(), "score"] if len(j) else pd.Series(dtype=float)
+    cuts: dict[str | None, tuple[float | None, str]] = {
+        r: label_cut(g, scores, threshold, r) for r, g in label_groups.items()
+    }
+    judge_names = j.groupby("judge")["rubric_id"].nunique() if "rubric_id" in j else None
+    rows: list[JudgeRow] = []
+    flags: list[Flag] = []
+    calibrations: dict[str, CalibrationResult] = {}
+    for rubric in judge_rubrics:
+        sub = j if rubric is None else j[j["rubric_id"] == rubric]
+        labs = label_groups.get(rubric)
+        cut = cuts.get(rubric)
+        if labs is None and not human and lone is not None:
+            labs, cut = lone, cuts[next(iter(label_groups))]
+            notes.append(f"{phrase} compared with the judges of rubric {rubric}")
+        if labs is None:
+            labs = tables.labels.iloc[0:0]
+            cut = (None, "no labels")
+        assert cut is not None
+        result = analyze(
+            sub,
+            labs[["item", "annotator", "label"]],
+            ks=ks,
+            threshold=cut[0] if cut[0] is not None else threshold,
+            n_boot=n_boot,
+            seed=seed,
+            dev_items=dev_items,
+        )
+        calibrations[str(rubric)] = result
+        h_pass = consensus_pass(as_pass(labs, cut[0]))
+        for judge, report in result.judges.items():
+            ambiguous = judge_names is not None and judge_names.get(judge, 1) > 1
+            name = f"{judge}:{rubric}" if ambiguous else judge
+            rows_j = sub[sub["judge"] == judge]
+            rows_j = rows_j[~rows_j["item"].isin(dev)]
+            rows.append(
+                _judge_row(
+                    name,
+                    judge,
+                    rubric,
+                    rows_j,
+                    report,
+                    h_pass,
+                    trajs,
+                    tables.has_rules,
+                    ks=ks,
+                    n_boot=n_boot,
+                    seed=seed,
+                )
+            )
+            flags += _flags(name, report)
+    sources, ceilings, label_pass = [], [], {}
+    n_labeled, tied = 0, []
+    for rubric, labs in label_groups.items():
+        level = cuts[rubric][0]
+        votes = consensus(as_pass(labs.dropna(subset=["label"]), level))
+        tied += [str(i) for i in votes.index[votes["tie"]]]
+        h_pass = votes["label"].astype(float).dropna()
+        h_pass = h_pass[~h_pass.index.isin(dev)]
+        n_labeled += len(h_pass)
+        key = label_source if len(label_groups) == 1 else f"{label_source}:{rubric}"
+        label_pass[key] = h_pass
+        raw = tables.raw_labels
+        raw = raw if rubric is None else raw[raw["rubric_id"] == rubric]
+        ceiling = human_agreement(as_pass(raw[["item", "annotator", "label"]], level))
+        if ceiling is not None:
+            ceilings.append(Ceiling(rubric, ceiling))
+        if trajs is not None and len(h_pass):
+            title = phrase if len(label_groups) == 1 else f"{phrase} [{rubric}]"
+            success = gate(h_pass, trajs, only_known=True) if tables.has_rules else h_pass
+            sources.append(
+                source_result(
+                    key,
+                    "labels",
+                    title,
+                    success,
+                    trajs,
+                    gated=tables.has_rules,
+                    ks=ks,
+                    n_boot=n_boot,
+                    seed=seed,
+                )
+            )
+    n_gate_failed = None
+    if trajs is not None:
+        out = trajs.set_index("trajectory_id")["outcome"]
+        if out.notna().any():
+            outcome = out.astype(object).where(out.notna(), None).astype(float)
+            sources.insert(
+                0,
+                source_result(
+                    "outcome",
+                    "outcome",
+                    "environment outcome",
+                    outcome,
+                    trajs,
+                    gated=False,
+                    ks=ks,
+                    n_boot=n_boot,
+                    seed=seed,
+                ),
+            )
+        if tables.has_rules:
+            g = trajs.set_index("trajectory_id")["gates_passed"]
+            n_gate_failed = int((g == False).sum())  # noqa: E712
+            rules = g.astype(object).where(g.notna(), None).astype(float)
+            sources.insert(
+                1 if out.notna().any() else 0,
+                source_result(
+                    "rules",
+                    "rules",
+                    "rule gates",
+                    rules,
+                    trajs,
+                    gated=True,
+                    ks=ks,
+                    n_boot=n_boot,
+                    seed=seed,
+                ),
+            )
+    labs_all = tables.labels
+    return Parts(
+        judges=rows,
+        sources=sources,
+        ceilings=ceilings,
+        flags=flags,
+        cuts={str(r): {"value": c[0], "source": c[1]} for r, c in cuts.items()},
+        calibration=calibrations,
+        label_pass=label_pass,
+        n_labeled_items=n_labeled,
+        n_skipped_labels=int(labs_all["label"].isna().sum()),
+        tied_items=sorted(set(tied)),
+        n_gate_failed=n_gate_failed,
+    )
+
+
+def _judge_row(
+    name: str,
+    judge: str,
+    rubric: str | None,
+    rows: pd.DataFrame,
+    report: JudgeReport,
+    h_pass: pd.Series,
+    trajs: pd.DataFrame | None,
+    has_rules: bool,
+    *,
+    ks: list[int],
+    n_boot: int,
+    seed: int,
+) -> JudgeRow:
+    models = sorted({str(m) for m in rows.get("judge_model", pd.Series(dtype=object)).dropna()})
+    if trajs is None:
+        return JudgeRow(
+            name,
+            judge,
+            rubric,
+            models,
+            report,
+            None,
+            report.corrected_rate,
+            report.corrected_pass_hat,
+        )
+    verdict = item_pass(rows, report.threshold)
+    success = gate(verdict, trajs) if has_rules else verdict
+    source = source_result(
+        f"judge:{name}",
+        "judge",
+        f"judge {name}",
+        success,
+        trajs,
+        gated=has_rules,
+        ks=ks,
+        n_boot=n_boot,
+        seed=seed,
+    )
+    corrected_rate, corrected_k = report.corrected_rate, report.corrected_pass_hat
+    if has_rules:
+        v = success.dropna()
+        if len(v):
+            truth = gate(h_pass, trajs, only_known=True).reindex(v.index)
+            tasks = trajs.set_index("trajectory_id")["task_id"].reindex(v.index)
+            corrected_rate = corrected_pass_rate(
+                v.to_numpy(), truth.to_numpy(), n_boot=n_boot, seed=seed
+            )
+            corrected_k = corrected_pass_hat_k(
+                v.to_numpy(), truth.to_numpy(), tasks.to_numpy(), ks=ks, n_boot=n_boot, seed=seed
+            )
+    return JudgeRow(name, judge, rubric, models, report, source, corrected_rate, corrected_k)

@@ -1,0 +1,299 @@
+"""``build_report`` (from the store) and ``calibrate_report`` (from plain tables)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from trajudge.calibration import read_table, validate_table
+from trajudge.evalset import Fingerprint, coverage, diff_fingerprints, read_fingerprint
+from trajudge.report._assemble import GATE_RULE, Parts, Tables, assemble
+from trajudge.report._gates import (
+    baseline_regressions,
+    check_gates,
+    parse_gates,
+    read_baseline,
+)
+from trajudge.report._labels import usage_means
+from trajudge.report._model import Report, labels_phrase
+from trajudge.report._sources import store_inputs
+from trajudge.report._summary import summary_lines
+from trajudge.store import Store, now_iso
+from trajudge.trajectories import InputError
+
+Baseline = str | Path | Mapping[str, Any] | None
+
+LENGTH_NOTE = (
+    "length (for the verbosity probe) = characters of the trajectory as rendered for the "
+    "judge, outputs capped as in the judge prompt"
+)
+
+
+def _primary(parts: Parts, wanted: str | None) -> str | None:
+    keys = [j.source.key for j in parts.judges if j.source is not None]
+    keys += [s.key for s in parts.sources]
+    if wanted is not None:
+        for key in (wanted, f"judge:{wanted}"):
+            if key in keys:
+                return key
+        known = ", ".join(keys) or "none"
+        raise InputError("primary_source", None, None, f"no verdict source {wanted!r} ({known})")
+    if not keys:
+        return None
+    if any(k.startswith("judge:") for k in keys):
+        return keys[0]
+    return "outcome" if "outcome" in keys else keys[0]
+
+
+def _coverage(trajs: pd.DataFrame | None, ks: Sequence[int]) -> dict[str, Any] | None:
+    if trajs is None or "tags" not in trajs or trajs.empty:
+        return None
+    frame = trajs.rename(columns={"trajectory_id": "id"})[["id", "task_id", "tags", "outcome"]]
+    result = coverage(frame, success="outcome", ks=ks)
+    table = result.table.astype(object).where(result.table.notna(), None)
+    return {
+        "success": "outcome",
+        "table": table.to_dict(orient="records"),
+        "n_cases": result.n_cases,
+        "n_boundary": result.n_boundary,
+        "boundary_share": None
+        if math.isnan(result.boundary_share)
+        else float(result.boundary_share),
+        "missing": result.missing,
+        "warnings": result.warnings,
+    }
+
+
+def _finish(
+    parts: Parts,
+    tables: Tables,
+    *,
+    dataset: str | None,
+    label_source: str,
+    ks: Sequence[int],
+    n_boot: int,
+    seed: int,
+    gates: Sequence[str],
+    baseline: Baseline,
+    primary_source: str | None,
+    fp: Fingerprint | None,
+    fingerprint_file: str | Path | None,
+) -> Report:
+    parsed = parse_gates(gates)
+    base = read_baseline(baseline) if isinstance(baseline, str | Path) else baseline
+    changes: list[str] = []
+    if fp is not None and base is not None and isinstance(base.get("fingerprint"), dict):
+        try:
+            changes += diff_fingerprints(Fingerprint.from_dict(base["fingerprint"]), fp)
+        except ValueError as exc:
+            raise InputError("--baseline", None, "fingerprint", str(exc)) from None
+    if fp is not None and fingerprint_file is not None:
+        changes += diff_fingerprints(read_fingerprint(fingerprint_file), fp)
+    human = label_source == "human"
+    report = Report(
+        dataset=dataset,
+        created_at=now_iso(),
+        ks=sorted({int(k) for k in ks}),
+        label_source=label_source,
+        labels_are_human=human,
+        primary_source=_primary(parts, primary_source),
+        summary=[],
+        judges=parts.judges,
+        sources=parts.sources,
+        ceilings=parts.ceilings,
+        flags=parts.flags,
+        label_cuts=parts.cuts,
+        n_labeled_items=parts.n_labeled_items,
+        n_skipped_labels=parts.n_skipped_labels,
+        tied_items=parts.tied_items,
+        usage=usage_means(tables.trajs),
+        gate_rule=GATE_RULE,
+        n_gate_failed=parts.n_gate_failed,
+        coverage=_coverage(tables.trajs, ks),
+        fingerprint=None if fp is None else fp.to_dict(),
+        fingerprint_changes=changes,
+        gates=[g.text for g in parsed],
+        gate_failures=[],
+        notes=list(tables.notes),
+        n_boot=n_boot,
+        seed=seed,
+        calibration=parts.calibration,
+    )
+    if tables.trajs is None:
+        report.notes.append("no task ids: pass^k and pass@k need the task of each item")
+    as_dict = report.to_dict()
+    failures = check_gates(as_dict, parsed)
+    if base is not None:
+        failures += baseline_regressions(as_dict, base)
+    report.gate_failures = failures
+    report.summary = summary_lines(report)
+    return report
+
+
+def build_report(
+    store: Store,
+    dataset: str,
+    *,
+    label_source: str = "human",
+    ks: Sequence[int] = (1, 2, 3, 4),
+    n_boot: int = 2000,
+    seed: int = 0,
+    threshold: float | None = None,
+    dev_items: Collection[Any] | None = None,
+    baseline: Baseline = None,
+    fail_under: Sequence[str] = (),
+    primary_source: str | None = None,
+    fingerprint_file: str | Path | None = None,
+) -> Report:
+    """The report of a stored dataset: judges against labels, pass^k per source, CI gates.
+
+    Parameters
+    ----------
+    store, dataset :
+        Where the trajectories, rule results, judgments and labels are.
+    label_source :
+        ``"human"`` (default) compares judges with people's labels; any other source (e.g.
+        ``"env_reward"``) with those REFERENCE labels, and the report says so everywhere.
+    ks, n_boot, seed :
+        The k of pass^k / pass@k; bootstrap resamples and seed of every interval.
+    threshold :
+        ``label >= threshold`` is a pass for ordinal labels (default: the rubric's pass
+        threshold when the rubric is known, else the lowest value above the scale's middle).
+    dev_items :
+        Trajectory ids used only to search a judge's threshold; left out of every statistic.
+    baseline :
+        A previous ``report.json`` (path or dict): usage above 1.5x its values, or a pass^k
+        whose upper bound falls below its point estimate, fails the report.
+    fail_under :
+        Gate expressions (see :mod:`trajudge.report._gates`), e.g. ``"kappa>=0.6"``.
+    primary_source :
+        The source of unqualified ``pass^k`` gates (default: the first judge, else outcome).
+    fingerprint_file :
+        A saved agent fingerprint to compare with this dataset's.
+
+    Notes
+    -----
+    Items are trajectories; pairwise judgments are left out (noted); errored judgments are
+    counted per judge and never scored. ``length`` is the rendered character count.
+    """
+    parse_gates(fail_under)  # a bad expression fails before any work
+    inputs = store_inputs(store, dataset, label_source=label_source)
+    judgments = validate_table(inputs.judgments, "judgments", source=f"{store.url} judgments")
+    labels = validate_table(inputs.labels, "labels", source=f"{store.url} labels")
+    tables = Tables(
+        judgments=judgments,
+        labels=labels,
+        raw_labels=validate_table(inputs.raw_labels, "labels", source=f"{store.url} labels"),
+        trajs=inputs.trajectories,
+        has_rules=inputs.has_rules,
+        notes=[LENGTH_NOTE, *inputs.notes],
+    )
+    human = label_source == "human"
+    parts = assemble(
+        tables,
+        label_source=label_source,
+        human=human,
+        phrase=labels_phrase(label_source, human),
+        ks=ks,
+        n_boot=n_boot,
+        seed=seed,
+        threshold=threshold,
+        dev_items=dev_items,
+    )
+    return _finish(
+        parts,
+        tables,
+        dataset=dataset,
+        label_source=label_source,
+        ks=ks,
+        n_boot=n_boot,
+        seed=seed,
+        gates=fail_under,
+        baseline=baseline,
+        primary_source=primary_source,
+        fp=inputs.fingerprint,
+        fingerprint_file=fingerprint_file,
+    )
+
+
+def _file_trajs(judgments: pd.DataFrame, outcomes: pd.DataFrame | None) -> pd.DataFrame | None:
+    parts = [judgments[["item", "task_id"]]] if "task_id" in judgments else []
+    if outcomes is not None and "task_id" in outcomes:
+        parts.append(outcomes[["item", "task_id"]])
+    if not parts:
+        return None
+    tasks = pd.concat(parts).dropna().drop_duplicates()
+    clash = tasks.groupby("item")["task_id"].nunique()
+    if (clash > 1).any():
+        item = clash.index[clash > 1][0]
+        raise InputError("judgments", None, "task_id", f"item {item!r} has two task ids")
+    frame = tasks.drop_duplicates("item").rename(columns={"item": "trajectory_id"})
+    outcome = None if outcomes is None else outcomes.set_index("item")["outcome"]
+    frame["outcome"] = None if outcome is None else frame["trajectory_id"].map(outcome)
+    frame["gates_passed"] = None
+    return frame.reset_index(drop=True)
+
+
+def calibrate_report(
+    judgments: str | Path,
+    labels: str | Path,
+    *,
+    outcomes: str | Path | None = None,
+    label_source: str = "human",
+    ks: Sequence[int] = (1, 2, 3, 4),
+    n_boot: int = 2000,
+    seed: int = 0,
+    threshold: float | None = None,
+    dev_items: Collection[Any] | None = None,
+    baseline: Baseline = None,
+    fail_under: Sequence[str] = (),
+    primary_source: str | None = None,
+) -> Report:
+    """The same report from plain tables (CSV, JSONL or Parquet; see ``calibrate_files``).
+
+    ``judgments``: item, judge, order, sample, verdict and/or score (optional task_id, error,
+    cost_usd, latency_s, length, agent_model, judge_model); ``labels``: item, annotator,
+    label; ``outcomes``: item, outcome (optional task_id). Without task ids there is no
+    pass^k. Bad files raise :class:`InputError` naming the file, row and column.
+    """
+    parse_gates(fail_under)
+    j = read_table(judgments, schema="judgments")
+    lab = read_table(labels, schema="labels")
+    out = read_table(outcomes, schema="outcomes") if outcomes is not None else None
+    tables = Tables(
+        judgments=j,
+        labels=lab,
+        raw_labels=lab,
+        trajs=_file_trajs(j, out),
+        has_rules=False,
+    )
+    human = label_source == "human"
+    parts = assemble(
+        tables,
+        label_source=label_source,
+        human=human,
+        phrase=labels_phrase(label_source, human),
+        ks=ks,
+        n_boot=n_boot,
+        seed=seed,
+        threshold=threshold,
+        dev_items=dev_items,
+    )
+    return _finish(
+        parts,
+        tables,
+        dataset=None,
+        label_source=label_source,
+        ks=ks,
+        n_boot=n_boot,
+        seed=seed,
+        gates=fail_under,
+        baseline=baseline,
+        primary_source=primary_source,
+        fp=None,
+        fingerprint_file=None,
+    )

@@ -1,0 +1,236 @@
+"""CI gates: ``--fail-under`` expressions and regressions against a baseline report.
+
+An expression is ``METRIC[QUALIFIER] OP NUMBER``:
+
+* judge metrics ``kappa``, ``ac1``, ``agreement``, ``tpr``, ``tnr``, ``flip_rate`` (use
+  ``<=``) and ``cost_per_1k`` (dollars per 1,000 judgments); unqualified, the gate applies to
+  every judge; ``kappa[NAME]`` to one judge.
+* ``pass^K`` and ``pass@K`` (K among the report's k); unqualified, the gate applies to the
+  primary source (the first judge if any, else the environment outcome); ``pass^4[outcome]``,
+  ``pass^4[rules]``, ``pass^4[human]`` (or the label source) or ``pass^4[NAME]`` for a judge.
+
+Gates compare point estimates. A metric that is undefined (NaN, e.g. kappa with one class
+only) fails every gate that uses it, with the reason "undefined". A metric that does not
+apply to a judge (``flip_rate`` of a judge never run in both orders) is skipped by an
+unqualified gate and fails a gate that names the judge.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import operator
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from trajudge.trajectories import InputError
+
+OPTION = "--fail-under"
+JUDGE_METRICS = ("kappa", "ac1", "agreement", "tpr", "tnr", "flip_rate", "cost_per_1k")
+#: cost, tokens or turns per trajectory above this multiple of the baseline fail
+USAGE_TOLERANCE = 1.5
+_OPS: dict[str, Callable[[float, float], bool]] = {
+    ">=": operator.ge,
+    "<=": operator.le,
+    ">": operator.gt,
+    "<": operator.lt,
+    "==": operator.eq,
+}
+_NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
+_GATE = re.compile(
+    r"^\s*(?P<metric>[a-z_1]+|pass\^(?P<hat>\d+)|pass@(?P<at>\d+))"
+    r"\s*(?:\[(?P<qual>[^\]]+)\])?\s*(?P<op>>=|<=|==|>|<)\s*(?P<value>" + _NUMBER + r")\s*$"
+)
+
+
+@dataclass(frozen=True)
+class Gate:
+    """One parsed ``--fail-under`` expression."""
+
+    text: str
+    metric: str  # a judge metric, "pass^k" or "pass@k"
+    k: int | None
+    qualifier: str | None
+    op: str
+    value: float
+
+    @property
+    def label(self) -> str:
+        name = self.metric.replace("k", str(self.k)) if self.k is not None else self.metric
+        return f"{name}[{self.qualifier}]" if self.qualifier else name
+
+
+def parse_gate(text: str) -> Gate:
+    """Parse ``"kappa>=0.6"``, ``"pass^4[outcome]>=0.5"``, ``"flip_rate<=0.1"``.
+
+    Raises
+    ------
+    InputError
+        Naming ``--fail-under`` and the expression when it cannot be read.
+
+    >>> parse_gate("kappa[gpt4o] >= 0.6").qualifier
+    'gpt4o'
+    """
+    m = _GATE.match(text)
+    if m is None:
+        raise InputError(OPTION, None, None, f"cannot read {text!r}: expected METRIC[NAME]>=NUMBER")
+    metric = m["metric"]
+    k: int | None = None
+    if m["hat"] is not None or m["at"] is not None:
+        k = int(m["hat"] or m["at"])
+        metric = "pass^k" if m["hat"] is not None else "pass@k"
+        if k < 1:
+            raise InputError(OPTION, None, None, f"{text!r}: k must be >= 1")
+    elif metric not in JUDGE_METRICS:
+        known = ", ".join((*JUDGE_METRICS, "pass^K", "pass@K"))
+        raise InputError(OPTION, None, None, f"{text!r}: unknown metric {metric!r} ({known})")
+    qual = m["qual"].strip() if m["qual"] else None
+    return Gate(text, metric, k, qual or None, m["op"], float(m["value"]))
+
+
+def parse_gates(texts: Sequence[str]) -> list[Gate]:
+    return [parse_gate(t) for t in texts]
+
+
+def _fmt(value: float) -> str:
+    return f"{value:.4g}" if abs(value) < 1000 else f"{value:,.0f}"
+
+
+def _value(obj: Any) -> tuple[float, str]:
+    """A metric value from the JSON (a number or an estimate object) and how to show it."""
+    if isinstance(obj, Mapping):
+        v = obj.get("value")
+        lo, hi = obj.get("low"), obj.get("high")
+        shown = "" if lo is None or hi is None else f" [{_fmt(lo)}, {_fmt(hi)}]"
+        return (math.nan if v is None else float(v)), shown
+    return (math.nan if obj is None else float(obj)), ""
+
+
+def _judge(report: Mapping[str, Any], name: str) -> Mapping[str, Any]:
+    judges = report.get("judges") or []
+    for row in judges:
+        if row["name"] == name:
+            return dict(row)
+    same = [row for row in judges if row["judge"] == name]
+    if len(same) == 1:
+        return dict(same[0])
+    known = ", ".join(row["name"] for row in judges) or "none"
+    raise InputError(OPTION, None, None, f"no judge named {name!r} (judges: {known})")
+
+
+def _source(report: Mapping[str, Any], gate: Gate) -> tuple[str, Mapping[str, Any]] | None:
+    sources = report.get("sources") or {}
+    name = gate.qualifier or report.get("primary_source")
+    if name is None:
+        return None
+    for key in (name, f"judge:{name}"):
+        if key in sources:
+            return key, sources[key]
+    known = ", ".join(sources) or "none"
+    raise InputError(OPTION, None, None, f"{gate.text!r}: no verdict source {name!r} ({known})")
+
+
+def _check(gate: Gate, label: str, obj: Any) -> str | None:
+    value, shown = _value(obj)
+    want = f"needs {gate.op} {_fmt(gate.value)}"
+    if math.isnan(value):
+        return f"{label} is undefined, {want} ({gate.text})"
+    if not _OPS[gate.op](value, gate.value):
+        return f"{label} = {_fmt(value)}{shown}, {want} ({gate.text})"
+    return None
+
+
+def check_gates(report: Mapping[str, Any], gates: Sequence[Gate]) -> list[str]:
+    """The reasons the report fails its gates (empty when every gate passes).
+
+    ``report`` is :meth:`Report.to_dict` output. A gate naming a judge or source the report
+    does not have, or a k it did not compute, raises :class:`InputError` (a typo must not
+    pass CI quietly).
+    """
+    failures: list[str] = []
+    ks = [int(k) for k in report.get("ks", [])]
+    for gate in gates:
+        if gate.k is not None:
+            if gate.k not in ks:
+                raise InputError(
+                    OPTION, None, None, f"{gate.text!r}: k={gate.k} was not computed (--k)"
+                )
+            found = _source(report, gate)
+            if found is None:
+                failures.append(f"{gate.label} is undefined: no verdict source ({gate.text})")
+                continue
+            key, src = found
+            est = src[gate.metric].get(str(gate.k))
+            reason = _check(gate, f"{gate.metric.replace('k', str(gate.k))}[{key}]", est)
+            if reason:
+                failures.append(reason)
+            continue
+        rows = [_judge(report, gate.qualifier)] if gate.qualifier else report.get("judges", [])
+        if not rows:
+            failures.append(f"{gate.metric} is undefined: the report has no judge ({gate.text})")
+        for row in rows:
+            if row.get(gate.metric) is None and gate.qualifier is None:
+                continue  # does not apply (e.g. flip_rate of a judge never run in both orders)
+            reason = _check(gate, f"{gate.metric}[{row['name']}]", row.get(gate.metric))
+            if reason:
+                failures.append(reason)
+    return failures
+
+
+def read_baseline(path: str | Path) -> dict[str, Any]:
+    """A previous ``report.json`` (InputError naming the file when it is not one)."""
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(str(p), None, None, "no such file")
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(str(p), None, None, f"not a JSON report: {exc}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("sources"), dict):
+        raise InputError(str(p), None, "sources", "not a trajudge report.json")
+    return data
+
+
+_USAGE_NAMES = {"cost_usd": "cost", "tokens": "tokens", "turns": "turns"}
+
+
+def baseline_regressions(report: Mapping[str, Any], baseline: Mapping[str, Any]) -> list[str]:
+    """Regressions against a previous report.
+
+    * cost, tokens or turns per trajectory above ``USAGE_TOLERANCE`` x the baseline's;
+    * a pass^k drop beyond its interval: the current upper bound is below the baseline's
+      point estimate (for every source and k both reports have); an undefined current
+      pass^k where the baseline had one also fails.
+    """
+    failures: list[str] = []
+    now_usage, base_usage = report.get("usage") or {}, baseline.get("usage") or {}
+    for key, name in _USAGE_NAMES.items():
+        now, base = now_usage.get(key), base_usage.get(key)
+        if now is None or base is None or base <= 0:
+            continue
+        if now > USAGE_TOLERANCE * base:
+            failures.append(
+                f"{name} per trajectory {_fmt(now)} is above {USAGE_TOLERANCE:g}x the "
+                f"baseline's {_fmt(base)}"
+            )
+    sources = report.get("sources") or {}
+    for key, base_src in (baseline.get("sources") or {}).items():
+        if key not in sources:
+            continue
+        for k, base_est in (base_src.get("pass^k") or {}).items():
+            now_est = sources[key]["pass^k"].get(k)
+            if now_est is None or base_est is None or base_est.get("value") is None:
+                continue
+            b = float(base_est["value"])
+            if now_est.get("high") is None:
+                failures.append(f"pass^{k}[{key}] is undefined now (baseline {_fmt(b)})")
+            elif now_est["high"] < b:
+                failures.append(
+                    f"pass^{k}[{key}] dropped: {_fmt(now_est['value'])} "
+                    f"[{_fmt(now_est['low'])}, {_fmt(now_est['high'])}] is below the "
+                    f"baseline's {_fmt(b)}"
+                )
+    return failures

@@ -1,0 +1,267 @@
+"""The report as titled sections of text lines and tables, shared by every renderer.
+
+Cells are plain strings (user data included, unescaped): each renderer escapes for its own
+format (Rich markup off, Markdown pipes, HTML through Jinja2's autoescape).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from trajudge.calibration import Estimate
+from trajudge.report._model import Report, SourceResult
+from trajudge.report._summary import fmt, fmt_est
+
+DASH = "—"
+_MAX_IDS = 12
+
+
+@dataclass
+class Section:
+    """A titled block: text lines, then an optional table."""
+
+    title: str
+    lines: list[str] = field(default_factory=list)
+    header: list[str] = field(default_factory=list)
+    rows: list[list[str]] = field(default_factory=list)
+
+
+def _ids(ids: list[str]) -> str:
+    head = ", ".join(ids[:_MAX_IDS])
+    return head + (f" … (+{len(ids) - _MAX_IDS})" if len(ids) > _MAX_IDS else "")
+
+
+def _cost(value: float | None) -> str:
+    return "n/a" if value is None or math.isnan(value) else f"${value:.3f}"
+
+
+def _pass_cells(
+    src: SourceResult | None, ks: list[int], intervals: bool, pass_at: bool = True
+) -> list[str]:
+    cells = []
+    for table in ("hat", "at") if pass_at else ("hat",):
+        for k in ks:
+            est: Estimate | None = None
+            if src is not None:
+                est = (src.pass_hat if table == "hat" else src.pass_at).get(k)
+            cells.append(fmt_est(est) if intervals else fmt(None if est is None else est.value))
+    return cells
+
+
+def main_table(report: Report, *, intervals: bool = True, pass_at: bool = True) -> Section:
+    """One row per judge (agreement, cost, pass^k of its verdicts) and per other source."""
+    header = [
+        "source",
+        "κ [95% CI]",
+        "AC1",
+        "agreement",
+        "TPR",
+        "TNR",
+        "flip rate",
+        "$ / 1k judgments",
+        "median latency (s)",
+        "errors",
+        *(f"pass^{k}" for k in report.ks),
+        *(f"pass@{k}" for k in report.ks if pass_at),
+    ]
+    rows = []
+    for j in report.judges:
+        cal = j.calibration
+        rows.append(
+            [
+                f"judge {j.name}",
+                fmt_est(cal.kappa),
+                fmt(cal.ac1),
+                fmt(cal.agreement),
+                fmt(cal.rates.tpr),
+                fmt(cal.rates.tnr),
+                fmt_est(cal.flip_rate) if cal.flip_rate is not None else DASH,
+                _cost(cal.cost_per_1k),
+                fmt(cal.median_latency_s),
+                f"{cal.n_errors} / {cal.n_rows + cal.n_errors}",
+                *_pass_cells(j.source, report.ks, intervals, pass_at),
+            ]
+        )
+    for src in report.sources:
+        rows.append([src.title, *([DASH] * 9), *_pass_cells(src, report.ks, intervals, pass_at)])
+    lines = [
+        f"κ, AC1, agreement, TPR and TNR: each judge against {report.labels_phrase}.",
+        "pass^k: all k trials of a task pass; pass@k: at least one does (unbiased estimators, "
+        "averaged over tasks; 95% bootstrap intervals over tasks).",
+    ]
+    if report.n_gate_failed is not None:
+        lines.append(report.gate_rule)
+    return Section("Judges and verdict sources", lines, header, rows)
+
+
+def _flags(report: Report) -> Section:
+    rows = [
+        [f.judge, f.probe.replace("_", " "), fmt_est(f.estimate), f.rule, f.detail]
+        for f in report.flags
+    ]
+    lines = [] if rows else ["No bias probe fired."]
+    return Section(
+        "Bias flags",
+        lines,
+        ["judge", "probe", "estimate [95% CI]", "rule", "evidence"] if rows else [],
+        rows,
+    )
+
+
+def _ceiling(report: Report) -> Section:
+    who = "Human ceiling" if report.labels_are_human else f"Ceiling ({report.labels_phrase})"
+    rows = [
+        [
+            str(c.rubric_id),
+            str(c.agreement.n_annotators),
+            str(c.agreement.n_items),
+            fmt(c.agreement.mean_kappa),
+            fmt(c.agreement.alpha),
+        ]
+        for c in report.ceilings
+    ]
+    lines = [] if rows else ["No item has labels from two labellers: no ceiling to show."]
+    header = ["rubric", "labellers", "items with 2+ labels", "mean pairwise κ", "α"]
+    return Section(who, lines, header if rows else [], rows)
+
+
+def _budget(report: Report) -> Section:
+    rows = []
+    for j in report.judges:
+        b = j.calibration.budget
+        rows.append(
+            [
+                j.name,
+                str(b.n),
+                fmt(b.half_width),
+                fmt(b.target),
+                "n/a" if math.isnan(b.n_more) else str(int(b.n_more)),
+            ]
+        )
+    lines = [
+        f"{report.n_labeled_items} items with a consensus of {report.labels_phrase}; "
+        f"{report.n_skipped_labels} skipped labels; {len(report.tied_items)} tied items"
+        + (f" ({_ids(report.tied_items)})" if report.tied_items else "")
+        + "."
+    ]
+    header = ["judge", "labelled items", "κ half-width", "target", "more labels needed"]
+    return Section("Label budget", lines, header if rows else [], rows)
+
+
+def _corrected(report: Report) -> Section:
+    rows = []
+    for j in report.judges:
+        rate = j.corrected_rate
+        cells = [j.name]
+        cells.append(fmt_est(rate.raw) if rate is not None else "n/a")
+        cells.append(fmt_est(rate.corrected) if rate is not None else "n/a")
+        ck = j.corrected_pass_hat
+        cells += [fmt_est(ck.corrected.get(k)) if ck is not None else "n/a" for k in report.ks]
+        rows.append(cells)
+    header = [
+        "judge",
+        "raw pass rate",
+        "corrected pass rate",
+        *(f"corrected pass^{k}" for k in report.ks),
+    ]
+    lines = [
+        "Rogan-Gladen corrected pass rate and judge-corrected pass^k: the judge's TPR/TNR on "
+        f"the items with {report.labels_phrase} carried into the rate, with 95% intervals."
+    ]
+    return Section("Corrected pass rates", lines, header if rows else [], rows)
+
+
+def _unstable(report: Report) -> Section:
+    lines = []
+    for src in report.all_sources():
+        if src.unstable_tasks:
+            lines.append(
+                f"{src.title}: {len(src.unstable_tasks)} unstable tasks (some trials "
+                f"pass, some fail): {_ids(src.unstable_tasks)}"
+            )
+    for j in report.judges:
+        items = j.calibration.unstable_items
+        if items:
+            lines.append(
+                f"judge {j.name}: {len(items)} unstable items (verdict changes across "
+                f"samples or orders): {_ids(items)}"
+            )
+    return Section("Unstable tasks and items", lines or ["None."])
+
+
+def _coverage(report: Report) -> Section | None:
+    cov = report.coverage
+    if cov is None:
+        return None
+    share = cov["boundary_share"]
+    lines = [
+        f"{cov['n_boundary']} of {cov['n_cases']} trajectories run into a boundary case "
+        f"({fmt(None if share is None else share * 100, 0)}%); pass^k by the environment outcome.",
+        *cov["warnings"],
+    ]
+    ks = [c for c in (cov["table"][0] if cov["table"] else {}) if c.startswith("pass^")]
+    rows = [
+        [str(r["kind"]), str(r["cases"]), fmt(r["share"]), *(fmt(r[c]) for c in ks)]
+        for r in cov["table"]
+    ]
+    return Section("Boundary coverage", lines, ["kind", "cases", "share", *ks], rows)
+
+
+def _usage(report: Report) -> Section:
+    u = report.usage
+    names = {
+        "cost_usd": "cost ($)",
+        "tokens": "tokens",
+        "turns": "turns",
+        "steps": "steps",
+        "latency_s": "latency (s)",
+    }
+    rows = [[names[k], fmt(v, 4) if v is not None else "n/a"] for k, v in u.items() if k in names]
+    fp = report.fingerprint
+    lines = []
+    if fp is not None:
+        lines.append("agent fingerprint: " + ", ".join(f"{k}={v}" for k, v in fp.items()))
+    lines += report.fingerprint_changes
+    return Section("Agent usage per trajectory", lines, ["mean per trajectory", "value"], rows)
+
+
+def _gates(report: Report) -> Section | None:
+    if not report.gates and not report.gate_failures:
+        return None
+    lines = [f"checked: {', '.join(report.gates)}" if report.gates else "checked: baseline"]
+    lines += [f"FAILED: {r}" for r in report.gate_failures] or ["every gate passed"]
+    return Section("CI gates", lines)
+
+
+def _notes(report: Report) -> Section:
+    lines = [f"labels: {report.labels_phrase}"]
+    for rubric, cut in report.label_cuts.items():
+        where = "" if rubric == "None" else f" (rubric {rubric})"
+        if cut["value"] is not None:
+            lines.append(f"label >= {fmt(cut['value'])} is a pass{where}: {cut['source']}")
+    for j in report.judges:
+        t = j.calibration.threshold
+        if t.value is not None:
+            lines.append(f"judge {j.name}: score >= {fmt(t.value)} is a pass ({t.source})")
+    lines += report.notes
+    lines.append(f"bootstrap: {report.n_boot} resamples, seed {report.seed}")
+    return Section("Notes", lines)
+
+
+def sections(report: Report, *, compact: bool = False) -> list[Section]:
+    """Every section in reading order (the summary lines come first, outside).
+
+    ``compact`` (the terminal) drops the intervals and pass@k from the main table.
+    """
+    out = [
+        main_table(report, intervals=not compact, pass_at=not compact),
+        _flags(report),
+        _ceiling(report),
+        _budget(report),
+        _corrected(report),
+        _unstable(report),
+    ]
+    out += [s for s in (_coverage(report), _gates(report)) if s is not None]
+    out += [_usage(report), _notes(report)]
+    return out

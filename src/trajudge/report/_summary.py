@@ -1,0 +1,97 @@
+"""The plain-language lines on top of the report."""
+
+from __future__ import annotations
+
+import math
+
+from trajudge.calibration import Estimate
+from trajudge.report._model import Report, SourceResult
+
+
+def fmt(value: float | None, digits: int = 2) -> str:
+    """A number for people; "n/a" for None or NaN."""
+    if value is None or math.isnan(value):
+        return "n/a"
+    return f"{value:.{digits}f}"
+
+
+def fmt_est(est: Estimate | None, digits: int = 2) -> str:
+    """``0.71 [0.62, 0.79]``; the interval is left out when undefined."""
+    if est is None:
+        return "n/a"
+    if math.isnan(est.value):
+        return "n/a"
+    if math.isnan(est.low) or math.isnan(est.high):
+        return fmt(est.value, digits)
+    return f"{fmt(est.value, digits)} [{fmt(est.low, digits)}, {fmt(est.high, digits)}]"
+
+
+def _pass(src: SourceResult | None, k: int) -> str:
+    if src is None or k not in src.pass_hat:
+        return "n/a"
+    return fmt(src.pass_hat[k].value)
+
+
+def summary_lines(report: Report) -> list[str]:
+    """What a reader should take away, in sentences (judge by judge, then sources, flags)."""
+    lines: list[str] = []
+    phrase = report.labels_phrase
+    k = max(report.ks)
+    by_key = {s.key: s for s in report.sources}
+    anchor = by_key.get("outcome") or by_key.get(report.label_source)
+    for row in report.judges:
+        cal = row.calibration
+        kappa = cal.kappa
+        tail = ""
+        if row.source is not None:
+            tail = f"; its pass^{k} is {_pass(row.source, k)}"
+            if anchor is not None:
+                tail += f" vs {_pass(anchor, k)} by the {anchor.title}"
+        if math.isnan(kappa.value):
+            lines.append(
+                f"judge {row.name}: agreement with {phrase} is undefined "
+                f"({cal.n_items} items with both a verdict and a label){tail}."
+            )
+        elif not math.isnan(kappa.low) and kappa.low <= 0 <= kappa.high:
+            lines.append(
+                f"judge {row.name} is no better than chance against {phrase}: "
+                f"κ = {fmt_est(kappa)} over {cal.n_items} items (the interval includes 0){tail}."
+            )
+        else:
+            lines.append(
+                f"judge {row.name} agrees with {phrase} at κ = {fmt_est(kappa)} "
+                f"over {cal.n_items} items{tail}."
+            )
+        if row.corrected_pass_hat is not None and k in row.corrected_pass_hat.corrected:
+            est = row.corrected_pass_hat.corrected[k]
+            if not math.isnan(est.value):
+                lines.append(
+                    f"judge {row.name}: pass^{k} corrected for its errors is {fmt_est(est)}."
+                )
+    for ceiling in report.ceilings:
+        who = "annotators" if report.labels_are_human else f"reference labellers ({phrase})"
+        where = f" on rubric {ceiling.rubric_id}" if ceiling.rubric_id not in (None, "None") else ""
+        lines.append(
+            f"ceiling: {who} agree with each other at mean κ = "
+            f"{fmt(ceiling.agreement.mean_kappa)} over {ceiling.agreement.n_items} items{where}."
+        )
+    for src in report.sources:
+        if k in src.pass_hat:
+            lines.append(f"{src.title}: pass^{k} = {fmt_est(src.pass_hat[k])}.")
+    if report.n_gate_failed is not None:
+        lines.append(
+            f"{report.n_gate_failed} trajectories failed a rule gate: they count as fails for "
+            "every source except the raw environment outcome."
+        )
+    for flag in report.flags:
+        lines.append(
+            f"judge {flag.judge}: {flag.probe.replace('_', ' ')} bias flagged "
+            f"({fmt_est(flag.estimate)}; {flag.rule})."
+        )
+    lines += report.fingerprint_changes
+    if report.gates:
+        if report.gate_failures:
+            lines.append(f"CI gates: {len(report.gate_failures)} failed.")
+        else:
+            lines.append(f"CI gates: all {len(report.gates)} passed.")
+    return lines

@@ -1,0 +1,170 @@
+"""`trajudge report` and `trajudge calibrate` in process: files, exit codes 0 / 1 / 2."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+import typer.testing
+from sklearn.metrics import cohen_kappa_score
+
+import trajudge.cli._commands  # noqa: F401 - registers the commands
+from trajudge.cli import app
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "report"))
+import report_helpers as h
+
+runner = typer.testing.CliRunner()
+
+
+@pytest.fixture(scope="module")
+def store_url(tmp_path_factory: pytest.TempPathFactory) -> str:
+    url = f"sqlite:///{tmp_path_factory.mktemp('cli') / 'store.db'}"
+    h.make_store(url)
+    return url
+
+
+def _run(url: str, out: Path, *extra: str) -> typer.testing.Result:
+    args = ["report", "ds", "--db", url, "--out", str(out), "--n-boot", "20", "--k", "1,2"]
+    return runner.invoke(app, [*args, *extra])
+
+
+def test_report_writes_files_and_exits_0(store_url: str, tmp_path: Path) -> None:
+    result = _run(store_url, tmp_path / "r", "--fail-under", "pass^2[outcome]>=0.3")
+    assert result.exit_code == 0, result.output
+    for name in ("report.md", "report.html", "report.json"):
+        assert f"wrote {tmp_path / 'r' / name}" in result.output
+        assert (tmp_path / "r" / name).is_file()
+    assert "judge alpha" in result.output and "Judges and verdict sources" in result.output
+    d = json.loads((tmp_path / "r" / "report.json").read_text())
+    assert d["passed"] is True and d["gates"] == ["pass^2[outcome]>=0.3"]
+
+
+def test_failing_gates_exit_1_with_every_reason(store_url: str, tmp_path: Path) -> None:
+    cons = h.consensus()
+    kappa = cohen_kappa_score(list(cons.values()), [h.alpha_verdict(i) for i in cons])
+    result = _run(
+        store_url,
+        tmp_path / "r",
+        "--fail-under",
+        f"kappa[alpha]>={kappa + 0.01:.3f}",
+        "--fail-under",
+        "pass^2[outcome]>=0.99",
+        "--fail-under",
+        f"kappa[alpha]>={kappa - 0.01:.3f}",  # passes
+    )
+    assert result.exit_code == 1, result.output
+    failed = [line for line in result.output.splitlines() if line.startswith("gate failed:")]
+    assert len(failed) == 2
+    assert failed[0].startswith(f"gate failed: kappa[alpha] = {kappa:.4g}")
+    assert "pass^2[outcome]" in failed[1]
+    # the files are written all the same, for the CI artifact
+    assert json.loads((tmp_path / "r" / "report.json").read_text())["passed"] is False
+
+
+def test_undefined_kappa_fails_the_gate(store_url: str, tmp_path: Path) -> None:
+    # beta always says pass: its kappa is 0; with env_reward labels nobody labelled: undefined
+    result = _run(
+        store_url, tmp_path / "r", "--labels", "env_reward", "--fail-under", "kappa[alpha]>=0"
+    )
+    assert result.exit_code == 1
+    assert "kappa[alpha] is undefined" in result.output
+
+
+@pytest.mark.parametrize("expr", ["kappa>0.6x", "kapa>=0.6", "pass^2[nobody]>=0.5"])
+def test_bad_gate_exits_2_naming_the_option(store_url: str, tmp_path: Path, expr: str) -> None:
+    result = _run(store_url, tmp_path / "r", "--fail-under", expr)
+    assert result.exit_code == 2
+    assert "--fail-under" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_bad_format_and_dataset_exit_2(store_url: str, tmp_path: Path) -> None:
+    assert _run(store_url, tmp_path / "r", "--format", "pdf").exit_code == 2
+    result = runner.invoke(app, ["report", "nope", "--db", store_url, "--out", str(tmp_path)])
+    assert result.exit_code == 2 and "no dataset 'nope'" in result.output
+
+
+def test_baseline_regression_detected(store_url: str, tmp_path: Path, db_url: str) -> None:
+    assert _run(store_url, tmp_path / "base").exit_code == 0
+    baseline = tmp_path / "base" / "report.json"
+    # same data against itself: no regression
+    assert _run(store_url, tmp_path / "same", "--baseline", str(baseline)).exit_code == 0
+    # the agent now costs 3x as much per trajectory (0.03 vs 0.01)
+    h.make_store(db_url, cost=0.03)
+    result = _run(db_url, tmp_path / "costly", "--baseline", str(baseline))
+    assert result.exit_code == 1
+    assert "cost per trajectory 0.03 is above 1.5x the baseline's 0.01" in result.output
+    # a baseline whose outcome pass^2 was far above the current interval
+    d = json.loads(baseline.read_text())
+    d["sources"]["outcome"]["pass^k"]["2"]["value"] = 0.99
+    raised = tmp_path / "raised.json"
+    raised.write_text(json.dumps(d))
+    result = _run(store_url, tmp_path / "drop", "--baseline", str(raised))
+    assert result.exit_code == 1
+    assert "pass^2[outcome] dropped" in result.output
+
+
+def test_calibrate_command_on_jsonl(tmp_path: Path) -> None:
+    j = tmp_path / "j.jsonl"
+    j.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "item": t,
+                    "judge": "alpha",
+                    "order": "ab",
+                    "sample": 0,
+                    "verdict": "pass" if h.alpha_verdict(t) else "fail",
+                    "task_id": t[:2],
+                }
+            )
+            + "\n"
+            for t in h.all_ids()
+        )
+    )
+    lab = tmp_path / "l.csv"
+    lab.write_text(
+        "item,annotator,label\n" + "".join(f"{i},{a},{v}\n" for i, a, v in h.human_labels())
+    )
+    cons = h.consensus()
+    kappa = cohen_kappa_score(list(cons.values()), [h.alpha_verdict(i) for i in cons])
+    out = tmp_path / "cal"
+    result = runner.invoke(
+        app,
+        [
+            "calibrate",
+            "--judgments",
+            str(j),
+            "--labels",
+            str(lab),
+            "--out",
+            str(out),
+            "--format",
+            "json",
+            "--n-boot",
+            "20",
+            "--fail-under",
+            f"kappa>={kappa - 0.01:.3f}",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    d = json.loads((out / "report.json").read_text())
+    assert d["judges"][0]["kappa"]["value"] == pytest.approx(kappa, abs=1e-12)
+    assert not (out / "report.html").exists()
+
+
+def test_calibrate_bad_file_exits_2(tmp_path: Path) -> None:
+    j = tmp_path / "j.csv"
+    j.write_text("item,judge,order,sample,verdict\nx,a,sideways,0,pass\n")
+    lab = tmp_path / "l.csv"
+    lab.write_text("item,annotator,label\nx,h,1\n")
+    result = runner.invoke(
+        app,
+        ["calibrate", "--judgments", str(j), "--labels", str(lab), "--out", str(tmp_path / "o")],
+    )
+    assert result.exit_code == 2
+    assert "line 2: order" in result.output
+    assert not (tmp_path / "o").exists()

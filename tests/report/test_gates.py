@@ -1,0 +1,162 @@
+"""Gate expressions and baseline regressions, on report dicts written out by hand."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from trajudge.report import baseline_regressions, check_gates, parse_gate, read_baseline
+from trajudge.trajectories import InputError
+
+
+def _est(value: float | None, low: float | None = None, high: float | None = None) -> dict:
+    return {"value": value, "low": low, "high": high, "n": 10, "level": 0.95}
+
+
+def _report(**over: object) -> dict:
+    d = {
+        "ks": [1, 4],
+        "primary_source": "judge:good",
+        "judges": [
+            {
+                "name": "good",
+                "judge": "good",
+                "kappa": _est(0.8, 0.7, 0.9),
+                "ac1": 0.85,
+                "agreement": 0.9,
+                "tpr": 0.9,
+                "tnr": 0.8,
+                "flip_rate": _est(0.05, 0.0, 0.1),
+                "cost_per_1k": 2.0,
+            },
+            {
+                "name": "flat",
+                "judge": "flat",
+                "kappa": _est(None),
+                "ac1": None,
+                "agreement": 0.5,
+                "tpr": None,
+                "tnr": None,
+                "flip_rate": None,
+                "cost_per_1k": 0.5,
+            },
+        ],
+        "sources": {
+            "judge:good": {
+                "pass^k": {"1": _est(0.7, 0.6, 0.8), "4": _est(0.4, 0.3, 0.5)},
+                "pass@k": {"1": _est(0.7, 0.6, 0.8), "4": _est(0.9, 0.8, 1.0)},
+            },
+            "outcome": {
+                "pass^k": {"1": _est(0.6, 0.5, 0.7), "4": _est(0.3, 0.2, 0.4)},
+                "pass@k": {"1": _est(0.6, 0.5, 0.7), "4": _est(0.8, 0.7, 0.9)},
+            },
+        },
+        "usage": {"cost_usd": 0.02, "tokens": 1000.0, "turns": 4.0},
+    }
+    d.update(over)
+    return d
+
+
+def _fails(*exprs: str, report: dict | None = None) -> list[str]:
+    return check_gates(report or _report(), [parse_gate(e) for e in exprs])
+
+
+def test_parse_gate_forms() -> None:
+    g = parse_gate("pass^4[outcome] >= 0.5")
+    assert (g.metric, g.k, g.qualifier, g.op, g.value) == ("pass^k", 4, "outcome", ">=", 0.5)
+    g = parse_gate("flip_rate<=.1")
+    assert (g.metric, g.k, g.op, g.value) == ("flip_rate", None, "<=", 0.1)
+    assert parse_gate("pass@1>=1e-1").metric == "pass@k"
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "kappa",
+        "kappa>=",
+        "kapa>=0.6",
+        "pass^0>=0.5",
+        "kappa=>0.6",
+        "pass^x>=1",
+        "kappa>=0.6 and ac1>=0.5",
+    ],
+)
+def test_bad_expressions_name_the_option(bad: str) -> None:
+    with pytest.raises(InputError, match=r"^--fail-under: "):
+        parse_gate(bad)
+
+
+def test_judge_gates_pass_and_fail() -> None:
+    assert _fails("kappa[good]>=0.6", "ac1[good]>=0.8", "tpr[good]>0.85") == []
+    assert _fails("agreement>=0.5", "cost_per_1k<=2") == []  # every judge passes these
+    (reason,) = _fails("kappa[good]>=0.85")
+    assert reason.startswith("kappa[good] = 0.8 [0.7, 0.9], needs >= 0.85")
+
+
+def test_undefined_metric_fails_with_reason() -> None:
+    (reason,) = _fails("kappa>=0.6")  # good passes; flat's kappa is NaN (null)
+    assert "kappa[flat] is undefined" in reason
+
+
+def test_flip_rate_that_does_not_apply() -> None:
+    assert _fails("flip_rate<=0.1") == []  # flat never ran in both orders: skipped
+    (reason,) = _fails("flip_rate[flat]<=0.1")  # named explicitly: cannot be checked
+    assert "undefined" in reason
+
+
+def test_pass_k_primary_and_qualified() -> None:
+    assert _fails("pass^4>=0.4") == []  # primary source: judge good, 0.4
+    (reason,) = _fails("pass^4>=0.5")
+    assert reason.startswith("pass^4[judge:good] = 0.4")
+    assert _fails("pass^4[outcome]>=0.3", "pass@4[good]>=0.9") == []
+    assert len(_fails("pass^4[outcome]>0.3")) == 1
+
+
+def test_unknown_names_and_k_are_input_errors() -> None:
+    with pytest.raises(InputError, match="no judge named 'nobody'"):
+        _fails("kappa[nobody]>=0.5")
+    with pytest.raises(InputError, match="no verdict source 'rules'"):
+        _fails("pass^1[rules]>=0.5")
+    with pytest.raises(InputError, match="k=3 was not computed"):
+        _fails("pass^3>=0.5")
+
+
+def test_no_judge_fails_a_kappa_gate() -> None:
+    (reason,) = _fails("kappa>=0.1", report=_report(judges=[]))
+    assert "no judge" in reason
+
+
+def test_baseline_same_report_passes() -> None:
+    assert baseline_regressions(_report(), _report()) == []
+
+
+def test_baseline_usage_above_tolerance() -> None:
+    base = _report(usage={"cost_usd": 0.01, "tokens": 1000.0, "turns": 2.0})
+    reasons = baseline_regressions(_report(), base)
+    # cost 0.02 > 1.5 x 0.01; tokens equal; turns 4 > 1.5 x 2
+    assert len(reasons) == 2
+    assert reasons[0].startswith("cost per trajectory 0.02 is above 1.5x the baseline's 0.01")
+    assert reasons[1].startswith("turns per trajectory 4")
+    ok = _report(usage={"cost_usd": 0.014, "tokens": 700.0, "turns": 3.0})  # 0.02 <= 0.021
+    assert baseline_regressions(_report(), ok) == []
+
+
+def test_baseline_pass_k_drop_beyond_interval() -> None:
+    base = _report()
+    base["sources"]["outcome"]["pass^k"]["4"] = _est(0.45, 0.4, 0.5)  # current high 0.4
+    (reason,) = baseline_regressions(_report(), base)
+    assert reason.startswith("pass^4[outcome] dropped: 0.3 [0.2, 0.4]")
+    base["sources"]["outcome"]["pass^k"]["4"] = _est(0.4, 0.3, 0.5)  # within the interval
+    assert baseline_regressions(_report(), base) == []
+
+
+def test_read_baseline_rejects_other_json(tmp_path: Path) -> None:
+    p = tmp_path / "x.json"
+    p.write_text(json.dumps({"hello": 1}))
+    with pytest.raises(InputError, match=r"not a trajudge report\.json"):
+        read_baseline(p)
+    p.write_text("{nope")
+    with pytest.raises(InputError, match="not a JSON report"):
+        read_baseline(p)
