@@ -30,7 +30,7 @@ from trajudge.trajectories import InputError
 from trajudge.trajectories._errors import pydantic_field
 
 Severity = Literal["gate", "diagnostic", "regression"]
-ReportFormat = Literal["terminal", "markdown", "html", "json"]
+ReportFormat = Literal["md", "html", "json"]
 
 
 class _Section(BaseModel):
@@ -52,10 +52,17 @@ class SpecsConfig(_Section):
 
 
 class LabelsConfig(_Section):
-    """Human labels to import (or export to), and their source name."""
+    """Labels to import before the report, and their source name.
+
+    ``source: human`` labels are people's; any other source (e.g. ``env_reward``) is a
+    REFERENCE label source and the report says so. With ``only_dataset: true`` rows for
+    trajectories outside the dataset (e.g. a demo subset) are left out, and the run says how
+    many; otherwise such a row is an error.
+    """
 
     path: Path | None = None
     source: str = "human"
+    only_dataset: bool = False
 
 
 class ReportConfig(_Section):
@@ -67,7 +74,9 @@ class ReportConfig(_Section):
     """
 
     out: Path = Path("trajudge-report")
-    formats: list[ReportFormat] = Field(default_factory=lambda: list[ReportFormat](["terminal"]))
+    formats: list[ReportFormat] = Field(
+        default_factory=lambda: list[ReportFormat](["md", "html", "json"])
+    )
     ks: list[int] = Field(default_factory=lambda: [1, 2, 3, 4])
     fail_under: list[str] = Field(default_factory=list)
     baseline: Path | None = None
@@ -128,6 +137,10 @@ def _resolve(cfg: TrajudgeConfig, base: Path) -> TrajudgeConfig:
     def fix(p: Path | None) -> Path | None:
         return None if p is None else (p if p.is_absolute() else base / p)
 
+    if cfg.db and cfg.db.startswith("sqlite:///") and not cfg.db.startswith("sqlite:////"):
+        rest = cfg.db.removeprefix("sqlite:///")
+        if rest and not rest.startswith(":memory:"):
+            cfg.db = f"sqlite:///{(base / rest).resolve()}"
     cfg.dataset.path = fix(cfg.dataset.path)
     if cfg.specs is not None:
         cfg.specs.path = fix(cfg.specs.path) or cfg.specs.path

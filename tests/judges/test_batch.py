@@ -234,3 +234,20 @@ def test_cached_rerun_into_a_new_dataset_counts_hits_not_cost(
     second = score_dataset(store, "copy", [Judge(spec, cache=cache)])
     assert second.cache_hits == 7 and second.prompt_tokens == 0 and fake_llm.calls == 7
     assert store.judgments_frame("copy")["cache_hit"].all()
+
+
+def test_spec_reference_never_uses_the_outcome() -> None:
+    """prefer="spec": the reference comes from the expected calls even when a passing trial
+    exists, so the outcome (the label a judge is calibrated against) never picks it."""
+    from trajudge.judges import choose_reference
+    from trajudge.trajectories import ExpectedCall, Step, TaskSpec, Trajectory
+
+    cand = Trajectory(id="t-0", task_id="t", trial=0, outcome=False, steps=[Step(tool="a")])
+    good = Trajectory(id="t-1", task_id="t", trial=1, outcome=True, steps=[Step(tool="b")])
+    spec = TaskSpec(reference=[ExpectedCall(tool="b", args={"x": 1})])
+    passing = choose_reference(cand, [cand, good], spec)
+    assert passing is not None and passing[0].id == "t-1" and passing[1] is False
+    from_spec = choose_reference(cand, [cand, good], spec, prefer="spec")
+    assert from_spec is not None and from_spec[1] is True
+    assert [s.tool for s in from_spec[0].steps] == ["b"]
+    assert choose_reference(cand, [cand, good], None, prefer="spec") is None

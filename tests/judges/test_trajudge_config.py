@@ -38,7 +38,7 @@ labels:
   source: human
 report:
   out: out/report
-  formats: [markdown, html, json]
+  formats: [md, html, json]
   ks: [1, 2, 4]
   fail_under: ["kappa>=0.6", "pass^1>=0.4"]
   baseline: baseline.json

@@ -137,3 +137,20 @@ def test_import_unknown_dataset_and_format(store: Store, tmp_path: Path) -> None
         label_format(tmp_path / "x.txt")
     with pytest.raises(InputError, match="file not found"):
         import_labels(store, tmp_path / "missing.csv", DS)
+
+
+def test_only_dataset_leaves_out_and_counts_rows_of_other_trajectories(tmp_path: Path) -> None:
+    from trajudge.store import Store
+    from trajudge.store._label_files import import_labels
+    from trajudge.trajectories import Trajectory
+
+    store = Store(f"sqlite:///{tmp_path / 's.db'}")
+    store.import_dataset("d", [Trajectory(id="a", task_id="t")])
+    f = tmp_path / "labels.csv"
+    f.write_text("trajectory_id,rubric_id,annotator,value\na,r,x,1\nb,r,x,0\nc,r,x,1\n")
+    with pytest.raises(InputError, match="unknown trajectory id 'b'"):
+        import_labels(store, f, "d")
+    assert store.labels_frame("d").empty  # all or nothing
+    s = import_labels(store, f, "d", only_dataset=True)
+    assert (s.added, s.outside) == (1, 2)
+    assert store.labels_frame("d")["trajectory_id"].tolist() == ["a"]

@@ -151,3 +151,13 @@ def test_concurrent_writers_on_one_sqlite_file(db_url: str) -> None:
         t.join()
     assert errors == []
     assert len(store.labels_frame("d")) == 200
+
+
+def test_store_creates_the_folder_and_reports_an_unopenable_file(tmp_path: Path) -> None:
+    nested = tmp_path / "a" / "b" / "s.db"
+    Store(f"sqlite:///{nested}")
+    assert nested.exists()
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(InputError, match="db: cannot open the store"):
+        Store(f"sqlite:///{blocker}/s.db")

@@ -84,15 +84,24 @@ class _Item:
 
 
 def choose_reference(
-    candidate: Trajectory, same_task: Sequence[Trajectory], spec: TaskSpec | None
+    candidate: Trajectory,
+    same_task: Sequence[Trajectory],
+    spec: TaskSpec | None,
+    *,
+    prefer: str = "passing",
 ) -> tuple[Trajectory, bool] | None:
     """The reference for ``candidate`` and whether it was built from the task spec.
 
-    A passing trajectory of the same task (lowest trial, not the candidate itself), else the
-    spec's expected calls, else None.
+    ``prefer="passing"``: a passing trajectory of the same task (lowest trial, not the
+    candidate itself), else the spec's expected calls, else None. ``prefer="spec"``: the
+    spec's expected calls only (the outcome never picks the reference), else None.
     """
     passing = sorted(
-        (t for t in same_task if t.outcome is True and t.id != candidate.id),
+        (
+            t
+            for t in same_task
+            if prefer == "passing" and t.outcome is True and t.id != candidate.id
+        ),
         key=lambda t: (t.trial, t.id),
     )
     if passing:
@@ -152,7 +161,9 @@ def plan_items(
                 pairs += [(a, b, False) for i, a in enumerate(group) for b in group[i + 1 :]]
         else:
             for t in eligible:
-                ref = choose_reference(t, by_task[t.task_id], specs.get(t.task_id))
+                ref = choose_reference(
+                    t, by_task[t.task_id], specs.get(t.task_id), prefer=judge.spec.reference
+                )
                 if ref is None:
                     no_reference += 1
                 else:

@@ -22,7 +22,7 @@ import os
 import threading
 from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -49,6 +49,10 @@ class JudgeSpec(BaseModel):
     ``api_key_env`` names an environment variable holding the key; keys are never stored.
     ``prompt_budget`` is the prompt size (tokens, estimated) that trajectory outputs are
     elided to fit; by default the local server's slot size minus ``max_tokens``, else 12,000.
+    ``reference`` (reference mode) says where the reference comes from: ``passing`` (a
+    passing trial of the same task, else the spec's expected calls) or ``spec`` (always the
+    task spec's expected calls: choosing a reference by outcome tells the judge something
+    about the label, which matters when the judge is calibrated against that outcome).
     ``max_reasoning_chars`` caps the verdict's reasoning, lowered when needed so that the whole
     verdict fits in ``max_tokens`` (see :func:`reasoning_cap`).
     """
@@ -73,6 +77,7 @@ class JudgeSpec(BaseModel):
     max_reasoning_chars: int = Field(default=800, ge=20)
     seed: int | None = None
     mode: str | None = None
+    reference: Literal["passing", "spec"] = "passing"
 
 
 def reasoning_cap(spec: JudgeSpec, rubric: Rubric) -> int:

@@ -146,6 +146,7 @@ class LabelImportSummary:
     added: int
     updated: int
     unchanged: int
+    outside: int = 0  # rows left out because their trajectory is not in the dataset
 
     @property
     def total(self) -> int:
@@ -253,8 +254,13 @@ def import_labels(
     annotator_column: str = "annotator",
     source: str = "human",
     fmt: str | None = None,
+    only_dataset: bool = False,
 ) -> LabelImportSummary:
     """Import labels made elsewhere into ``dataset``: every row, or none.
+
+    With ``only_dataset`` a row whose trajectory is not in the dataset (e.g. a labels file
+    for a whole benchmark imported into a subset) is left out and counted in ``outside``;
+    without it, such a row is an error. Every row is still validated.
 
     Columns: ``trajectory_id``, ``rubric_id``, the annotator column, ``value`` (a number;
     empty only when ``skipped`` is true), and optionally ``note``, ``unsure``, ``skipped``,
@@ -305,6 +311,11 @@ def import_labels(
         seen[key] = where
         rows.append({"where": where, **row})
     known = store.known_trajectory_ids(dataset, (r["trajectory_id"] for r in rows))
+    outside = 0
+    if only_dataset:
+        kept = [r for r in rows if r["trajectory_id"] in known]
+        outside = len(rows) - len(kept)
+        rows = kept
     for r in rows:
         if r["trajectory_id"] not in known:
             raise InputError(
@@ -333,4 +344,6 @@ def import_labels(
                 ts=ts,
             )
             counts[what] += 1
-    return LabelImportSummary(dataset, counts["added"], counts["updated"], counts["unchanged"])
+    return LabelImportSummary(
+        dataset, counts["added"], counts["updated"], counts["unchanged"], outside
+    )

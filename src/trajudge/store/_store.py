@@ -10,10 +10,12 @@ import hashlib
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, create_engine, event, func, insert, select, update
 from sqlalchemy.engine import Connection
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.pool import NullPool, StaticPool
 
 from trajudge.store._judgments import JudgmentsMixin
@@ -54,6 +56,16 @@ class ImportSummary:
     @property
     def total(self) -> int:
         return self.added + self.updated + self.unchanged
+
+
+def sqlite_path(url: str) -> Path | None:
+    """The file behind a ``sqlite:///`` URL (None for other databases and memory)."""
+    if not url.startswith("sqlite:///"):
+        return None
+    rest = url.removeprefix("sqlite:///").split("?", 1)[0]
+    if not rest or rest == ":memory:" or rest.startswith("file:"):
+        return None
+    return Path(rest)
 
 
 def make_engine(url: str) -> Engine:
@@ -98,8 +110,21 @@ class Store(JudgmentsMixin, LabelsMixin):
 
     def __init__(self, url: str | None = None) -> None:
         self.url = url or DEFAULT_URL
+        sqlite_file = sqlite_path(self.url)
+        if sqlite_file is not None:
+            try:
+                sqlite_file.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise InputError(
+                    self.url, None, "db", f"cannot open the store: {exc.strerror}"
+                ) from None
         self.engine = make_engine(self.url)
-        self.migrate()
+        try:
+            self.migrate()
+        except OperationalError as exc:
+            self.engine.dispose()
+            reason = str(exc.orig) if exc.orig is not None else str(exc)
+            raise InputError(self.url, None, "db", f"cannot open the store: {reason}") from None
 
     # -- schema -------------------------------------------------------------------------------
     def migrate(self) -> None:

@@ -1,0 +1,57 @@
+"""`trajudge run CONFIG`: import, rules, judges, labels, report and the CI exit code."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from trajudge.cli._app import DEFAULT_DB, DbOption, app, console, err_console, handle_user_errors
+from trajudge.pipeline import RunSummary, run_pipeline
+from trajudge.report import print_report
+
+
+def print_run_summary(s: RunSummary) -> None:
+    table = Table(title=f"trajudge run: {s.dataset}", show_header=False)
+    table.add_column("what")
+    table.add_column("count", justify="right")
+    table.add_row("trajectories", str(s.trajectories))
+    table.add_row("failed a rule gate (no judge call)", str(s.gate_failures))
+    table.add_row("judge calls made this run", str(s.judge_calls))
+    table.add_row("served from the cache", str(s.cache_hits))
+    table.add_row("already stored (resumed)", str(s.resumed))
+    table.add_row("judge errors (not scored)", str(s.errors))
+    table.add_row("cost (USD)", f"{s.cost_usd:.4f}")
+    if s.labels is not None:
+        table.add_row("labels imported", str(s.labels.total))
+    table.add_row("time (s)", ", ".join(f"{k} {v:.1f}" for k, v in s.phase_s.items()))
+    console.print(table)
+
+
+@app.command("run")
+@handle_user_errors
+def run_cmd(
+    config: Annotated[Path, typer.Argument(help="trajudge.yaml")],
+    n_boot: Annotated[
+        int | None, typer.Option("--n-boot", min=1, help="Bootstrap resamples (config default).")
+    ] = None,
+    db: DbOption = DEFAULT_DB,
+) -> None:
+    """The whole job: import, rule checks, judges (gates first, cache, resume), labels,
+    calibration and reliability report; exits 1 when a CI gate fails."""
+    explicit_db = None if db == DEFAULT_DB else db
+    summary = run_pipeline(config, db=explicit_db, console=console, n_boot=n_boot)
+    if summary.report is not None:
+        print_report(summary.report, console)
+    print_run_summary(summary)
+    for path in summary.paths:
+        console.print(Text(f"wrote {path}"), soft_wrap=True)
+    if not summary.core_passed:
+        err_console.print(Text(f"stopped after the core layer: {summary.core}", style="bold red"))
+    elif summary.report is not None:
+        for reason in summary.report.gate_failures:
+            err_console.print(Text(f"gate failed: {reason}", style="bold red"), soft_wrap=True)
+    raise typer.Exit(summary.exit_code)

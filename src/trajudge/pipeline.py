@@ -1,0 +1,321 @@
+"""The main job: ``trajudge run CONFIG`` from import to the gated report, in one call.
+
+Phases, in order, each resumable:
+
+1. **import** the dataset named in ``trajudge.yaml`` (idempotent: unchanged trajectories are
+   left alone), limited to the configured subset (``limits``) so every number in the report
+   is about the same trajectories;
+2. **rules**: every rule check, results stored;
+3. **core layer** (when ``layers`` is set): the judges score the core tasks first; when the
+   core set fails its gate, the run stops there with the reason (exit 1);
+4. **judges**: every judge over the rest (gates first, cache, resume);
+5. **labels**: a labels file named in the config is imported (all or nothing);
+6. **report**: calibration and reliability, written as Markdown, HTML and JSON; the exit code
+   is the report's gate result.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from trajudge.config import TrajudgeConfig, load_config
+from trajudge.evalset import core_gate
+from trajudge.judges import (
+    DEFAULT_CACHE_PATH,
+    BatchProgress,
+    BatchSummary,
+    Judge,
+    ResponseCache,
+    build_judges,
+    score_dataset,
+)
+from trajudge.report import Report, build_report, write_report
+from trajudge.rules import check_stored_dataset, load_specs, resolve_specs
+from trajudge.store import ImportSummary, Store
+from trajudge.store._label_files import LabelImportSummary, import_labels
+from trajudge.trajectories import InputError, TaskSpec, Trajectory, read_trajectories
+
+
+@dataclass
+class RunSummary:
+    """What ``trajudge run`` did, with the counts the summary line prints."""
+
+    dataset: str
+    trajectories: int = 0
+    imported: ImportSummary | None = None
+    gate_failures: int = 0
+    judge_calls: int = 0  # calls that reached a model this run
+    cache_hits: int = 0
+    resumed: int = 0  # judgments already stored by an earlier (killed) run
+    errors: int = 0
+    cost_usd: float = 0.0
+    labels: LabelImportSummary | None = None
+    core: str | None = None  # the core layer's verdict line
+    core_passed: bool = True
+    report: Report | None = None
+    paths: list[Path] = field(default_factory=list)
+    phase_s: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def exit_code(self) -> int:
+        if not self.core_passed:
+            return 1
+        return 1 if self.report is not None and self.report.gate_failures else 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "dataset": self.dataset,
+            "trajectories": self.trajectories,
+            "gate_failures": self.gate_failures,
+            "judge_calls": self.judge_calls,
+            "cache_hits": self.cache_hits,
+            "resumed": self.resumed,
+            "errors": self.errors,
+            "cost_usd": self.cost_usd,
+            "core": self.core,
+            "report": [str(p) for p in self.paths],
+            "exit_code": self.exit_code,
+            "phase_s": self.phase_s,
+        }
+
+
+def select_subset(trajectories: list[Trajectory], cfg: TrajudgeConfig) -> list[Trajectory]:
+    """The configured subset: listed tasks, the first ``max_tasks`` tasks (file order), and
+    trials below ``max_trials``."""
+    lim = cfg.limits
+    out = trajectories
+    if lim.tasks is not None:
+        wanted = set(lim.tasks)
+        out = [t for t in out if t.task_id in wanted]
+    if lim.max_tasks is not None:
+        first = list(dict.fromkeys(t.task_id for t in out))[: lim.max_tasks]
+        keep = set(first)
+        out = [t for t in out if t.task_id in keep]
+    if lim.max_trials is not None:
+        out = [t for t in out if t.trial < lim.max_trials]
+    return out
+
+
+def _dataset_name(cfg: TrajudgeConfig) -> str:
+    if cfg.dataset.name:
+        return cfg.dataset.name
+    if cfg.dataset.path is not None:
+        return cfg.dataset.path.stem
+    raise InputError("trajudge.yaml", None, "dataset", "give dataset.name or dataset.path")
+
+
+@contextlib.contextmanager
+def _phase(summary: RunSummary, name: str, console: Console | None) -> Iterator[None]:
+    if console is not None:
+        console.rule(f"[bold]{name}")
+    t0 = time.perf_counter()
+    try:
+        yield
+    finally:
+        summary.phase_s[name] = round(time.perf_counter() - t0, 3)
+
+
+def _judge_progress(console: Console | None) -> tuple[Progress | None, Callable[..., None]]:
+    if console is None:
+        return None, lambda p: None
+    progress = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn(
+            "errors {task.fields[errors]} · cache hits {task.fields[hits]} · ${task.fields[cost]}"
+        ),
+        TimeElapsedColumn(),
+        console=console,
+    )
+    task = progress.add_task("judging", total=None, errors=0, hits=0, cost="0.0000")
+
+    def update(p: BatchProgress) -> None:
+        progress.update(
+            task,
+            total=p.total,
+            completed=p.done,
+            errors=p.errors,
+            hits=p.cache_hits,
+            cost=f"{p.cost_usd:.4f}",
+        )
+
+    return progress, update
+
+
+def _score(
+    store: Store,
+    dataset: str,
+    judges: list[Judge],
+    cfg: TrajudgeConfig,
+    specs: dict[str, TaskSpec],
+    defaults: TaskSpec | None,
+    summary: RunSummary,
+    console: Console | None,
+    tasks: list[str] | None = None,
+) -> BatchSummary:
+    progress, update = _judge_progress(console)
+    with progress if progress is not None else contextlib.nullcontext():
+        batch = score_dataset(
+            store,
+            dataset,
+            judges,
+            specs=specs,
+            spec_defaults=defaults,
+            progress=update,
+            gates=cfg.gates,
+            tasks=tasks,
+        )
+    summary.judge_calls += batch.judged + batch.errors - batch.cache_hits
+    summary.cache_hits += batch.cache_hits
+    summary.resumed += batch.resumed
+    summary.errors += batch.errors
+    summary.cost_usd += batch.cost_usd
+    summary.gate_failures = max(summary.gate_failures, batch.gate_skipped)
+    return batch
+
+
+def core_results(store: Store, dataset: str, judges: list[Judge], tasks: list[str]) -> pd.DataFrame:
+    """One row per core trajectory: passed when its gates passed and every judge's mean
+    score (over orders and samples) meets the rubric's pass threshold; None when a judge
+    only errored on it."""
+    rules = store.rule_results(dataset)
+    frame = store.judgments_frame(dataset)
+    rows = []
+    for t in store.trajectories(dataset):
+        if t.task_id not in tasks:
+            continue
+        passed: bool | None = bool(rules.get(t.id, {}).get("gates_passed", True))
+        for judge in judges if passed else []:
+            mine = frame[(frame["judge"] == judge.name) & (frame["trajectory_id"] == t.id)]
+            scores = mine[mine["error"].isna()]["score"].dropna()
+            if scores.empty:
+                passed = None
+                break
+            if not judge.rubric.scale.passed(float(scores.mean())):
+                passed = False
+                break
+        rows.append({"case_id": t.id, "passed": passed})
+    return pd.DataFrame(rows, columns=["case_id", "passed"])
+
+
+def run_pipeline(
+    config_path: str | Path,
+    *,
+    db: str | None = None,
+    console: Console | None = None,
+    n_boot: int | None = None,
+) -> RunSummary:
+    """Run the whole job described by ``trajudge.yaml``; see the module docstring."""
+    cfg = load_config(config_path)
+    name = _dataset_name(cfg)
+    store = Store(db or cfg.db or None)
+    summary = RunSummary(dataset=name)
+    cache: ResponseCache | None = None
+    try:
+        with _phase(summary, "import", console):
+            if cfg.dataset.path is not None:
+                result = read_trajectories(cfg.dataset.path, fmt=cfg.dataset.format or "auto")
+                chosen = select_subset(result.trajectories, cfg)
+                if not chosen:
+                    raise InputError(
+                        str(config_path), None, "limits", "the subset selects no trajectories"
+                    )
+                tasks = {t.task_id for t in chosen}
+                specs = {k: v for k, v in result.specs.items() if k in tasks}
+                summary.imported = store.import_dataset(
+                    name,
+                    chosen,
+                    specs,
+                    source=str(cfg.dataset.path),
+                    source_sha256=result.sha256,
+                    fmt=result.fmt,
+                )
+            store.require_dataset(name)
+            summary.trajectories = store.count_trajectories(name)
+            if console is not None and summary.imported is not None:
+                i = summary.imported
+                console.print(
+                    f"{summary.trajectories} trajectories in {name!r} "
+                    f"({i.added} added, {i.updated} updated, {i.unchanged} unchanged)"
+                )
+        spec_path = cfg.specs.path if cfg.specs is not None else None
+        with _phase(summary, "rules", console):
+            checked = check_stored_dataset(store, name, spec_path)
+            summary.gate_failures = sum(not r.gates_passed for r in checked.reports)
+            if console is not None:
+                console.print(
+                    f"{len(checked.reports)} trajectories checked; "
+                    f"{summary.gate_failures} failed a gate (their judge calls are skipped)"
+                )
+        spec_set = load_specs(spec_path) if spec_path is not None else None
+        task_specs, defaults = resolve_specs(store.task_specs(name), spec_set)
+        if cfg.judges:
+            cache = ResponseCache(cfg.cache or DEFAULT_CACHE_PATH)
+            judges = build_judges(
+                cfg.judges, rubric_dirs=[str(p) for p in cfg.rubric_dirs], cache=cache
+            )
+            if cfg.layers is not None and cfg.layers.core_tasks:
+                core = [str(t) for t in cfg.layers.core_tasks]
+                with _phase(summary, "core layer", console):
+                    _score(store, name, judges, cfg, task_specs, defaults, summary, console, core)
+                    ok, reason = core_gate(
+                        core_results(store, name, judges, core),
+                        min_pass_rate=cfg.layers.min_pass_rate,
+                    )
+                    summary.core, summary.core_passed = reason, ok
+                    if console is not None:
+                        console.print(reason)
+                if not ok:
+                    return summary
+            with _phase(summary, "judges", console):
+                _score(store, name, judges, cfg, task_specs, defaults, summary, console)
+        if cfg.labels is not None and cfg.labels.path is not None:
+            with _phase(summary, "labels", console):
+                summary.labels = import_labels(
+                    store,
+                    cfg.labels.path,
+                    name,
+                    source=cfg.labels.source,
+                    only_dataset=cfg.labels.only_dataset,
+                )
+                if console is not None:
+                    lab = summary.labels
+                    console.print(
+                        f"{lab.total} labels ({cfg.labels.source}) in {name!r}: {lab.added} "
+                        f"added, {lab.updated} updated, {lab.unchanged} unchanged"
+                        + (
+                            f"; {lab.outside} rows for trajectories outside the dataset "
+                            "were left out (labels.only_dataset)"
+                            if lab.outside
+                            else ""
+                        )
+                    )
+        with _phase(summary, "report", console):
+            rep = cfg.report
+            summary.report = build_report(
+                store,
+                name,
+                label_source=cfg.labels.source if cfg.labels is not None else "human",
+                ks=rep.ks,
+                n_boot=n_boot or rep.n_boot,
+                seed=rep.seed,
+                fail_under=rep.fail_under,
+                baseline=rep.baseline,
+                primary_source=rep.primary,
+            )
+            summary.paths = write_report(summary.report, rep.out, rep.formats)
+        return summary
+    finally:
+        if cache is not None:
+            cache.close()
+        store.close()
