@@ -70,7 +70,10 @@ class ReportConfig(_Section):
 
     ``fail_under`` holds gate expressions checked by the report (e.g. ``"kappa>=0.6"``,
     ``"pass^1>=0.4"``); ``primary`` is the verdict source of unqualified ``pass^k`` gates;
-    ``n_boot`` and ``seed`` drive every bootstrap interval.
+    ``n_boot`` and ``seed`` drive every bootstrap interval. ``dev_share`` splits tasks into
+    dev and holdout (by a hash of the task id, so all trials of a task stay together): a
+    judge's pass/fail threshold is tuned on the dev trajectories and every number is reported
+    on the holdout ones.
     """
 
     out: Path = Path("trajudge-report")
@@ -81,6 +84,7 @@ class ReportConfig(_Section):
     fail_under: list[str] = Field(default_factory=list)
     baseline: Path | None = None
     primary: str | None = None
+    dev_share: float | None = Field(default=None, gt=0, lt=1)
     n_boot: int = Field(default=2000, ge=1)
     seed: int = 0
 

@@ -28,7 +28,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from trajudge.config import TrajudgeConfig, load_config
-from trajudge.evalset import core_gate
+from trajudge.evalset import core_gate, split_of
 from trajudge.judges import (
     DEFAULT_CACHE_PATH,
     BatchProgress,
@@ -57,6 +57,8 @@ class RunSummary:
     cache_hits: int = 0
     resumed: int = 0  # judgments already stored by an earlier (killed) run
     errors: int = 0
+    no_reference: int = 0  # reference-mode items without a reference (not judged)
+    dev_items: int = 0  # trajectories used only to tune thresholds
     cost_usd: float = 0.0
     labels: LabelImportSummary | None = None
     core: str | None = None  # the core layer's verdict line
@@ -80,6 +82,8 @@ class RunSummary:
             "cache_hits": self.cache_hits,
             "resumed": self.resumed,
             "errors": self.errors,
+            "no_reference": self.no_reference,
+            "dev_items": self.dev_items,
             "cost_usd": self.cost_usd,
             "core": self.core,
             "report": [str(p) for p in self.paths],
@@ -181,6 +185,7 @@ def _score(
     summary.errors += batch.errors
     summary.cost_usd += batch.cost_usd
     summary.gate_failures = max(summary.gate_failures, batch.gate_skipped)
+    summary.no_reference = max(summary.no_reference, batch.no_reference)
     return batch
 
 
@@ -302,6 +307,15 @@ def run_pipeline(
                     )
         with _phase(summary, "report", console):
             rep = cfg.report
+            dev: list[str] | None = None
+            if rep.dev_share is not None:
+                share = rep.dev_share
+                dev = [
+                    t.id
+                    for t in store.iter_trajectories(name)
+                    if split_of(t.task_id, share) == "dev"
+                ]
+                summary.dev_items = len(dev)
             summary.report = build_report(
                 store,
                 name,
@@ -312,6 +326,7 @@ def run_pipeline(
                 fail_under=rep.fail_under,
                 baseline=rep.baseline,
                 primary_source=rep.primary,
+                dev_items=dev,
             )
             summary.paths = write_report(summary.report, rep.out, rep.formats)
         return summary

@@ -117,5 +117,6 @@ def test_label_budget_by_hand() -> None:
     assert label_budget(500, 0.60, 0.66).n_more == 0
     assert label_budget(50, 0.1, 0.18, target=0.02).n_total == 200
     assert math.isnan(label_budget(10, math.nan, math.nan).n_more)
+    assert math.isnan(label_budget(12, 0.0, 0.0).n_more)  # zero width: no basis
     with pytest.raises(ValueError):
         label_budget(10, 0.1, 0.2, target=0)

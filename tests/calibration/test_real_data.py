@@ -22,7 +22,7 @@ import pandas as pd
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from conftest import SHARED_DATA, require_shared
+from _shared import SHARED_DATA, require_shared
 from trajudge.calibration import calibrate_files, percent_agreement
 
 

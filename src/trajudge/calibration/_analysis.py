@@ -51,15 +51,20 @@ def _judge_threshold(
     dev: set[str],
 ) -> Threshold:
     ok = rows[rows["error"].isna()]
+    ordinal = bool(ok["score"].notna().all()) and not _binary(ok["score"])
+    if threshold is not None and ordinal:
+        return Threshold(float(threshold), "given")
+    # dev items tune the cut of ordinal scores, even where the judge also gave its own
+    # verdict (a verdict applies the rubric's fixed threshold; the dev search replaces it)
+    on_dev = ok[ok["item"].isin(dev) & ok["item"].isin(human.binary.index)]
+    if ordinal and len(on_dev):
+        t = best_threshold(on_dev["score"], on_dev["item"].map(human.binary))
+        if not math.isnan(t):
+            return Threshold(t, "dev")
     if ok["verdict"].notna().all() or _binary(ok["score"]):
         return Threshold(None, "binary")
     if threshold is not None:
         return Threshold(float(threshold), "given")
-    on_dev = ok[ok["item"].isin(dev) & ok["item"].isin(human.binary.index)]
-    if len(on_dev):
-        t = best_threshold(on_dev["score"], on_dev["item"].map(human.binary))
-        if not math.isnan(t):
-            return Threshold(t, "dev")
     if human_cut is not None:
         return Threshold(human_cut, "midpoint")
     return Threshold(_midpoint(ok["score"].tolist()), "midpoint")

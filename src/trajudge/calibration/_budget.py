@@ -54,20 +54,25 @@ def label_budget(n: int, low: float, high: float, *, target: float = 0.05) -> La
     Returns
     -------
     LabelBudget
-        ``n_total`` and ``n_more`` are NaN when the interval is undefined (NaN) or ``n`` is 0.
+        ``n_total`` and ``n_more`` are NaN when the interval is undefined (NaN), ``n`` is 0,
+        or the interval has zero width: every resample gave the same kappa (e.g. a judge
+        that gave one verdict to every item has kappa 0 in every resample), so the width
+        says nothing about how many labels would pin kappa down.
 
     Examples
     --------
     >>> b = label_budget(100, 0.50, 0.70)  # h = 0.10: 100 * (0.10 / 0.05)^2 = 400
     >>> b.n_total, b.n_more
     (400.0, 300.0)
+    >>> label_budget(12, 0.0, 0.0).n_more  # a zero-width interval: no basis for a budget
+    nan
     """
     if target <= 0:
         raise ValueError(f"target must be positive, got {target}")
     if n < 0:
         raise ValueError(f"n must be >= 0, got {n}")
     half = (high - low) / 2.0
-    if n == 0 or math.isnan(half):
+    if n == 0 or math.isnan(half) or half == 0:
         return LabelBudget(n, half, target, math.nan, math.nan)
     # round away floating noise before the ceiling (0.1/0.05 squared is 4.000000000000001)
     total = float(max(n, math.ceil(round(n * (half / target) ** 2, 9))))

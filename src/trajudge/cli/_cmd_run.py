@@ -24,6 +24,10 @@ def print_run_summary(s: RunSummary) -> None:
     table.add_row("served from the cache", str(s.cache_hits))
     table.add_row("already stored (resumed)", str(s.resumed))
     table.add_row("judge errors (not scored)", str(s.errors))
+    if s.no_reference:
+        table.add_row("no reference to compare with (not judged)", str(s.no_reference))
+    if s.dev_items:
+        table.add_row("dev trajectories (threshold tuning only)", str(s.dev_items))
     table.add_row("cost (USD)", f"{s.cost_usd:.4f}")
     if s.labels is not None:
         table.add_row("labels imported", str(s.labels.total))

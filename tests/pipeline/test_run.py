@@ -1,0 +1,194 @@
+"""`trajudge run`: the whole job on a small dataset, judged by a fake server on loopback.
+
+The report's numbers are recomputed here from the raw rows (scikit-learn for kappa,
+math.comb for pass^k), not taken from the code under test.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+import yaml
+from fake_llm import FakeLLM
+from sklearn.metrics import cohen_kappa_score
+from typer.testing import CliRunner
+
+import trajudge.cli._commands  # noqa: F401
+from trajudge.cli import app
+from trajudge.store import Store
+from trajudge.trajectories import Step, Trajectory, write_jsonl
+
+# task -> per-trial (outcome, judge says good, human label)
+PLAN = {
+    "a": [(True, True, 1), (True, True, 1), (False, False, 0)],
+    "b": [(True, True, 1), (False, True, 0), (False, False, 0)],
+    "c": [(False, False, 0), (False, False, 1), (True, True, 1)],
+}
+GATED = "c-0"  # calls a forbidden tool: fails a gate, never judged
+
+
+def write_project(tmp: Path, fake: FakeLLM, **overrides: Any) -> Path:
+    trajs = []
+    for task, trials in PLAN.items():
+        for trial, (outcome, good, _) in enumerate(trials):
+            tid = f"{task}-{trial}"
+            tool = "drop_database" if tid == GATED else "search"
+            marker = "GOOD-RUN" if good else "BAD-RUN"
+            trajs.append(
+                Trajectory(
+                    id=tid,
+                    task_id=task,
+                    trial=trial,
+                    input=f"please help with {tid} ({marker})",
+                    steps=[Step(tool=tool, args={"q": marker}, output=marker)],
+                    final_answer=marker,
+                    outcome=outcome,
+                )
+            )
+    write_jsonl(tmp / "runs.jsonl", trajs)
+    (tmp / "specs.yaml").write_text(
+        yaml.safe_dump({"defaults": {"forbidden_tools": ["drop_database"]}})
+    )
+    rows = [
+        {"trajectory_id": f"{t}-{i}", "rubric_id": "trajectory_reasonableness",
+         "annotator": "ann", "value": lab}
+        for t, trials in PLAN.items() for i, (_, _, lab) in enumerate(trials)
+    ]  # fmt: skip
+    pd.DataFrame(rows).to_csv(tmp / "labels.csv", index=False)
+    cfg: dict[str, Any] = {
+        "dataset": {"path": "runs.jsonl", "name": "demo"},
+        "specs": {"path": "specs.yaml"},
+        "cache": "cache.db",
+        "judges": [
+            {"name": "fake", "model": "openai/fake", "api_base": fake.api_base,
+             "rubric": "trajectory_reasonableness", "swap": False, "max_retries": 0}
+        ],
+        "labels": {"path": "labels.csv", "source": "human"},
+        "report": {"out": "out", "formats": ["md", "html", "json"], "ks": [1, 2, 3],
+                   "n_boot": 200},
+    }  # fmt: skip
+    for key, value in overrides.items():
+        cfg[key] = value
+    path = tmp / "trajudge.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    return path
+
+
+def score_by_marker(user: str, verdict: dict[str, Any]) -> dict[str, Any]:
+    return {**verdict, "score": 5 if "GOOD-RUN" in user else 1}
+
+
+def invoke(config: Path, db: str) -> Any:
+    return CliRunner().invoke(app, ["run", str(config), "--db", db])
+
+
+def pass_hat(successes: dict[str, list[bool]], k: int) -> float:
+    vals = [math.comb(sum(s), k) / math.comb(len(s), k) for s in successes.values()]
+    return sum(vals) / len(vals)
+
+
+def test_run_end_to_end_numbers_recomputed_and_second_run_makes_no_call(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    fake_llm.decide = score_by_marker
+    config = write_project(tmp_path, fake_llm)
+    db = f"sqlite:///{tmp_path / 's.db'}"
+    result = invoke(config, db)
+    assert result.exit_code == 0, result.output
+    calls = len(fake_llm.requests)
+    assert calls == 8  # 9 trajectories, one gated
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert (tmp_path / "out" / "report.html").exists()
+    assert (tmp_path / "out" / "report.md").exists()
+
+    store = Store(db)
+    judg = store.judgments_frame("demo")
+    assert GATED not in set(judg["trajectory_id"])
+    # kappa: every judgment row against its item's human label, by scikit-learn
+    labels = {f"{t}-{i}": lab for t, tr in PLAN.items() for i, (_, _, lab) in enumerate(tr)}
+    row = next(r for r in report["judges"] if r["judge"] == "fake")
+    thr = 4  # pass_threshold of the shipped trajectory_reasonableness rubric (its YAML)
+    y_judge = [int(s >= thr) for s in judg["score"]]
+    y_human = [labels[i] for i in judg["trajectory_id"]]
+    assert row["kappa"]["value"] == pytest.approx(cohen_kappa_score(y_human, y_judge), abs=1e-12)
+
+    # pass^k of the environment outcome (ungated) by hand
+    outcome = {t: [o for o, _, _ in tr] for t, tr in PLAN.items()}
+    src = report["sources"]
+    for k in (1, 2, 3):
+        assert src["outcome"]["pass^k"][str(k)]["value"] == pytest.approx(pass_hat(outcome, k))
+    # the judge's pass^k: its verdict, failed where a gate failed
+    judge_pass = {
+        t: [(f"{t}-{i}" != GATED) and good for i, (_, good, _) in enumerate(tr)]
+        for t, tr in PLAN.items()
+    }
+    for k in (1, 2, 3):
+        assert src["judge:fake"]["pass^k"][str(k)]["value"] == pytest.approx(
+            pass_hat(judge_pass, k)
+        )
+
+    # a second run: nothing new to ask, no request reaches the server
+    again = invoke(config, db)
+    assert again.exit_code == 0, again.output
+    assert len(fake_llm.requests) == calls
+    assert "judge calls made this run" in again.output
+
+
+def test_failing_gate_exits_1_with_the_reason(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    fake_llm.decide = score_by_marker
+    config = write_project(
+        tmp_path,
+        fake_llm,
+        report={"out": "out", "formats": ["json"], "ks": [1, 2], "n_boot": 100,
+                "fail_under": ["kappa>=0.99", "pass^1[outcome]>=0.1"]},
+    )  # fmt: skip
+    result = invoke(config, f"sqlite:///{tmp_path / 's.db'}")
+    assert result.exit_code == 1
+    assert "kappa" in result.output and "0.99" in result.output
+    assert json.loads((tmp_path / "out" / "report.json").read_text())["passed"] is False
+
+
+def test_core_layer_failure_stops_before_the_full_set(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    fake_llm.decide = score_by_marker
+    # task b has a trial the judge calls bad, so a core set of b fails at min_pass_rate 1.0
+    config = write_project(tmp_path, fake_llm, layers={"core_tasks": ["b"]})
+    result = invoke(config, f"sqlite:///{tmp_path / 's.db'}")
+    assert result.exit_code == 1
+    assert "core set failed" in result.output
+    assert len(fake_llm.requests) == 3  # only task b's trials were judged
+    assert not (tmp_path / "out").exists()
+
+
+def test_bad_config_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    path = tmp_path / "trajudge.yaml"
+    path.write_text("dataset:\n  path: runs.jsonl\nreport:\n  ks: [0]\n")
+    result = CliRunner().invoke(app, ["run", str(path), "--db", f"sqlite:///{tmp_path}/s.db"])
+    assert result.exit_code == 2
+    assert "trajudge.yaml" in result.output and "ks" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_dev_share_tunes_on_dev_and_reports_on_holdout(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    fake_llm.decide = score_by_marker
+    # at dev_share 0.3 the hash puts task b in dev and a, c in holdout (split_of, by hand
+    # from the sha256 of "trajudge:<task_id>"); b's three trials only tune the threshold
+    from trajudge.evalset import split_of
+
+    assert [split_of(t, 0.3) for t in "abc"] == ["holdout", "dev", "holdout"]
+    config = write_project(
+        tmp_path,
+        fake_llm,
+        report={"out": "out", "formats": ["json"], "ks": [1], "n_boot": 100, "dev_share": 0.3},
+    )
+    result = invoke(config, f"sqlite:///{tmp_path / 's.db'}")
+    assert result.exit_code == 0, result.output
+    assert "dev trajectories (threshold tuning only)" in result.output
+    row = json.loads((tmp_path / "out" / "report.json").read_text())["judges"][0]
+    # 8 judged trajectories (c-0 is gated), of which b-0, b-1, b-2 are dev: 5 holdout items
+    assert row["n_items"] == 5
+    assert row["calibration"]["threshold"]["source"] == "dev"
