@@ -76,7 +76,9 @@ def test_full_config_loads_and_resolves_relative_paths(tmp_path: Path) -> None:
     assert cfg.report.fail_under == ["kappa>=0.6", "pass^1>=0.4"]
     assert (cfg.report.primary, cfg.report.n_boot, cfg.report.seed) == ("local", 500, 7)
     assert cfg.layers is not None and cfg.layers.core_tasks == ["0"]
-    assert cfg.layers.min_pass_rate == 0.9 and cfg.db == "sqlite:///trajudge.db"
+    # a relative sqlite path resolves against the config file, like every other path
+    assert cfg.layers.min_pass_rate == 0.9
+    assert cfg.db == f"sqlite:///{(base / 'trajudge.db').resolve()}"
     assert cfg.report.baseline == base / "baseline.json"
     assert cfg.limits.tasks == ["0", "1"] and cfg.limits.max_trials == 2
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -25,7 +26,14 @@ def _execute(tmp_path: Path) -> nbformat.NotebookNode:
     client = NotebookClient(
         nb, kernel_name="python3", timeout=300, resources={"metadata": {"path": str(tmp_path)}}
     )
-    client.execute()
+    # importing streamlit (the labeling app's tests do) sets MPLBACKEND=Agg for the whole
+    # process; a kernel that inherits it draws no inline figures, as a user's would
+    saved = os.environ.pop("MPLBACKEND", None)
+    try:
+        client.execute()
+    finally:
+        if saved is not None:
+            os.environ["MPLBACKEND"] = saved
     return nb
 
 
