@@ -150,7 +150,7 @@ def _resolve(cfg: TrajudgeConfig, base: Path) -> TrajudgeConfig:
         cfg.specs.path = fix(cfg.specs.path) or cfg.specs.path
     if cfg.labels is not None:
         cfg.labels.path = fix(cfg.labels.path)
-    cfg.report.out = fix(cfg.report.out) or cfg.report.out
+    cfg.report.out = (fix(cfg.report.out) or cfg.report.out).resolve()
     cfg.report.baseline = fix(cfg.report.baseline)
     cfg.rubric_dirs = [fix(p) or p for p in cfg.rubric_dirs]
     cfg.cache = fix(cfg.cache)
