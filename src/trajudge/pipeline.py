@@ -128,7 +128,8 @@ def _phase(summary: RunSummary, name: str, console: Console | None) -> Iterator[
         summary.phase_s[name] = round(time.perf_counter() - t0, 3)
 
 
-def _judge_progress(console: Console | None) -> tuple[Progress | None, Callable[..., None]]:
+def judge_progress(console: Console | None) -> tuple[Progress | None, Callable[..., None]]:
+    """A Rich progress bar for a batch (done / errors / cache hits / cost) and its updater."""
     if console is None:
         return None, lambda p: None
     progress = Progress(
@@ -167,7 +168,7 @@ def _score(
     console: Console | None,
     tasks: list[str] | None = None,
 ) -> BatchSummary:
-    progress, update = _judge_progress(console)
+    progress, update = judge_progress(console)
     with progress if progress is not None else contextlib.nullcontext():
         batch = score_dataset(
             store,

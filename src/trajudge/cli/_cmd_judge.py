@@ -6,19 +6,11 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-)
 
 from trajudge.cli._app import DEFAULT_DB, DbOption, app, console, handle_user_errors
 from trajudge.config import TrajudgeConfig, load_config
 from trajudge.judges import (
     DEFAULT_CACHE_PATH,
-    BatchProgress,
     BatchSummary,
     JudgeSpec,
     ResponseCache,
@@ -26,6 +18,7 @@ from trajudge.judges import (
     parse_judge_arg,
     score_dataset,
 )
+from trajudge.pipeline import judge_progress
 from trajudge.rules import load_specs, resolve_specs
 from trajudge.store import Store
 from trajudge.trajectories import InputError
@@ -149,29 +142,8 @@ def judge_command(
     except InputError:
         store.close()
         raise
-    progress = Progress(
-        TextColumn("judging"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn(
-            "errors {task.fields[errors]} · cache hits {task.fields[hits]} · ${task.fields[cost]}"
-        ),
-        TimeElapsedColumn(),
-        console=console,
-        transient=False,
-    )
-    task = progress.add_task("judging", total=None, errors=0, hits=0, cost="0.0000")
-
-    def on_progress(p: BatchProgress) -> None:
-        progress.update(
-            task,
-            total=p.total,
-            completed=p.done,
-            errors=p.errors,
-            hits=p.cache_hits,
-            cost=f"{p.cost_usd:.4f}",
-        )
-
+    progress, on_progress = judge_progress(console)
+    assert progress is not None
     try:
         with progress:
             summary = score_dataset(

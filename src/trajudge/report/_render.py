@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -16,7 +14,7 @@ from trajudge.report._figures import figures
 from trajudge.report._model import Report
 from trajudge.report._sections import sections
 from trajudge.report._text import _title, render_markdown
-from trajudge.trajectories import InputError
+from trajudge.trajectories import InputError, atomic_write_bytes
 
 FORMATS = ("md", "html", "json")
 FILE_NAMES = {"md": "report.md", "html": "report.html", "json": "report.json"}
@@ -61,19 +59,6 @@ def parse_formats(text: str | Sequence[str]) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def _write(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def write_report(report: Report, out: str | Path, formats: Sequence[str] = FORMATS) -> list[Path]:
     """Write report.md / report.html / report.json (and figures/*.png for the Markdown).
 
@@ -101,5 +86,5 @@ def write_report(report: Report, out: str | Path, formats: Sequence[str] = FORMA
     except OSError as exc:
         raise InputError(str(folder), None, "--out", f"cannot create folder: {exc}") from None
     for path, data in files.items():
-        _write(path, data)
+        atomic_write_bytes(path, data)
     return list(files)

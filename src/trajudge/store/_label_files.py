@@ -10,8 +10,6 @@ from __future__ import annotations
 import io
 import json
 import math
-import os
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import pandas as pd
 
 from trajudge.store._labels import encode_criteria, write_label
-from trajudge.trajectories import InputError
+from trajudge.trajectories import InputError, atomic_write_bytes
 
 if TYPE_CHECKING:
     from trajudge.store._store import Store
@@ -109,16 +107,7 @@ def write_atomic(path: str | Path, data: bytes) -> None:
     target = Path(path)
     if not target.parent.is_dir():
         raise InputError(str(target), None, None, "the folder does not exist")
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write_bytes(target, data)
 
 
 def export_labels(

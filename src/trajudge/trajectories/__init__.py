@@ -1,6 +1,7 @@
 """Trajectories: the data model, task specs, readers and importers."""
 
 from trajudge.trajectories._errors import InputError
+from trajudge.trajectories._io import atomic_write, atomic_write_bytes
 from trajudge.trajectories._jsonl import read_jsonl, write_jsonl
 from trajudge.trajectories._models import Step, Trajectory, Usage, canonical_json
 from trajudge.trajectories._openai import from_openai_messages, read_openai
@@ -35,6 +36,8 @@ __all__ = [
     "TaskSpec",
     "Trajectory",
     "Usage",
+    "atomic_write",
+    "atomic_write_bytes",
     "canonical_json",
     "detect_format",
     "from_openai_messages",

@@ -175,6 +175,18 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], None]) ->
     return target
 
 
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
+    """Write ``data`` to ``path`` atomically (temporary file, fsync, rename)."""
+
+    def write(tmp: Path) -> None:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+
+    return atomic_write(path, write)
+
+
 def write_text_lines(tmp: Path, lines: Iterator[str]) -> None:
     """Write lines (each ending in a newline) as UTF-8 and fsync."""
     with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
