@@ -12,6 +12,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = ROOT.parent / "shared" / "data"
+EXAMPLE_TAU_BENCH = ROOT / "examples" / "tau_airline" / "gpt-4o-airline.json"
+TAU_BENCH_SIZE = 4_114_038  # bytes, per shared/data/tau_bench/SOURCE.md (copied byte-for-byte)
 TAU_BENCH_FILE = SHARED_DATA / "tau_bench" / "historical_trajectories" / "gpt-4o-airline.json"
 
 

@@ -16,6 +16,10 @@ def shared_data() -> Path:
 
 @pytest.fixture
 def tau_bench_file() -> Path:
+    """The τ-bench gpt-4o airline file: the project's own MIT copy in examples/ (so these
+    tests run in a user's clone too), else ../shared/data."""
+    if EXAMPLE_TAU_BENCH.is_file() and EXAMPLE_TAU_BENCH.stat().st_size == TAU_BENCH_SIZE:
+        return EXAMPLE_TAU_BENCH
     return require_shared(TAU_BENCH_FILE)
 
 
