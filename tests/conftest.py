@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from _shared import TAU_BENCH_FILE, require_shared
+from _shared import EXAMPLE_TAU_BENCH, TAU_BENCH_FILE, TAU_BENCH_SIZE, require_shared
 
 
 @pytest.fixture
