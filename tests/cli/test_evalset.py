@@ -157,3 +157,35 @@ def test_tau_bench_failed_run_becomes_a_case(
     assert c.expectations == specs[failed.task_id]
     assert c.intent == failed.intent
     assert run("add-case", "airline", failed.id, "--to", str(path), "--db", db_url).exit_code == 2
+
+
+def test_evalset_sample_draws_by_intent_share_and_reports_shortfall(
+    db_url: str, tmp_path: Path
+) -> None:
+    # 12 runs: intents book x6, cancel x4, refund x2 (one trial per task, all with an outcome)
+    intents = ["book"] * 6 + ["cancel"] * 4 + ["refund"] * 2
+    runs = [
+        Trajectory(
+            id=f"t{i}", task_id=f"k{i}", intent=it, outcome=i % 2 == 0,
+            steps=[Step(tool="search", output="x")],
+        )
+        for i, it in enumerate(intents)
+    ]  # fmt: skip
+    Store(db_url).import_dataset("ds", runs)
+    out = tmp_path / "set.jsonl"
+    # --by intent without shares: the proportions 6:4:2 of n=6 -> 3, 2, 1 (hand-worked)
+    res = run("evalset", "sample", "ds", "--to", str(out), "--n", "6", "--by", "intent",
+              "--db", db_url)  # fmt: skip
+    assert res.exit_code == 0, res.output
+    cases = read_evalset(out)
+    assert sorted(c.intent or "" for c in cases) == ["book"] * 3 + ["cancel"] * 2 + ["refund"]
+    # a second draw only takes runs not yet in the set; refund has 1 left for a target of 2
+    res = run("evalset", "sample", "ds", "--to", str(out), "--n", "6", "--by", "intent",
+              "--share", "book=1", "--share", "cancel=1", "--share", "refund=1",
+              "--db", db_url)  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert "refund: asked for 2, only 1 available" in res.output
+    cases = read_evalset(out)
+    assert len(cases) == 6 + 5 and len({c.id for c in cases}) == 11
+    bad = run("evalset", "sample", "ds", "--to", str(out), "--share", "x", "--db", db_url)
+    assert bad.exit_code == 2 and "--share" in bad.output

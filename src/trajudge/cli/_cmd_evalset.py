@@ -29,6 +29,7 @@ from trajudge.evalset import (
     read_evalset,
     read_fingerprint,
     rotate_evalset,
+    sample_evalset,
     split_evalset,
     summarize,
     write_fingerprint,
@@ -140,6 +141,41 @@ def rotate_cmd(
     for w in result.warnings:
         _say(f"warning: {w}", style="yellow", err=True)
     _say(f"{evalset}: {len(result.removed)} out, {len(result.added)} in, {len(result.cases)} cases")
+
+
+@evalset_app.command("sample")
+@handle_user_errors
+def sample_cmd(
+    dataset: Annotated[str, typer.Argument(help="Dataset to draw cases from.")],
+    to: Annotated[Path, typer.Option("--to", help="Eval set (JSONL), created if new.")],
+    n: Annotated[int, typer.Option("--n", min=1, help="How many cases to add.")] = 40,
+    by: Annotated[str, typer.Option("--by", help="stratum (60/30/10) or intent.")] = "stratum",
+    share: Annotated[
+        list[str] | None,
+        typer.Option("--share", help="GROUP=WEIGHT, repeatable (default: 60/30/10 by stratum)."),
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the draw.")] = 0,
+    dev_share: DevShareOption = DEV_SHARE,
+    db: DbOption = DEFAULT_DB,
+) -> None:
+    """Add a stratified sample of a dataset's runs to an eval set."""
+    shares: dict[str, float] | None = None
+    if share:
+        shares = {}
+        for item in share:
+            group, _, weight = item.partition("=")
+            try:
+                shares[group.strip()] = float(weight)
+            except ValueError:
+                raise fail(f"--share: expected GROUP=WEIGHT, got {item!r}") from None
+    sample = sample_evalset(
+        Store(db), dataset, to, n, by=by, shares=shares, seed=seed, dev_share=dev_share
+    )
+    for group, count in sample.counts.items():
+        _say(f"{group}: {count} of {sample.targets.get(group, 0)} wanted")
+    for w in sample.warnings:
+        _say(f"warning: {w}", style="yellow", err=True)
+    _say(f"{to}: {len(sample.cases)} cases added")
 
 
 def _say(text: str, *, style: str | None = None, err: bool = False) -> None:

@@ -53,6 +53,7 @@ from trajudge.evalset._ops import (
     fingerprint_dataset,
     rotate_cases,
     rotate_evalset,
+    sample_evalset,
     split_evalset,
     summarize,
 )
@@ -111,6 +112,7 @@ __all__ = [
     "read_fingerprint",
     "rotate_cases",
     "rotate_evalset",
+    "sample_evalset",
     "split_evalset",
     "split_of",
     "stratified_sample",

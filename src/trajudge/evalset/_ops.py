@@ -27,7 +27,7 @@ from trajudge.evalset._case import (
     write_evalset,
 )
 from trajudge.evalset._fingerprint import Fingerprint, fingerprint
-from trajudge.evalset._sampling import largest_remainder, stratified_sample
+from trajudge.evalset._sampling import Sample, largest_remainder, stratified_sample
 from trajudge.evalset._split import DEV_SHARE, SALT, assign_splits
 from trajudge.store import Store, now_iso
 from trajudge.trajectories import InputError
@@ -178,24 +178,15 @@ def _one_per_task(pool: Sequence[EvalCase], seed: int) -> list[EvalCase]:
     return [c for c in pool if id(c) in chosen]
 
 
-def rotate_evalset(
+def _candidates(
     store: Store,
     dataset: str,
+    cases: Sequence[EvalCase],
     evalset: str | os.PathLike[str],
-    *,
-    share: float = 0.2,
-    seed: int = 0,
-    dev_share: float = DEV_SHARE,
-) -> Rotation:
-    """Rotate an eval set with new cases from a stored dataset, and write it back.
-
-    Every trajectory of ``dataset`` whose task is not yet in the set, with an outcome or rule
-    result, is a candidate, with its stratum from :func:`assign_strata` over the dataset, its
-    default label and detected tags. See :func:`rotate_cases` for the draw.
-    """
-    if not 0 <= share <= 1:
-        raise InputError(str(evalset), None, "share", f"must be in [0, 1], got {share}")
-    cases = read_evalset(evalset)
+    dev_share: float,
+) -> tuple[list[EvalCase], int]:
+    """Cases for every trajectory of ``dataset`` whose task is not yet in the set and that has
+    an outcome or a rule result; and how many trajectories had neither (not eligible)."""
     view = load_dataset(store, dataset)
     in_set = {(c.source.dataset, c.task_id) for c in cases}
     stamp = now_iso()
@@ -220,6 +211,61 @@ def rotate_evalset(
                 file=str(evalset),
             )
         )
+    return candidates, not_eligible
+
+
+def sample_evalset(
+    store: Store,
+    dataset: str,
+    evalset: str | os.PathLike[str],
+    n: int,
+    *,
+    by: str = "stratum",
+    shares: Mapping[str, float] | None = None,
+    seed: int = 0,
+    dev_share: float = DEV_SHARE,
+) -> Sample:
+    """Add ``n`` new cases drawn from ``dataset`` by stratum (60 / 30 / 10 by default) or
+    intent (its proportions), and write the set (created if new).
+
+    Candidates are as for :func:`rotate_evalset`. A group with too few candidates gives what
+    it has; the shortfall is in the result's ``shortfall`` and ``warnings``, never filled from
+    another group.
+    """
+    if n < 1:
+        raise InputError(str(evalset), None, "n", f"must be at least 1, got {n}")
+    path = Path(evalset)
+    cases = read_evalset(path) if path.exists() else []
+    candidates, _ = _candidates(store, dataset, cases, evalset, dev_share)
+    if not candidates:
+        raise InputError(str(evalset), None, "dataset", f"no new eligible runs in {dataset!r}")
+    try:
+        sample = stratified_sample(candidates, n, by=by, shares=shares, seed=seed)
+    except ValueError as exc:
+        raise InputError(str(evalset), None, "by", str(exc)) from None
+    write_evalset(path, [*cases, *sample.cases])
+    return sample
+
+
+def rotate_evalset(
+    store: Store,
+    dataset: str,
+    evalset: str | os.PathLike[str],
+    *,
+    share: float = 0.2,
+    seed: int = 0,
+    dev_share: float = DEV_SHARE,
+) -> Rotation:
+    """Rotate an eval set with new cases from a stored dataset, and write it back.
+
+    Every trajectory of ``dataset`` whose task is not yet in the set, with an outcome or rule
+    result, is a candidate, with its stratum from :func:`assign_strata` over the dataset, its
+    default label and detected tags. See :func:`rotate_cases` for the draw.
+    """
+    if not 0 <= share <= 1:
+        raise InputError(str(evalset), None, "share", f"must be in [0, 1], got {share}")
+    cases = read_evalset(evalset)
+    candidates, not_eligible = _candidates(store, dataset, cases, evalset, dev_share)
     result = rotate_cases(cases, candidates, share=share, seed=seed)
     result.not_eligible = not_eligible
     if result.removed or result.added:
