@@ -134,6 +134,51 @@ def _finish(
     return report
 
 
+def _from_tables(
+    tables: Tables,
+    *,
+    dataset: str | None,
+    label_source: str,
+    ks: Sequence[int],
+    n_boot: int,
+    seed: int,
+    threshold: float | None,
+    dev_items: Collection[Any] | None,
+    fail_under: Sequence[str],
+    baseline: Baseline,
+    primary_source: str | None,
+    fp: Fingerprint | None,
+    fingerprint_file: str | Path | None,
+) -> Report:
+    """Calibrate and assemble, then finish the report: the part both entry points share."""
+    human = label_source == "human"
+    parts = assemble(
+        tables,
+        label_source=label_source,
+        human=human,
+        phrase=labels_phrase(label_source, human),
+        ks=ks,
+        n_boot=n_boot,
+        seed=seed,
+        threshold=threshold,
+        dev_items=dev_items,
+    )
+    return _finish(
+        parts,
+        tables,
+        dataset=dataset,
+        label_source=label_source,
+        ks=ks,
+        n_boot=n_boot,
+        seed=seed,
+        gates=fail_under,
+        baseline=baseline,
+        primary_source=primary_source,
+        fp=fp,
+        fingerprint_file=fingerprint_file,
+    )
+
+
 def build_report(
     store: Store,
     dataset: str,
@@ -192,27 +237,16 @@ def build_report(
         has_rules=inputs.has_rules,
         notes=[LENGTH_NOTE, *inputs.notes],
     )
-    human = label_source == "human"
-    parts = assemble(
-        tables,
-        label_source=label_source,
-        human=human,
-        phrase=labels_phrase(label_source, human),
-        ks=ks,
-        n_boot=n_boot,
-        seed=seed,
-        threshold=threshold,
-        dev_items=dev_items,
-    )
-    return _finish(
-        parts,
+    return _from_tables(
         tables,
         dataset=dataset,
         label_source=label_source,
         ks=ks,
         n_boot=n_boot,
         seed=seed,
-        gates=fail_under,
+        threshold=threshold,
+        dev_items=dev_items,
+        fail_under=fail_under,
         baseline=baseline,
         primary_source=primary_source,
         fp=inputs.fingerprint,
@@ -271,27 +305,16 @@ def calibrate_report(
         trajs=_file_trajs(j, out),
         has_rules=False,
     )
-    human = label_source == "human"
-    parts = assemble(
-        tables,
-        label_source=label_source,
-        human=human,
-        phrase=labels_phrase(label_source, human),
-        ks=ks,
-        n_boot=n_boot,
-        seed=seed,
-        threshold=threshold,
-        dev_items=dev_items,
-    )
-    return _finish(
-        parts,
+    return _from_tables(
         tables,
         dataset=None,
         label_source=label_source,
         ks=ks,
         n_boot=n_boot,
         seed=seed,
-        gates=fail_under,
+        threshold=threshold,
+        dev_items=dev_items,
+        fail_under=fail_under,
         baseline=baseline,
         primary_source=primary_source,
         fp=None,
