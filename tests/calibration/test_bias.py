@@ -164,3 +164,30 @@ def test_synthetic_tables_have_the_analysis_columns() -> None:
     labels = synthetic_labels(world, annotators=3)
     assert len(labels) == 60 and labels["label"].between(1, 5).all()
     assert isinstance(world["task_id"], pd.Series) and world["task_id"].nunique() == 5
+
+
+def test_order_shift_probe_by_hand_and_by_implantation() -> None:
+    from trajudge.calibration import order_shift_probe
+
+    # by hand: item x moves 1 -> 3 (+2), item y 4 -> 4 (0): mean shift (2 + 0) / 2 = 1.0
+    p = order_shift_probe([1, 3, 4, 4], ["ab", "ba", "ab", "ba"], ["x", "x", "y", "y"], n_boot=50)
+    assert p is not None and p.estimate.value == pytest.approx(1.0)
+    # only one order judged: does not apply
+    assert order_shift_probe([1, 2], ["ab", "ab"], ["x", "y"]) is None
+
+    # implantation: a judge that adds `dial` points when the candidate is shown second
+    rng = np.random.default_rng(11)
+    n = 300
+    truth = rng.integers(1, 6, size=n).astype(float)
+    estimates = []
+    for dial in (0.0, 0.5, 1.0):
+        ab = np.clip(truth + rng.normal(0, 0.5, n), 1, 5)
+        ba = np.clip(truth + dial + rng.normal(0, 0.5, n), 1, 5)
+        items = np.repeat(np.arange(n), 2)
+        scores = np.column_stack([ab, ba]).ravel()
+        orders = np.tile(["ab", "ba"], n)
+        probe = order_shift_probe(scores, orders, items, n_boot=300, seed=1)
+        assert probe is not None
+        assert probe.flagged is (dial > 0)  # the clean judge triggers nothing
+        estimates.append(probe.estimate.value)
+    assert estimates[0] < estimates[1] < estimates[2]  # grows with the dial

@@ -33,6 +33,7 @@ from trajudge.calibration._estimate import Estimate, FloatArray, safe_divide
 #: whole interval lies outside its band (or, one-sided, below it).
 BANDS: dict[str, tuple[float, float]] = {
     "position": (0.45, 0.55),  # share of verdicts that went to the first-shown side
+    "order_shift": (-0.25, 0.25),  # score units the candidate gains when shown second
     "verbosity": (-0.10, 0.10),  # partial rank correlation of score and length
     "self_preference": (-0.10, 0.10),  # pass-rate excess over humans on own-family items
     "central_tendency": (0.90, np.inf),  # judge spread / human spread; flags below 0.90
@@ -117,6 +118,53 @@ def position_probe(
         f"{flip.value:.1%} of {len(ab)} pairs flipped under swap"
     )
     return _probe("position", first, detail, flip_rate=flip)
+
+
+def order_shift_probe(
+    score: Any,
+    order: Any,
+    items: Any,
+    *,
+    samples: Any = None,
+    n_boot: int = 2000,
+    seed: int = 0,
+) -> Probe | None:
+    """How far a score moves with presentation order, in score units.
+
+    For each (item, sample) judged in both orders, ``d = score(ba) - score(ab)``: in reference
+    mode the candidate's score when shown second minus when shown first (in pairwise mode the
+    mapped-back preference score). The estimate is the mean ``d`` with an interval by items::
+
+        order_shift = sum(d) / #pairs                              (0 for an unbiased judge)
+
+    Flagged when the whole interval lies outside ``BANDS["order_shift"]`` (a quarter of a
+    scale point). Unlike the verdict-level :func:`position_probe`, this sees a judge whose
+    scores move with position but stay on one side of the pass threshold.
+
+    >>> p = order_shift_probe([1, 2, 1, 2, 1, 2], ["ab", "ba"] * 3, ["x", "x", "y", "y", "z", "z"],
+    ...                       n_boot=200)
+    >>> p.estimate.value, p.flagged  # every candidate gains one point when shown second
+    (1.0, True)
+
+    Returns None when no (item, sample) was judged in both orders.
+    """
+    df = _frame(v=score, order=order, item=items, sample=0 if samples is None else samples)
+    df = df.dropna(subset=["v"])
+    wide = df.pivot_table(index=["item", "sample"], columns="order", values="v", aggfunc="mean")
+    if "ab" not in wide.columns or "ba" not in wide.columns:
+        return None
+    wide = wide.dropna(subset=["ab", "ba"]).reset_index()
+    if wide.empty:
+        return None
+    d = wide["ba"].to_numpy(float) - wide["ab"].to_numpy(float)
+    codes, n_items = item_codes(wide["item"].to_numpy())
+    sums = per_item_sums(codes, n_items, np.column_stack([d, np.ones_like(d)]))
+    est, _ = cluster_bootstrap(sums, ratio_statistic, n_boot=n_boot, seed=seed)
+    detail = (
+        f"scores moved by {est.value:+.2f} on average when the candidate was shown second "
+        f"instead of first ({len(d)} pairs)"
+    )
+    return _probe("order_shift", est, detail)
 
 
 def _partial_corr(t: FloatArray) -> FloatArray:

@@ -21,6 +21,7 @@ from trajudge.calibration._agreement import (
 from trajudge.calibration._bias import (
     Probe,
     central_tendency_probe,
+    order_shift_probe,
     position_probe,
     self_preference_probe,
     stability_probe,
@@ -100,6 +101,11 @@ def _probes(
         "position": position_probe(
             ok["pass"], ok["order"], ok["item"], samples=ok["sample"], **boot
         ),
+        "order_shift": order_shift_probe(
+            ok["score"], ok["order"], ok["item"], samples=ok["sample"], **boot
+        )
+        if ok["score"].notna().any()
+        else None,
         "stability": stability_probe(ok["pass"], ok["order"], ok["item"], **boot),
         "verbosity": None,
         "self_preference": None,
