@@ -15,7 +15,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -26,7 +25,7 @@ from pydantic import (
 )
 
 from trajudge.judges import JudgeSpec
-from trajudge.trajectories import InputError
+from trajudge.trajectories import InputError, read_yaml
 from trajudge.trajectories._errors import pydantic_field
 
 Severity = Literal["gate", "diagnostic", "regression"]
@@ -180,14 +179,5 @@ def parse_config(data: Any, source: str | Path) -> TrajudgeConfig:
 def load_config(path: str | Path) -> TrajudgeConfig:
     """Read and validate ``trajudge.yaml``."""
     p = Path(path)
-    try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(str(p), None, None, "file not found") from None
-    except UnicodeDecodeError as exc:
-        raise InputError(str(p), f"byte {exc.start}", None, "not UTF-8 text") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}" if mark is not None else None
-        raise InputError(str(p), where, None, f"invalid YAML: {exc}") from None
+    data = read_yaml(p)
     return parse_config(data, p)

@@ -107,7 +107,7 @@ def test_errors_name_file_key_and_reason(tmp_path, text, field, reason):
 def test_invalid_yaml_and_missing_file(tmp_path):
     with pytest.raises(InputError, match="invalid YAML"):
         load_specs(write(tmp_path, "tasks: {a: [1, 2"))
-    with pytest.raises(InputError, match="cannot read"):
+    with pytest.raises(InputError, match="absent.yaml: file not found"):
         load_specs(tmp_path / "absent.yaml")
 
 
@@ -159,3 +159,18 @@ def test_resolve_stored_and_file_specs(tmp_path):
     # no file: stored specs as they are, default settings
     tasks, defaults = resolve_specs(stored)
     assert tasks == stored and defaults == TaskSpec()
+
+
+def test_non_utf8_and_missing_spec_files_are_one_line_errors(tmp_path: Path) -> None:
+    # before the shared YAML reader, a non-UTF-8 spec file escaped as a UnicodeDecodeError;
+    # the bad byte \xe9 is at offset len(b"defaults:\n  forbidden_tools: [caf") = 33
+    bad = tmp_path / "specs.yaml"
+    bad.write_bytes(b"defaults:\n  forbidden_tools: [caf\xe9]\n")
+    with pytest.raises(InputError, match=r"specs\.yaml: byte 33: not UTF-8 text"):
+        load_specs(bad)
+    with pytest.raises(InputError, match="file not found"):
+        load_specs(tmp_path / "missing.yaml")
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("defaults: [unclosed\n")
+    with pytest.raises(InputError, match=r"broken\.yaml: line \d+: invalid YAML"):
+        load_specs(broken)

@@ -11,10 +11,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from trajudge.trajectories import InputError, canonical_json
+from trajudge.trajectories import InputError, canonical_json, read_yaml
 from trajudge.trajectories._errors import pydantic_field
 
 RubricMode = Literal["pointwise", "pairwise", "reference"]
@@ -188,16 +187,7 @@ def parse_rubric(data: Any, source: str) -> Rubric:
 def load_rubric_file(path: str | Path) -> Rubric:
     """Load one rubric YAML file."""
     p = Path(path)
-    try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(str(p), None, None, "file not found") from None
-    except UnicodeDecodeError as exc:
-        raise InputError(str(p), f"byte {exc.start}", None, "not UTF-8 text") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}" if mark is not None else None
-        raise InputError(str(p), where, None, f"invalid YAML: {exc}") from None
+    data = read_yaml(p)
     return parse_rubric(data, str(p))
 
 

@@ -25,13 +25,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
 from trajudge.rules._compile import BUILTIN_CHECKS
 from trajudge.rules._engine import merge_specs
 from trajudge.rules._registry import bind_error, registered_checks
-from trajudge.trajectories import InputError, TaskSpec
+from trajudge.trajectories import InputError, TaskSpec, read_yaml
 
 _TOP_KEYS = ("imports", "defaults", "tasks")
 
@@ -102,17 +101,7 @@ def _check_names(file: str, prefix: str, spec: TaskSpec) -> None:
 def load_specs(path: str | Path) -> SpecSet:
     """Load and validate a spec file (see the module doc for the format)."""
     file = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(file, None, None, f"cannot read: {exc.strerror or exc}") from None
-    try:
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}" if mark is not None else None
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise InputError(file, where, None, f"invalid YAML: {problem}") from None
+    doc = read_yaml(path)
     if doc is None:
         doc = {}
     if not isinstance(doc, dict):

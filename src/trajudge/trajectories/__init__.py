@@ -20,6 +20,7 @@ from trajudge.trajectories._spec import (
     parse_path,
 )
 from trajudge.trajectories._tau_bench import from_tau_bench
+from trajudge.trajectories._yaml import read_yaml
 
 __all__ = [
     "FORMATS",
@@ -48,6 +49,7 @@ __all__ = [
     "read_openai",
     "read_parquet",
     "read_trajectories",
+    "read_yaml",
     "write_jsonl",
     "write_parquet",
 ]
