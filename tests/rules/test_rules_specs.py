@@ -107,7 +107,7 @@ def test_errors_name_file_key_and_reason(tmp_path, text, field, reason):
 def test_invalid_yaml_and_missing_file(tmp_path):
     with pytest.raises(InputError, match="invalid YAML"):
         load_specs(write(tmp_path, "tasks: {a: [1, 2"))
-    with pytest.raises(InputError, match="absent.yaml: file not found"):
+    with pytest.raises(InputError, match=r"absent\.yaml: file not found"):
         load_specs(tmp_path / "absent.yaml")
 
 
