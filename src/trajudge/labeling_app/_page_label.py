@@ -253,7 +253,12 @@ def my_labels(cfg: AppConfig, dataset: str, rubric: Rubric) -> None:
             st.button("Open", on_click=_on_open, args=("open-pick",))
 
 
-def page_label() -> None:
+def signed_in_page() -> tuple[AppConfig, str, str]:
+    """Start a page that needs a signed-in annotator: state, the guard, the sidebar.
+
+    Returns the app config, the annotator and the dataset; stops the page when nobody is
+    signed in.
+    """
     S.init_state()
     ss = st.session_state
     cfg: AppConfig = ss[S.CONFIG]
@@ -262,6 +267,12 @@ def page_label() -> None:
         st.warning("Sign in first.")
         st.stop()
     sidebar(cfg)
+    return cfg, str(me), str(dataset)
+
+
+def page_label() -> None:
+    cfg, me, dataset = signed_in_page()
+    ss = st.session_state
     rubric = get_rubric(cfg.rubric)
     store = get_store(cfg.db_url)
     my_labels(cfg, dataset, rubric)

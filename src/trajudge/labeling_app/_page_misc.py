@@ -12,7 +12,7 @@ from trajudge.labeling_app._config import (
     validate_annotator,
 )
 from trajudge.labeling_app._data import get_datasets, get_store
-from trajudge.labeling_app._page_label import sidebar
+from trajudge.labeling_app._page_label import signed_in_page
 from trajudge.store import LABEL_FORMATS, encode_labels, labels_export_frame
 from trajudge.trajectories import InputError
 
@@ -62,14 +62,7 @@ def page_login() -> None:
 
 
 def page_export() -> None:
-    S.init_state()
-    ss = st.session_state
-    cfg: AppConfig = ss[S.CONFIG]
-    dataset = ss[S.DATASET]
-    if not ss[S.ANNOTATOR] or not dataset:
-        st.warning("Sign in first.")
-        st.stop()
-    sidebar(cfg)
+    cfg, _, dataset = signed_in_page()
     st.title("Export labels")
     frame = labels_export_frame(get_store(cfg.db_url), dataset)
     st.text(f"{len(frame)} labels in dataset {dataset} (all annotators, all rubrics).")

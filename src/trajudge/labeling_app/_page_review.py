@@ -11,7 +11,7 @@ from trajudge.judges import Rubric
 from trajudge.labeling_app import _state as S
 from trajudge.labeling_app._config import AppConfig
 from trajudge.labeling_app._data import get_rubric, get_store, get_trajectory
-from trajudge.labeling_app._page_label import sidebar
+from trajudge.labeling_app._page_label import signed_in_page
 from trajudge.labeling_app._review import annotator_disagreements, judge_human_disagreements
 from trajudge.labeling_app._view import build_item_view
 from trajudge.labeling_app._widgets import level_text, render_item
@@ -105,14 +105,7 @@ def _pick(table: pd.DataFrame, key: str) -> str | None:
 
 
 def page_review() -> None:
-    S.init_state()
-    ss = st.session_state
-    cfg: AppConfig = ss[S.CONFIG]
-    dataset = ss[S.DATASET]
-    if not ss[S.ANNOTATOR] or not dataset:
-        st.warning("Sign in first.")
-        st.stop()
-    sidebar(cfg)
+    cfg, _, dataset = signed_in_page()
     rubric = get_rubric(cfg.rubric)
     store = get_store(cfg.db_url)
     st.title("Review disagreements")
