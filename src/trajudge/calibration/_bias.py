@@ -15,7 +15,7 @@ canonical orientation: in order ``ba`` the verdict is already mapped back.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -77,6 +77,20 @@ def _frame(**cols: Any) -> pd.DataFrame:
     return pd.DataFrame({k: np.asarray(v) for k, v in cols.items()})
 
 
+def _both_orders(
+    values: Any, order: Any, items: Any, samples: Any, aggfunc: Literal["first", "mean"]
+) -> pd.DataFrame | None:
+    """One row per (item, sample) judged in both orders, columns ``ab`` and ``ba``; None
+    when there is no such pair. Rows without a value are left out before pairing."""
+    df = _frame(v=values, order=order, item=items, sample=0 if samples is None else samples)
+    df = df.dropna(subset=["v"])
+    wide = df.pivot_table(index=["item", "sample"], columns="order", values="v", aggfunc=aggfunc)
+    if "ab" not in wide.columns or "ba" not in wide.columns:
+        return None
+    wide = wide.dropna(subset=["ab", "ba"]).reset_index()
+    return None if wide.empty else wide
+
+
 def position_probe(
     verdict: Any,
     order: Any,
@@ -99,12 +113,8 @@ def position_probe(
 
     Returns None when no (item, sample) was judged in both orders.
     """
-    df = _frame(v=verdict, order=order, item=items, sample=0 if samples is None else samples)
-    wide = df.pivot_table(index=["item", "sample"], columns="order", values="v", aggfunc="first")
-    if "ab" not in wide.columns or "ba" not in wide.columns:
-        return None
-    wide = wide.dropna(subset=["ab", "ba"]).reset_index()
-    if wide.empty:
+    wide = _both_orders(verdict, order, items, samples, "first")
+    if wide is None:
         return None
     ab, ba = wide["ab"].to_numpy(float), wide["ba"].to_numpy(float)
     codes, n_items = item_codes(wide["item"].to_numpy())
@@ -148,13 +158,8 @@ def order_shift_probe(
 
     Returns None when no (item, sample) was judged in both orders.
     """
-    df = _frame(v=score, order=order, item=items, sample=0 if samples is None else samples)
-    df = df.dropna(subset=["v"])
-    wide = df.pivot_table(index=["item", "sample"], columns="order", values="v", aggfunc="mean")
-    if "ab" not in wide.columns or "ba" not in wide.columns:
-        return None
-    wide = wide.dropna(subset=["ab", "ba"]).reset_index()
-    if wide.empty:
+    wide = _both_orders(score, order, items, samples, "mean")
+    if wide is None:
         return None
     d = wide["ba"].to_numpy(float) - wide["ab"].to_numpy(float)
     codes, n_items = item_codes(wide["item"].to_numpy())
