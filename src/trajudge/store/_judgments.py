@@ -19,6 +19,7 @@ class JudgmentsMixin:
     """Judgment queries for :class:`trajudge.store.Store`."""
 
     engine: Engine
+    write_engine: Engine
 
     def add_judgment(self, dataset: str, row: Mapping[str, Any]) -> bool:
         """Insert one judgment in its own transaction.
@@ -46,7 +47,7 @@ class JudgmentsMixin:
             judgments.c.order == values["order"],
             judgments.c.sample == values["sample"],
         )
-        with self.engine.begin() as conn:
+        with self.write_engine.begin() as conn:
             prev = conn.execute(select(judgments.c.id, judgments.c.error).where(*key)).first()
             if prev is not None:
                 if prev.error is None:

@@ -315,7 +315,7 @@ def import_labels(
             )
     counts = {"added": 0, "updated": 0, "unchanged": 0}
     ts = now_iso()
-    with store.engine.begin() as conn:
+    with store.write_engine.begin() as conn:
         for r in rows:
             _, what = write_label(
                 conn,

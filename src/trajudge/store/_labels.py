@@ -107,6 +107,7 @@ class LabelsMixin:
     """Label queries for :class:`trajudge.store.Store`."""
 
     engine: Engine
+    write_engine: Engine
 
     def save_label(
         self,
@@ -130,7 +131,7 @@ class LabelsMixin:
         """
         from trajudge.store._store import now_iso
 
-        with self.engine.begin() as conn:
+        with self.write_engine.begin() as conn:
             label_id, _ = write_label(
                 conn,
                 dataset=dataset,

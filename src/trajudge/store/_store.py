@@ -1,6 +1,13 @@
 """The Store: one small interface over the database (SQLite by default, any SQLAlchemy URL).
 
 Every write is one transaction; importing the same file twice changes nothing the second time.
+
+Reads and writes take different paths. ``Store.engine`` is for reads: on SQLite each of its
+transactions is a plain (deferred) ``BEGIN`` on a ``query_only`` connection, so under WAL a
+long streaming read holds no lock that a writer waits for, and a write sent down the read path
+by mistake fails at once instead of taking the lock. ``Store.write_engine`` is for writes: its
+transactions start with ``BEGIN IMMEDIATE``, so concurrent writers queue on the busy timeout
+instead of failing with "database is locked" when a read transaction tries to upgrade.
 """
 
 from __future__ import annotations
@@ -13,13 +20,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, event, func, insert, select, update
+from sqlalchemy import (
+    Engine,
+    create_engine,
+    delete,
+    event,
+    func,
+    insert,
+    inspect,
+    select,
+    update,
+)
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.pool import NullPool, StaticPool
 
 from trajudge.store._judgments import JudgmentsMixin
-from trajudge.store._labels import LabelsMixin
+from trajudge.store._labels import _IN_CHUNK, LabelsMixin
 from trajudge.store._schema import (
     MIGRATIONS,
     datasets,
@@ -68,8 +85,22 @@ def sqlite_path(url: str) -> Path | None:
     return Path(rest)
 
 
+WRITE_OPTION = "trajudge_write"
+"""Execution option that marks an engine's transactions as writes (see :func:`make_engine`)."""
+
+
+def write_engine(engine: Engine) -> Engine:
+    """The engine for writes: ``engine`` with :data:`WRITE_OPTION` set (same pool)."""
+    return engine.execution_options(**{WRITE_OPTION: True})
+
+
 def make_engine(url: str) -> Engine:
-    """Create an engine; SQLite gets WAL mode, foreign keys and a busy timeout."""
+    """Create an engine; SQLite gets WAL mode, foreign keys and a busy timeout.
+
+    On SQLite a transaction is a read unless the engine carries :data:`WRITE_OPTION`
+    (:func:`write_engine`): reads begin with a deferred ``BEGIN`` on a ``query_only``
+    connection, writes with ``BEGIN IMMEDIATE``.
+    """
     if url.startswith("sqlite"):
         in_memory = url in ("sqlite://", "sqlite:///:memory:")
         engine = create_engine(
@@ -92,9 +123,16 @@ def make_engine(url: str) -> Engine:
 
         @event.listens_for(engine, "begin")
         def _sqlite_begin(conn: Connection) -> None:  # pragma: no cover - trivial
-            # BEGIN IMMEDIATE takes the write lock up front, so two writers queue on the
-            # busy timeout instead of failing with "database is locked" mid-transaction.
-            conn.exec_driver_sql("BEGIN IMMEDIATE")
+            if conn.get_execution_options().get(WRITE_OPTION):
+                # BEGIN IMMEDIATE takes the write lock up front, so two writers queue on the
+                # busy timeout instead of failing with "database is locked" mid-transaction.
+                conn.exec_driver_sql("PRAGMA query_only=OFF")
+                conn.exec_driver_sql("BEGIN IMMEDIATE")
+            else:
+                # a read: under WAL it sees a snapshot and blocks no writer; query_only makes
+                # a write sent down this path fail at once instead of upgrading the lock
+                conn.exec_driver_sql("PRAGMA query_only=ON")
+                conn.exec_driver_sql("BEGIN")
 
         return engine
     return create_engine(url, pool_pre_ping=True)
@@ -119,6 +157,7 @@ class Store(JudgmentsMixin, LabelsMixin):
                     self.url, None, "db", f"cannot open the store: {exc.strerror}"
                 ) from None
         self.engine = make_engine(self.url)
+        self.write_engine = write_engine(self.engine)
         try:
             self.migrate()
         except OperationalError as exc:
@@ -128,8 +167,17 @@ class Store(JudgmentsMixin, LabelsMixin):
 
     # -- schema -------------------------------------------------------------------------------
     def migrate(self) -> None:
-        """Create missing tables and record applied migrations, in order."""
-        with self.engine.begin() as conn:
+        """Create missing tables and record applied migrations, in order.
+
+        Looks first with a read, so opening an up-to-date store takes no write lock.
+        """
+        with self.engine.connect() as conn:
+            tables = set(inspect(conn).get_table_names())
+            if schema_migrations.name in tables:
+                done = {r[0] for r in conn.execute(select(schema_migrations.c.version))}
+                if set(metadata.tables) <= tables and {v for v, _ in MIGRATIONS} <= done:
+                    return
+        with self.write_engine.begin() as conn:
             metadata.create_all(conn)
             done = {r[0] for r in conn.execute(select(schema_migrations.c.version))}
             for version, name in MIGRATIONS:
@@ -189,7 +237,7 @@ class Store(JudgmentsMixin, LabelsMixin):
             seen_ids.add(t.id)
             seen_pairs.add((t.task_id, t.trial))
         added = updated = unchanged = 0
-        with self.engine.begin() as conn:
+        with self.write_engine.begin() as conn:
             if conn.execute(select(datasets.c.name).where(datasets.c.name == name)).first():
                 conn.execute(
                     update(datasets)
@@ -334,7 +382,7 @@ class Store(JudgmentsMixin, LabelsMixin):
 
     def save_task_specs(self, dataset: str, specs: Mapping[str, TaskSpec]) -> int:
         self.require_dataset(dataset)
-        with self.engine.begin() as conn:
+        with self.write_engine.begin() as conn:
             return self._write_specs(conn, dataset, specs)
 
     def task_specs(self, dataset: str) -> dict[str, TaskSpec]:
@@ -348,36 +396,33 @@ class Store(JudgmentsMixin, LabelsMixin):
 
     # -- rule results -------------------------------------------------------------------------
     def save_rule_results(self, dataset: str, rows: Iterable[Mapping[str, Any]]) -> int:
-        """Replace the stored rule results for the given trajectories.
+        """Replace the stored rule results for the given trajectories, in one transaction.
 
         Each row has ``trajectory_id``, ``spec_sha256``, ``gates_passed``, ``score`` and
         ``data`` (the report as a JSON-able dict).
         """
-        n = 0
-        with self.engine.begin() as conn:
-            for row in rows:
-                values = {
-                    "spec_sha256": row["spec_sha256"],
-                    "gates_passed": bool(row["gates_passed"]),
-                    "score": row.get("score"),
-                    "data": canonical_json(row["data"]),
-                }
-                done = conn.execute(
-                    update(rule_results)
-                    .where(
-                        rule_results.c.dataset == dataset,
-                        rule_results.c.trajectory_id == row["trajectory_id"],
+        values = {
+            str(row["trajectory_id"]): {
+                "dataset": dataset,
+                "trajectory_id": str(row["trajectory_id"]),
+                "spec_sha256": row["spec_sha256"],
+                "gates_passed": bool(row["gates_passed"]),
+                "score": row.get("score"),
+                "data": canonical_json(row["data"]),
+            }
+            for row in rows
+        }  # a trajectory given twice keeps its last row, as one update after another would
+        ids = list(values)
+        with self.write_engine.begin() as conn:
+            for start in range(0, len(ids), _IN_CHUNK):
+                chunk = ids[start : start + _IN_CHUNK]
+                conn.execute(
+                    delete(rule_results).where(
+                        rule_results.c.dataset == dataset, rule_results.c.trajectory_id.in_(chunk)
                     )
-                    .values(**values)
-                ).rowcount
-                if not done:
-                    conn.execute(
-                        insert(rule_results).values(
-                            dataset=dataset, trajectory_id=row["trajectory_id"], **values
-                        )
-                    )
-                n += 1
-        return n
+                )
+                conn.execute(insert(rule_results), [values[i] for i in chunk])
+        return len(ids)
 
     def rule_results(self, dataset: str) -> dict[str, dict[str, Any]]:
         """Stored rule results by trajectory id (each: gates_passed, score, spec_sha256, data)."""
