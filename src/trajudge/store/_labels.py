@@ -8,6 +8,8 @@ that they stay index-backed and cheap on a store of 100,000 trajectories.
 from __future__ import annotations
 
 import json
+import math
+import numbers
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -16,9 +18,68 @@ from sqlalchemy import Engine, case, distinct, func, insert, select, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
-from trajudge.store._schema import judgments, label_history, labels, rule_results, trajectories
+from trajudge.store._schema import (
+    datasets,
+    judgments,
+    label_history,
+    labels,
+    rule_results,
+    trajectories,
+)
+from trajudge.trajectories import InputError
 
 _IN_CHUNK = 500  # ids per IN (...) list: well below SQLite's bound-parameter limit
+
+
+def check_label(
+    src: str,
+    *,
+    rubric_id: str,
+    annotator: str,
+    value: float | None,
+    skipped: bool,
+) -> None:
+    """Refuse label fields the report could not use, as :func:`import_labels` does per row.
+
+    ``rubric_id`` (at most 200 characters) and ``annotator`` (at most 100) must not be empty;
+    ``value`` is a finite number, ``None`` only for a skipped item.
+    """
+    for field, text, max_len in (("rubric_id", rubric_id, 200), ("annotator", annotator, 100)):
+        if not isinstance(text, str) or not text.strip():
+            raise InputError(src, None, field, "must not be empty")
+        if len(text) > max_len:
+            raise InputError(src, None, field, f"longer than {max_len} characters")
+    if value is None:
+        if not skipped:
+            raise InputError(src, None, "value", "must be a number (None only when skipped)")
+        return
+    if isinstance(value, bool):
+        raise InputError(src, None, "value", "expected a number, got a boolean")
+    if not isinstance(value, numbers.Real):
+        raise InputError(src, None, "value", f"expected a number, got {value!r}")
+    if not math.isfinite(value):
+        raise InputError(src, None, "value", f"expected a finite number, got {value!r}")
+
+
+def require_trajectory(conn: Connection, src: str, dataset: str, trajectory_id: str) -> None:
+    """Raise :class:`InputError` unless ``trajectory_id`` is a trajectory of ``dataset``."""
+    found = conn.execute(
+        select(trajectories.c.id).where(
+            trajectories.c.dataset == dataset, trajectories.c.id == trajectory_id
+        )
+    ).first()
+    if found is not None:
+        return
+    if conn.execute(select(datasets.c.name).where(datasets.c.name == dataset)).first() is None:
+        names = conn.execute(select(datasets.c.name).order_by(datasets.c.name)).scalars()
+        known = ", ".join(names) or "none"
+        raise InputError(src, None, "dataset", f"no dataset {dataset!r} (known: {known})")
+    raise InputError(
+        src,
+        None,
+        "trajectory_id",
+        f"unknown trajectory id {trajectory_id!r} in dataset {dataset!r}",
+    )
 
 
 def encode_criteria(criteria: Mapping[str, Any] | None) -> str | None:
@@ -106,6 +167,7 @@ def write_label(
 class LabelsMixin:
     """Label queries for :class:`trajudge.store.Store`."""
 
+    url: str
     engine: Engine
     write_engine: Engine
 
@@ -128,17 +190,23 @@ class LabelsMixin:
 
         Editing an existing label copies the previous values to ``label_history`` first, so
         nothing is silently overwritten; saving identical values again writes nothing.
+        Raises :class:`~trajudge.trajectories.InputError` (and writes nothing) for a missing
+        dataset, a trajectory id that is not in it, or a field :func:`check_label` refuses.
         """
         from trajudge.store._store import now_iso
 
+        check_label(
+            self.url, rubric_id=rubric_id, annotator=annotator, value=value, skipped=skipped
+        )
         with self.write_engine.begin() as conn:
+            require_trajectory(conn, self.url, dataset, trajectory_id)
             label_id, _ = write_label(
                 conn,
                 dataset=dataset,
                 trajectory_id=trajectory_id,
                 rubric_id=rubric_id,
                 annotator=annotator,
-                value=value,
+                value=None if value is None else float(value),
                 criteria=encode_criteria(criteria),
                 note=note,
                 unsure=unsure,
