@@ -104,10 +104,16 @@ class LimitsConfig(_Section):
 
 
 class LayersConfig(_Section):
-    """A core set of tasks judged first; the run stops when fewer than ``min_pass_rate`` of
-    them pass."""
+    """The core layer: a small set of tasks checked and judged first; the run stops there when
+    fewer than ``min_pass_rate`` of their trajectories pass.
+
+    The core tasks are ``core_tasks`` together with the task of every case marked core
+    (``trajudge add-case --core``) in the eval set at ``evalset``: one core set, fed by either
+    list or both.
+    """
 
     core_tasks: list[str] = Field(default_factory=list)
+    evalset: Path | None = None
     min_pass_rate: float = Field(default=1.0, ge=0, le=1)
 
 
@@ -152,6 +158,8 @@ def _resolve(cfg: TrajudgeConfig, base: Path) -> TrajudgeConfig:
     cfg.report.out = (fix(cfg.report.out) or cfg.report.out).resolve()
     cfg.report.baseline = fix(cfg.report.baseline)
     cfg.rubric_dirs = [fix(p) or p for p in cfg.rubric_dirs]
+    if cfg.layers is not None:
+        cfg.layers.evalset = fix(cfg.layers.evalset)
     cfg.cache = fix(cfg.cache)
     for judge in cfg.judges:
         rubric = Path(judge.rubric)

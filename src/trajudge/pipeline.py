@@ -6,8 +6,9 @@ Phases, in order, each resumable:
    left alone), limited to the configured subset (``limits``) so every number in the report
    is about the same trajectories;
 2. **rules**: every rule check, results stored;
-3. **core layer** (when ``layers`` is set): the judges score the core tasks first; when the
-   core set fails its gate, the run stops there with the reason (exit 1);
+3. **core layer** (when ``layers`` names core tasks, directly or as the core cases of an eval
+   set, see :func:`core_task_ids`): the judges score the core tasks first; when the core set
+   fails its gate (rule gates, then every judge), the run stops there with the reason (exit 1);
 4. **judges**: every judge over the rest (gates first, cache, resume);
 5. **labels**: a labels file named in the config is imported (all or nothing);
 6. **report**: calibration and reliability, written as Markdown, HTML and JSON; the exit code
@@ -28,7 +29,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from trajudge.config import TrajudgeConfig, load_config
-from trajudge.evalset import core_gate, split_of
+from trajudge.evalset import core_gate, core_tasks, read_evalset, split_of
 from trajudge.judges import (
     DEFAULT_CACHE_PATH,
     BatchProgress,
@@ -190,6 +191,33 @@ def _score(
     return batch
 
 
+def core_task_ids(
+    cfg: TrajudgeConfig, config_path: str | Path, *, dataset: str, present: set[str]
+) -> list[str]:
+    """The core set of a run: ``layers.core_tasks`` and the tasks of the core cases of the eval
+    set at ``layers.evalset``, in that order, each once.
+
+    Raises :class:`InputError` naming the config key (and the case) when a core task has no
+    trajectory among ``present`` (the task ids of ``dataset``): a core set must not shrink
+    silently.
+    """
+    if cfg.layers is None:
+        return []
+    named = {str(t): "layers.core_tasks" for t in cfg.layers.core_tasks}
+    if cfg.layers.evalset is not None:
+        for task, case in core_tasks(read_evalset(cfg.layers.evalset)).items():
+            named.setdefault(task, f"layers.evalset ({cfg.layers.evalset}: case {case!r})")
+    for task, where in named.items():
+        if task not in present:
+            raise InputError(
+                str(config_path),
+                None,
+                where,
+                f"core task {task!r} has no trajectory in dataset {dataset!r}",
+            )
+    return list(named)
+
+
 def core_results(store: Store, dataset: str, judges: list[Judge], tasks: list[str]) -> pd.DataFrame:
     """One row per core trajectory: passed when its gates passed and every judge's mean
     score (over orders and samples) meets the rubric's pass threshold; None when a judge
@@ -265,24 +293,29 @@ def run_pipeline(
                 )
         spec_set = load_specs(spec_path) if spec_path is not None else None
         task_specs, defaults = resolve_specs(store.task_specs(name), spec_set)
+        core = core_task_ids(cfg, config_path, dataset=name, present=store.task_ids(name))
+        judges: list[Judge] = []
         if cfg.judges:
             cache = ResponseCache(cfg.cache or DEFAULT_CACHE_PATH)
             judges = build_judges(
                 cfg.judges, rubric_dirs=[str(p) for p in cfg.rubric_dirs], cache=cache
             )
-            if cfg.layers is not None and cfg.layers.core_tasks:
-                core = [str(t) for t in cfg.layers.core_tasks]
-                with _phase(summary, "core layer", console):
+        if core and cfg.layers is not None:
+            with _phase(summary, "core layer", console):
+                if console is not None:
+                    console.print(f"core tasks: {', '.join(core)}")
+                if judges:
                     _score(store, name, judges, cfg, task_specs, defaults, summary, console, core)
-                    ok, reason = core_gate(
-                        core_results(store, name, judges, core),
-                        min_pass_rate=cfg.layers.min_pass_rate,
-                    )
-                    summary.core, summary.core_passed = reason, ok
-                    if console is not None:
-                        console.print(reason)
-                if not ok:
-                    return summary
+                ok, reason = core_gate(
+                    core_results(store, name, judges, core),
+                    min_pass_rate=cfg.layers.min_pass_rate,
+                )
+                summary.core, summary.core_passed = reason, ok
+                if console is not None:
+                    console.print(reason)
+            if not ok:
+                return summary
+        if judges:
             with _phase(summary, "judges", console):
                 _score(store, name, judges, cfg, task_specs, defaults, summary, console)
         if cfg.labels is not None and cfg.labels.path is not None:

@@ -72,7 +72,14 @@ def add_case_cmd(
         list[str] | None,
         typer.Option("--tag", help="Boundary kind to add (repeatable), e.g. ambiguous_request."),
     ] = None,
-    core: Annotated[bool, typer.Option("--core", help="Put the case in the core set.")] = False,
+    core: Annotated[
+        bool,
+        typer.Option(
+            "--core",
+            help="Put the case in the core set: `trajudge run` checks and judges its task "
+            "first when layers.evalset names this eval set.",
+        ),
+    ] = False,
     infer_tools: Annotated[
         bool,
         typer.Option("--infer-tools", help="Infer required / forbidden tools from passing trials."),

@@ -45,7 +45,7 @@ from trajudge.evalset._fingerprint import (
     tools_hash,
     write_fingerprint,
 )
-from trajudge.evalset._layers import core_gate, layers
+from trajudge.evalset._layers import core_gate, core_tasks, layers
 from trajudge.evalset._ops import (
     EvalSetSummary,
     Rotation,
@@ -97,6 +97,7 @@ __all__ = [
     "case_id",
     "common_intents",
     "core_gate",
+    "core_tasks",
     "coverage",
     "default_label",
     "detect_boundary_tags",

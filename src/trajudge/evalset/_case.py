@@ -84,7 +84,8 @@ class EvalCase(BaseModel):
     split:
         ``dev`` or ``holdout``, from :func:`split_of` on the task id.
     core:
-        Part of the small core set that runs first (see :func:`layers`).
+        Part of the small core set that runs first (see :func:`layers`); ``trajudge run``
+        reads it through ``layers.evalset`` and judges this case's task first.
     source:
         The dataset and trajectory id it was made from.
     added_at:

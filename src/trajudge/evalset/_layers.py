@@ -36,6 +36,20 @@ def layers(cases: Sequence[EvalCase]) -> tuple[list[str], list[str]]:
     return [c.id for c in cases if c.core], [c.id for c in cases]
 
 
+def core_tasks(cases: Sequence[EvalCase]) -> dict[str, str]:
+    """The tasks of the core cases, each with the first core case that named it, in file
+    order: what ``trajudge run`` judges first when ``layers.evalset`` names this set.
+
+    >>> core_tasks([])
+    {}
+    """
+    out: dict[str, str] = {}
+    for c in cases:
+        if c.core:
+            out.setdefault(c.task_id, c.id)
+    return out
+
+
 def core_gate(
     result_frame: pd.DataFrame,
     *,

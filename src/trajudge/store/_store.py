@@ -336,6 +336,12 @@ class Store(JudgmentsMixin, LabelsMixin):
                 or 0
             )
 
+    def task_ids(self, dataset: str) -> set[str]:
+        """The distinct task ids of a dataset's trajectories."""
+        q = select(trajectories.c.task_id).where(trajectories.c.dataset == dataset).distinct()
+        with self.engine.connect() as conn:
+            return {r[0] for r in conn.execute(q)}
+
     def iter_trajectories(
         self, dataset: str, *, ids: Iterable[str] | None = None, batch: int = 1000
     ) -> Iterator[Trajectory]:
