@@ -1,6 +1,6 @@
 """``align``: fit the alignment methods on dev items, measure them on holdout items.
 
-Every fit sees the labelled DEV items only (:func:`_split` is the one place that separates
+Every fit sees the labelled DEV items only (``_split`` is the one place that separates
 them); every figure of the result is measured on the labelled HOLDOUT items against the
 judge's verdicts as they stand. A task on both sides is refused: its items are correlated, so
 the holdout would not be held out.
@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from trajudge.calibration._align_calibrate import Calibrator, Method, fit_calibrator
@@ -98,28 +99,52 @@ class AlignmentResult:
         }
 
 
-def _split(items: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """Labelled dev items, labelled holdout items, and every item not in labelled dev."""
+@dataclass(frozen=True)
+class _Side:
+    """Some items: ids, task codes and the numeric columns, rows in item order."""
+
+    ids: npt.NDArray[Any]
+    tasks: npt.NDArray[np.int64]
+    data: pd.DataFrame
+
+    def col(self, name: str) -> FloatArray:
+        return np.asarray(self.data[name].to_numpy(dtype=np.float64))
+
+
+def _split(items: pd.DataFrame, columns: Sequence[str]) -> tuple[_Side, _Side, _Side]:
+    """Labelled dev items, labelled holdout items, and every item not in labelled dev.
+
+    The one place where dev and holdout are told apart; ``columns`` are the numeric columns
+    kept (those absent from ``items`` are left out, the fits say so if they need them).
+    """
     missing = [c for c in _REQUIRED if c not in items.columns]
     if missing:
         raise ValueError(f"items need columns {list(_REQUIRED)}; missing {missing}")
-    bad = ~items["split"].isin(["dev", "holdout"])
-    if bad.any():
-        raise ValueError(f"item {items.loc[bad, 'item'].iloc[0]!r}: split must be dev or holdout")
-    if items["item"].duplicated().any():
-        raise ValueError(f"item {items.loc[items['item'].duplicated(), 'item'].iloc[0]!r} twice")
-    sides = items.groupby("task_id")["split"].nunique()
-    if (sides > 1).any():
-        raise ValueError(f"task {sides.index[sides > 1][0]!r} is on both dev and holdout")
     items = items.sort_values("item", kind="stable")
-    labelled = items["label"].notna()
-    dev = items[labelled & (items["split"] == "dev")]
-    holdout = items[labelled & (items["split"] == "holdout")]
-    rest = items[~(labelled & (items["split"] == "dev"))]
-    for name, side in (("dev", dev), ("holdout", holdout)):
-        if side.empty:
+    ids = items["item"].to_numpy()
+    split = items["split"].to_numpy()
+    bad = (split != "dev") & (split != "holdout")
+    if bad.any():
+        raise ValueError(f"item {ids[bad][0]!r}: split must be dev or holdout")
+    if pd.Series(ids).duplicated().any():
+        raise ValueError(f"item {ids[pd.Series(ids).duplicated().to_numpy()][0]!r} twice")
+    tasks, names = pd.factorize(items["task_id"].to_numpy())
+    on_dev = split == "dev"
+    both = np.intersect1d(tasks[on_dev], tasks[~on_dev])
+    if both.size:
+        raise ValueError(f"task {names[both[0]]!r} is on both dev and holdout")
+    keep = [c for c in dict.fromkeys(columns) if c in items.columns]
+    data = items[keep].astype(np.float64).reset_index(drop=True)
+    labelled = data["label"].notna().to_numpy()
+
+    def side(mask: npt.NDArray[np.bool_]) -> _Side:
+        return _Side(ids[mask], tasks[mask].astype(np.int64), data[mask].reset_index(drop=True))
+
+    dev, holdout = side(labelled & on_dev), side(labelled & ~on_dev)
+    for name, s in (("dev", dev), ("holdout", holdout)):
+        if s.ids.size == 0:
             raise ValueError(f"no labelled {name} items")
-    return dev, holdout, rest
+    return dev, holdout, side(~(labelled & on_dev))
 
 
 def _confidence(p: FloatArray) -> FloatArray:
@@ -133,6 +158,7 @@ def align(
     criterion: Criterion = "kappa",
     calibration: Method = "isotonic",
     features: Sequence[str] | None = None,
+    stack_features: Sequence[str] = ("score", "score_sd"),
     rule_columns: Sequence[str] = (),
     trust: TrustSource | None = "auto",
     target: float = 0.9,
@@ -161,8 +187,11 @@ def align(
     criterion :
         For ``threshold``.
     calibration, features :
-        Model and feature columns for ``calibrate`` (default ``["score"]``; for ``platt``
-        e.g. ``["score", "score_sd"]``). ``stack`` uses ``features`` plus ``rule_columns``.
+        Model and feature columns for ``calibrate`` (default ``["score"]``; isotonic takes
+        one column, e.g. ``expected_score``; ``platt`` one or more, e.g. ``["score",
+        "score_sd"]``).
+    stack_features, rule_columns :
+        The judge's and the rule checks' columns for ``stack``.
     trust : {"auto", "calibrate", "stack", "votes"} or None
         Whose verdicts and confidences trust-or-escalate uses: a fitted method's probability
         p (verdict ``p >= 0.5``, confidence ``max(p, 1-p)``; on dev its out-of-fold
@@ -183,40 +212,40 @@ def align(
         Missing columns, a split other than dev/holdout, a task on both sides, no labelled
         item on a side, or what the fitting functions refuse (one class only on dev, ...).
     """
-    dev, hold, rest = _split(items)
-    boot: dict[str, Any] = {"n_boot": n_boot, "seed": seed, "level": level}
-    y_dev = dev["label"].to_numpy(float)
-    y_hold = hold["label"].to_numpy(float)
-    before = hold["verdict"].to_numpy(float)
-    p_before = hold["vote_share" if "vote_share" in hold else "verdict"].to_numpy(float)
     feats = list(features) if features is not None else ["score"]
+    numeric = [*_REQUIRED[3:], "vote_share", "vote_agreement", *feats, *stack_features]
+    dev, hold, rest = _split(items, [*numeric, *rule_columns])
+    boot: dict[str, Any] = {"n_boot": n_boot, "seed": seed, "level": level}
+    y_dev, y_hold = dev.col("label"), hold.col("label")
+    before = hold.col("verdict")
+    p_before = hold.col("vote_share" if "vote_share" in hold.data else "verdict")
     results: dict[str, MethodResult] = {}
     probability: dict[str, tuple[Calibrator, FloatArray]] = {}  # model, dev out-of-fold
     for method in dict.fromkeys(methods):
         if method == "threshold":
-            fit = fit_threshold(dev["score"], y_dev, criterion=criterion)
-            after = apply_threshold(hold["score"], fit)
-            cmp = compare_verdicts(y_hold, before, after, hold["task_id"], **boot)
+            fit = fit_threshold(dev.col("score"), y_dev, criterion=criterion)
+            after = apply_threshold(hold.col("score"), fit)
+            cmp = compare_verdicts(y_hold, before, after, hold.tasks, **boot)
             results[method] = MethodResult(method, fit, cmp, None)
             continue
         model: Calibrator
         params: Calibrator | StackFit
         if method == "calibrate":
-            cal = fit_calibrator(dev[feats], y_dev, dev["task_id"], method=calibration,
+            cal = fit_calibrator(dev.data[feats], y_dev, dev.tasks, method=calibration,
                                  n_folds=n_folds)  # fmt: skip
             model, params, oof = cal.calibrator, cal.calibrator, cal.dev_oof
         elif method == "stack":
-            st = fit_stack(dev[feats + list(rule_columns)], y_dev, dev["task_id"],
+            st = fit_stack(dev.data[[*stack_features, *rule_columns]], y_dev, dev.tasks,
                            n_folds=n_folds, seed=seed)  # fmt: skip
             model, params, oof = st.model, st, st.dev_oof
         else:
             raise ValueError(f"unknown method {method!r}: threshold, calibrate or stack")
-        p = model.predict_proba(hold)
+        p = model.predict_proba(hold.data)
         results[method] = MethodResult(
             method,
             params,
-            compare_verdicts(y_hold, before, (p >= 0.5).astype(float), hold["task_id"], **boot),
-            compare_probabilities(y_hold, p_before, p, hold["task_id"], n_bins=n_bins, **boot),
+            compare_verdicts(y_hold, before, (p >= 0.5).astype(float), hold.tasks, **boot),
+            compare_probabilities(y_hold, p_before, p, hold.tasks, n_bins=n_bins, **boot),
             optional=method == "stack",
         )
         probability[method] = (model, oof)
@@ -226,21 +255,19 @@ def align(
     if source == "votes":
         if "vote_agreement" not in items.columns:
             raise ValueError("trust='votes' needs a vote_agreement column")
-        conf_dev = dev["vote_agreement"].to_numpy(float)
-        ok_dev = dev["verdict"].to_numpy(float) == y_dev
-        conf_hold = hold["vote_agreement"].to_numpy(float)
-        ok_hold = before == y_hold
-        conf_rest = rest["vote_agreement"].to_numpy(float)
+        conf_dev, ok_dev = dev.col("vote_agreement"), dev.col("verdict") == y_dev
+        conf_hold, ok_hold = hold.col("vote_agreement"), before == y_hold
+        conf_rest = rest.col("vote_agreement")
     else:
         model, oof = probability[source]
         conf_dev, ok_dev = _confidence(oof), (oof >= 0.5) == (y_dev == 1)
-        p_hold = model.predict_proba(hold)
+        p_hold = model.predict_proba(hold.data)
         conf_hold, ok_hold = _confidence(p_hold), (p_hold >= 0.5) == (y_hold == 1)
-        conf_rest = _confidence(model.predict_proba(rest))
+        conf_rest = _confidence(model.predict_proba(rest.data))
     cut = fit_trust_cut(conf_dev, ok_dev.astype(float), target=target, alpha=alpha)
-    outcome = evaluate_trust(cut, conf_hold, ok_hold.astype(float), hold["task_id"],
-                             items=hold["item"], **boot)  # fmt: skip
-    queue = tuple(escalated_items(conf_rest, cut, rest["item"]))
+    outcome = evaluate_trust(cut, conf_hold, ok_hold.astype(float), hold.tasks, items=hold.ids,
+                             **boot)  # fmt: skip
+    queue = tuple(escalated_items(conf_rest, cut, rest.ids))
     return _result(results, outcome, source, queue, dev, hold)
 
 
@@ -261,16 +288,16 @@ def _result(
     outcome: TrustOutcome | None,
     source: str | None,
     queue: tuple[Any, ...],
-    dev: pd.DataFrame,
-    hold: pd.DataFrame,
+    dev: _Side,
+    hold: _Side,
 ) -> AlignmentResult:
     return AlignmentResult(
         methods=methods,
         trust=outcome,
         trust_source=source,
         escalated=queue,
-        n_dev_items=len(dev),
-        n_holdout_items=len(hold),
-        n_dev_tasks=int(dev["task_id"].nunique()),
-        n_holdout_tasks=int(hold["task_id"].nunique()),
+        n_dev_items=int(dev.ids.size),
+        n_holdout_items=int(hold.ids.size),
+        n_dev_tasks=int(np.unique(dev.tasks).size),
+        n_holdout_tasks=int(np.unique(hold.tasks).size),
     )

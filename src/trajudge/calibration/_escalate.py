@@ -6,9 +6,14 @@ confidence :math:`\ge \lambda` and escalates the others. The cut :math:`\lambda`
 dev so that, with probability at least :math:`1 - \alpha` over the dev draw, the agreement
 with humans on kept items is at least the target :math:`1 - \epsilon`:
 
-1. candidate cuts: the distinct dev confidences, from the highest down; only those keeping
-   at least :math:`n_{min} = \lceil \ln \alpha / \ln(1-\epsilon) \rceil` dev items are tested
-   (fewer could not pass even with no error);
+1. candidate cuts, from the highest down: the confidence of the :math:`\lceil i n / m \rceil`-th
+   most confident dev item for i = 1..m (a grid of m kept shares, fixed from the confidences
+   alone, before any label is read; every distinct confidence when m is None), keeping only
+   cuts that keep at least :math:`n_{min} = \lceil \ln \alpha / \ln(1-\epsilon) \rceil` dev
+   items (fewer could not pass even without error). A coarse grid matters: fixed-sequence
+   testing stops at the first failure, and a fine grid offers noise many chances to stop it
+   early (on 1,000 dev items with a calibrated confidence, m = 20 keeps about a quarter more
+   items than testing every distinct value);
 2. for each cut, in that order, test :math:`H_0`: agreement(:math:`\lambda`) < target with the
    exact binomial test: with :math:`n` kept dev items of which :math:`x` agree, the
    Clopper-Pearson lower bound :math:`L = B^{-1}(\alpha; x, n - x + 1)` must reach the target
@@ -111,6 +116,7 @@ def fit_trust_cut(
     *,
     target: float = 0.9,
     alpha: float = 0.05,
+    grid: int | None = 20,
 ) -> TrustCut:
     """Choose the confidence cut on DEV items (fixed-sequence exact binomial tests).
 
@@ -125,6 +131,9 @@ def fit_trust_cut(
         The agreement to guarantee on kept items, :math:`1-\\epsilon`.
     alpha : float
         The risk: the chance that the chosen cut's agreement is below target.
+    grid : int or None
+        Number m of candidate kept shares (module docstring); None tests every distinct
+        confidence.
 
     Returns
     -------
@@ -147,7 +156,13 @@ def fit_trust_cut(
         raise ValueError("confidence has missing values")
     order = np.argsort(-conf, kind="stable")
     sorted_conf, sorted_ok = conf[order], ok[order]
-    cuts = np.unique(conf)[::-1]  # highest first
+    if grid is None:
+        cuts = np.unique(conf)[::-1]  # highest first
+    else:
+        if grid < 1:
+            raise ValueError(f"grid must be >= 1 or None, got {grid}")
+        ranks = np.ceil(np.arange(1, grid + 1) * conf.size / grid).astype(np.int64)
+        cuts = np.unique(sorted_conf[np.clip(ranks, 1, None) - 1])[::-1] if conf.size else conf
     n_kept = np.searchsorted(-sorted_conf, -cuts, side="right")  # items with conf >= cut
     agree = np.r_[0.0, np.cumsum(sorted_ok)][n_kept]
     n_min = math.ceil(math.log(alpha) / math.log(target))
