@@ -8,7 +8,6 @@ vectorised call and cut apart by task, so a 200-world test stays fast.
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
 from trajudge.calibration import (
@@ -67,4 +66,3 @@ def many_worlds(
     task_no = items["task_id"].str.removeprefix("task").astype(int).to_numpy()
     world = task_no // (items_per_world // trials)
     return [items[world == w].reset_index(drop=True) for w in range(n_worlds)]
-

@@ -126,7 +126,7 @@ def test_no_gain_reported_on_a_clean_judge_in_95_percent_of_200_worlds() -> None
     for items in worlds:
         r = align(items, methods=["threshold", "calibrate"], n_boot=400, trust=None)
         found = False
-        for (method, metric) in gains:
+        for method, metric in gains:
             gained = getattr(r.methods[method].verdicts, metric).verdict == "gain"
             gains[(method, metric)] += gained
             found |= gained

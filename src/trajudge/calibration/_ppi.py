@@ -52,13 +52,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from statistics import NormalDist
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
 from scipy.special import comb
-from scipy.stats import norm
 
 from trajudge.calibration._estimate import Estimate, FloatArray, as_1d, check_same_length, num
 
@@ -110,9 +110,10 @@ class PPIEstimate:
 
 def _cluster_terms(
     y: FloatArray, f_lab: FloatArray, f_unl: FloatArray, g_lab: Any, g_unl: Any
-) -> tuple[FloatArray, FloatArray]:
-    """Per-cluster A_g (labelled Y part) and B_g (f part) of the module docstring."""
-    codes, _ = pd.factorize(pd.Series(np.r_[g_lab, g_unl]), sort=True)
+) -> tuple[FloatArray, FloatArray, int]:
+    """Per-cluster A_g (labelled Y part) and B_g (f part) of the module docstring, and the
+    number of clusters with a labelled unit."""
+    codes, _ = pd.factorize(np.concatenate([np.asarray(g_lab), np.asarray(g_unl)]))
     n, n_u = y.size, f_unl.size
     cl_lab, cl_unl = codes[:n], codes[n:]
     n_groups = int(codes.max()) + 1
@@ -120,7 +121,7 @@ def _cluster_terms(
     b = np.bincount(cl_lab, weights=(f_lab - f_lab.mean()) / n, minlength=n_groups).astype(float)
     if n_u:
         b -= np.bincount(cl_unl, weights=(f_unl - f_unl.mean()) / n_u, minlength=n_groups)
-    return a, b
+    return a, b, int(np.unique(cl_lab).size)
 
 
 def ppi_mean(
@@ -146,7 +147,7 @@ def ppi_mean(
     if n == 0:
         nan = Estimate(math.nan, math.nan, math.nan, 0, level)
         return PPIEstimate(nan, nan, judge_only, math.nan, 0, n_u)
-    a, b = _cluster_terms(y, f_lab, f_unl, g_lab, g_unl)
+    a, b, lab_groups = _cluster_terms(y, f_lab, f_unl, g_lab, g_unl)
     n_groups = a.size
     if lam is None:
         bb = float(b @ b)
@@ -155,7 +156,7 @@ def ppi_mean(
     value = float(np.mean(y - lam * f_lab) + lam * f_u_mean) if n_u else float(y.mean())
     if not n_u:
         lam = 0.0  # nothing unlabelled: PPI is the labels-only mean
-    z = float(norm.ppf(0.5 + level / 2.0))
+    z = NormalDist().inv_cdf(0.5 + level / 2.0)
     correction = n_groups / (n_groups - 1) if n_groups > 1 else math.nan
 
     def interval(v: float, var: float, units: int) -> Estimate:
@@ -164,7 +165,6 @@ def ppi_mean(
         return Estimate(v, float(low), float(high), units, level)
 
     ppi_var = correction * float(np.sum((a - lam * b) ** 2))
-    lab_groups = pd.unique(pd.Series(g_lab)).size
     lab_var = lab_groups / (lab_groups - 1) * float(np.sum(a**2)) if lab_groups > 1 else math.nan
     return PPIEstimate(
         ppi=interval(value, ppi_var, n + n_u),
