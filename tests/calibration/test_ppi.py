@@ -11,7 +11,14 @@ import pytest
 from scipy.optimize import minimize_scalar
 from scipy.stats import norm
 
-from trajudge.calibration import pass_hat_k, ppi_pass_hat_k, ppi_pass_rate, reliability
+from trajudge.calibration import (
+    corrected_pass_rate,
+    pass_hat_k,
+    pass_rate_estimates,
+    ppi_pass_hat_k,
+    ppi_pass_rate,
+    reliability,
+)
 
 A, B = 0.6, 0.9  # task success probability p ~ Beta(A, B): tasks differ, trials correlate
 
@@ -175,3 +182,19 @@ def test_degenerate_and_bad_input() -> None:
         ppi_pass_rate([1, 0], [2, 0])
     short = ppi_pass_hat_k([1, 1, 0], [1, np.nan, np.nan], ["a", "a", "b"], ks=[3])
     assert math.isnan(short.estimates[3].ppi.value)  # no task has 3 trials
+
+
+def test_pass_rate_estimates_side_by_side() -> None:
+    # the lenient judge's raw rate is confidently wrong; the three corrections cover the truth
+    v, y, tasks = _world(4, n_labels=400)
+    t = pass_rate_estimates(v, y, tasks=tasks, n_boot=1000).set_index("estimator")
+    truth = A / (A + B)
+    assert not t.loc["judge", "low"] <= truth <= t.loc["judge", "high"]
+    for name in ("rogan_gladen", "labels_only", "ppi"):
+        assert t.loc[name, "low"] <= truth <= t.loc[name, "high"], name
+    assert t.loc["ppi", "width"] < t.loc["labels_only", "width"]
+    ppi = ppi_pass_rate(v, y, tasks=tasks)
+    rg = corrected_pass_rate(v, y, n_boot=1000)
+    assert t.loc["ppi", "value"] == ppi.ppi.value and t.loc["ppi", "lam"] == ppi.lam
+    assert t.loc["rogan_gladen", "value"] == rg.corrected.value
+    assert (t["n_labeled"] == 400).all()

@@ -59,7 +59,13 @@ from trajudge.calibration._escalate import (
 )
 from trajudge.calibration._estimate import Estimate
 from trajudge.calibration._judge_report import best_threshold, item_verdicts, model_family
-from trajudge.calibration._ppi import PPIEstimate, PPIPassK, ppi_pass_hat_k, ppi_pass_rate
+from trajudge.calibration._ppi import (
+    PPIEstimate,
+    PPIPassK,
+    pass_rate_estimates,
+    ppi_pass_hat_k,
+    ppi_pass_rate,
+)
 from trajudge.calibration._probability import (
     brier_score,
     expected_calibration_error,
@@ -156,6 +162,7 @@ __all__ = [
     "parse_verdict",
     "pass_at_k",
     "pass_hat_k",
+    "pass_rate_estimates",
     "per_item_sums",
     "percent_agreement",
     "position_probe",

@@ -60,6 +60,7 @@ import numpy.typing as npt
 import pandas as pd
 from scipy.special import comb
 
+from trajudge.calibration._corrected import corrected_pass_rate
 from trajudge.calibration._estimate import Estimate, FloatArray, as_1d, check_same_length, num
 
 
@@ -327,3 +328,47 @@ def ppi_pass_hat_k(
         judge = hat(c_judge_all[m_all >= k], m_all[m_all >= k])
         out.estimates[k] = replace(est, judge_only=float(judge.mean()) if judge.size else math.nan)
     return out
+
+
+def pass_rate_estimates(
+    verdict: npt.ArrayLike,
+    label: npt.ArrayLike,
+    *,
+    tasks: npt.ArrayLike | None = None,
+    n_boot: int = 2000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> pd.DataFrame:
+    """The pass rate four ways, side by side, with interval widths: what the judge buys.
+
+    Rows: ``judge`` (the judge's raw rate on all trajectories, bootstrap interval),
+    ``rogan_gladen`` (corrected with TPR / TNR measured on the labelled ones,
+    :func:`trajudge.calibration.corrected_pass_rate`), ``labels_only`` and ``ppi``
+    (:func:`ppi_pass_rate`, clustered by ``tasks`` when given). Columns: ``estimator, value,
+    low, high, width, n_labeled`` (and ``lam`` for ``ppi``). The judge's raw interval only
+    reflects sampling: its bias is what the other rows correct.
+
+    Examples
+    --------
+    >>> v = [1, 1, 0, 1, 1, 0, 1, 1]
+    >>> y = [1, 0, 0, 1, np.nan, np.nan, np.nan, np.nan]
+    >>> t = pass_rate_estimates(v, y, n_boot=50)
+    >>> t["estimator"].tolist()
+    ['judge', 'rogan_gladen', 'labels_only', 'ppi']
+    """
+    ppi = ppi_pass_rate(verdict, label, tasks=tasks, level=level)
+    rg = corrected_pass_rate(verdict, label, n_boot=n_boot, seed=seed, level=level)
+    rows = [("judge", rg.raw), ("rogan_gladen", rg.corrected),
+            ("labels_only", ppi.labels_only), ("ppi", ppi.ppi)]  # fmt: skip
+    frame = pd.DataFrame(
+        {
+            "estimator": [name for name, _ in rows],
+            "value": [e.value for _, e in rows],
+            "low": [e.low for _, e in rows],
+            "high": [e.high for _, e in rows],
+            "width": [e.high - e.low for _, e in rows],
+            "n_labeled": ppi.n_labeled,
+        }
+    )
+    frame["lam"] = [math.nan, math.nan, math.nan, ppi.lam]
+    return frame
