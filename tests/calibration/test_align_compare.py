@@ -121,7 +121,8 @@ def test_no_gain_reported_on_a_clean_judge_in_95_percent_of_200_worlds() -> None
     # its dev tasks and compares on its holdout tasks; a gain reported is a false alarm
     worlds = many_worlds(SyntheticJudge(noise=0.5), n_worlds=200, items_per_world=400,
                          seed=101, threshold=3.5)  # fmt: skip
-    gains = {(m, k): 0 for m in ("threshold", "calibrate") for k in ("kappa", "agreement")}
+    metrics = ("kappa", "agreement", "tpr", "tnr")
+    gains = {(m, k): 0 for m in ("threshold", "calibrate") for k in metrics}
     any_gain = 0
     for items in worlds:
         r = align(items, methods=["threshold", "calibrate"], n_boot=400, trust=None)

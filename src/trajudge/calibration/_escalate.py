@@ -12,8 +12,9 @@ with humans on kept items is at least the target :math:`1 - \epsilon`:
    cuts that keep at least :math:`n_{min} = \lceil \ln \alpha / \ln(1-\epsilon) \rceil` dev
    items (fewer could not pass even without error). A coarse grid matters: fixed-sequence
    testing stops at the first failure, and a fine grid offers noise many chances to stop it
-   early (on 1,000 dev items with a calibrated confidence, m = 20 keeps about a quarter more
-   items than testing every distinct value);
+   early (1,000 dev items whose confidence c ~ U(0.5, 1) is calibrated, target 0.9: over
+   1,000 draws m = 20 keeps 21% of the items on average, every distinct value 15%, the best
+   possible cut 40%);
 2. for each cut, in that order, test :math:`H_0`: agreement(:math:`\lambda`) < target with the
    exact binomial test: with :math:`n` kept dev items of which :math:`x` agree, the
    Clopper-Pearson lower bound :math:`L = B^{-1}(\alpha; x, n - x + 1)` must reach the target
@@ -30,8 +31,9 @@ cross-fitted on the same dev labels (its out-of-fold probabilities) it holds app
 References
 ----------
 Jung, Brahman & Choi (2024), "Trust or Escalate: LLM Judges with Provable Guarantees for Human
-Agreement", arXiv:2407.18370; Bates, Angelopoulos, Lei, Malik & Jordan (2021), "Distribution-
-free, risk-controlling prediction sets", JACM; Clopper & Pearson (1934), Biometrika 26(4).
+Agreement", arXiv:2407.18370 (ICLR 2025); Angelopoulos, Bates, Candès, Jordan & Lei (2021),
+"Learn then Test: Calibrating Predictive Algorithms to Achieve Risk Control", arXiv:2110.01052
+(fixed-sequence testing); Clopper & Pearson (1934), Biometrika 26(4).
 """
 
 from __future__ import annotations
