@@ -10,6 +10,24 @@ from trajudge.calibration._agreement import (
     kappa_from_counts,
     percent_agreement,
 )
+from trajudge.calibration._align import AlignmentResult, MethodResult, align
+from trajudge.calibration._align_calibrate import (
+    CalibrationFit,
+    Calibrator,
+    fit_calibrator,
+    task_folds,
+)
+from trajudge.calibration._align_compare import (
+    MetricChange,
+    ProbabilityComparison,
+    VerdictComparison,
+    compare_probabilities,
+    compare_verdicts,
+    gain_verdict,
+)
+from trajudge.calibration._align_features import item_features
+from trajudge.calibration._align_stack import FeatureWeight, StackFit, fit_stack
+from trajudge.calibration._align_threshold import ThresholdFit, apply_threshold, fit_threshold
 from trajudge.calibration._analysis import analyze, calibrate_files
 from trajudge.calibration._bias import (
     BANDS,
@@ -31,8 +49,28 @@ from trajudge.calibration._bootstrap import (
 from trajudge.calibration._budget import LabelBudget, label_budget
 from trajudge.calibration._corrected import CorrectedRate, corrected_pass_rate, rogan_gladen
 from trajudge.calibration._corrected_k import CorrectedPassK, corrected_pass_hat_k
+from trajudge.calibration._escalate import (
+    TrustCut,
+    TrustOutcome,
+    clopper_pearson_lower,
+    escalated_items,
+    evaluate_trust,
+    fit_trust_cut,
+)
 from trajudge.calibration._estimate import Estimate
 from trajudge.calibration._judge_report import best_threshold, item_verdicts, model_family
+from trajudge.calibration._ppi import (
+    PPIEstimate,
+    PPIPassK,
+    pass_rate_estimates,
+    ppi_pass_hat_k,
+    ppi_pass_rate,
+)
+from trajudge.calibration._probability import (
+    brier_score,
+    expected_calibration_error,
+    reliability_diagram,
+)
 from trajudge.calibration._raters import (
     HumanAgreement,
     consensus,
@@ -58,34 +96,63 @@ from trajudge.calibration._tables import parse_verdict, read_table, validate_tab
 
 __all__ = [
     "BANDS",
+    "AlignmentResult",
     "BinaryRates",
+    "CalibrationFit",
     "CalibrationResult",
+    "Calibrator",
     "CorrectedPassK",
     "CorrectedRate",
     "Estimate",
+    "FeatureWeight",
     "HumanAgreement",
     "JudgeReport",
     "LabelBudget",
+    "MethodResult",
+    "MetricChange",
+    "PPIEstimate",
+    "PPIPassK",
+    "ProbabilityComparison",
     "Probe",
     "ReliabilityResult",
+    "StackFit",
     "SyntheticJudge",
     "Threshold",
+    "ThresholdFit",
+    "TrustCut",
+    "TrustOutcome",
+    "VerdictComparison",
     "ac1_from_counts",
+    "align",
     "analyze",
+    "apply_threshold",
     "best_threshold",
     "binary_rates",
     "bootstrap_kappa",
     "bootstrap_ratio",
+    "brier_score",
     "calibrate_files",
     "central_tendency_probe",
+    "clopper_pearson_lower",
     "cluster_bootstrap",
     "cohen_kappa",
+    "compare_probabilities",
+    "compare_verdicts",
     "confusion",
     "consensus",
     "corrected_pass_hat_k",
     "corrected_pass_rate",
+    "escalated_items",
+    "evaluate_trust",
+    "expected_calibration_error",
+    "fit_calibrator",
+    "fit_stack",
+    "fit_threshold",
+    "fit_trust_cut",
+    "gain_verdict",
     "gwet_ac1",
     "human_agreement",
+    "item_features",
     "item_verdicts",
     "kappa_from_counts",
     "krippendorff_alpha",
@@ -95,11 +162,15 @@ __all__ = [
     "parse_verdict",
     "pass_at_k",
     "pass_hat_k",
+    "pass_rate_estimates",
     "per_item_sums",
     "percent_agreement",
     "position_probe",
+    "ppi_pass_hat_k",
+    "ppi_pass_rate",
     "read_table",
     "reliability",
+    "reliability_diagram",
     "reliability_intervals",
     "reliability_matrix",
     "resampled_sums",
@@ -109,6 +180,7 @@ __all__ = [
     "synthetic_judgments",
     "synthetic_labels",
     "synthetic_world",
+    "task_folds",
     "validate_table",
     "verbosity_probe",
 ]

@@ -1,0 +1,292 @@
+r"""Trust or escalate: keep the verdicts the judge is sure of, send the rest to people.
+
+Each item has a confidence (for a calibrated probability p: :math:`\max(p, 1-p)`; or the
+agreement of the judge's calls across orders and samples). The judge keeps the items with
+confidence :math:`\ge \lambda` and escalates the others. The cut :math:`\lambda` is chosen on
+dev so that, with probability at least :math:`1 - \alpha` over the dev draw, the agreement
+with humans on kept items is at least the target :math:`1 - \epsilon`:
+
+1. candidate cuts, from the highest down: the confidence of the :math:`\lceil i n / m \rceil`-th
+   most confident dev item for i = 1..m (a grid of m kept shares, fixed from the confidences
+   alone, before any label is read; every distinct confidence when m is None), keeping only
+   cuts that keep at least :math:`n_{min} = \lceil \ln \alpha / \ln(1-\epsilon) \rceil` dev
+   items (fewer could not pass even without error). A coarse grid matters: fixed-sequence
+   testing stops at the first failure, and a fine grid offers noise many chances to stop it
+   early (1,000 dev items whose confidence c ~ U(0.5, 1) is calibrated, target 0.9: over
+   1,000 draws m = 20 keeps 21% of the items on average, every distinct value 15%, the best
+   possible cut 40%);
+2. for each cut, in that order, test :math:`H_0`: agreement(:math:`\lambda`) < target with the
+   exact binomial test: with :math:`n` kept dev items of which :math:`x` agree, the
+   Clopper-Pearson lower bound :math:`L = B^{-1}(\alpha; x, n - x + 1)` must reach the target
+   (equivalently the p-value :math:`P(\mathrm{Bin}(n, 1-\epsilon) \ge x) \le \alpha`);
+3. fixed-sequence testing: stop at the first cut that fails; the last cut that passed is
+   chosen. Testing in a fixed order, each at level :math:`\alpha`, keeps the chance of
+   choosing any cut whose true agreement is below target at most :math:`\alpha` without a
+   multiplicity correction.
+
+The guarantee holds when the confidences are fixed before the dev labels are used (the
+calls' agreement, or probabilities from a calibrator fitted elsewhere); with a calibrator
+cross-fitted on the same dev labels (its out-of-fold probabilities) it holds approximately.
+
+References
+----------
+Jung, Brahman & Choi (2024), "Trust or Escalate: LLM Judges with Provable Guarantees for Human
+Agreement", arXiv:2407.18370 (ICLR 2025); Angelopoulos, Bates, Candès, Jordan & Lei (2021),
+"Learn then Test: Calibrating Predictive Algorithms to Achieve Risk Control", arXiv:2110.01052
+(fixed-sequence testing); Clopper & Pearson (1934), Biometrika 26(4).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from scipy.stats import beta
+
+from trajudge.calibration._bootstrap import bootstrap_ratio
+from trajudge.calibration._estimate import Estimate, FloatArray, as_1d, check_same_length, num
+
+
+def clopper_pearson_lower(
+    successes: npt.ArrayLike, n: npt.ArrayLike, *, alpha: float
+) -> FloatArray:
+    r"""One-sided exact lower confidence bound of a binomial proportion, level :math:`1-\alpha`.
+
+    .. math:: L = B^{-1}(\alpha;\, x,\, n - x + 1), \qquad L = 0 \text{ when } x = 0
+
+    with :math:`B^{-1}` the Beta quantile. Vectorised; NaN where ``n == 0``.
+
+    Examples
+    --------
+    >>> round(float(clopper_pearson_lower(29, 29, alpha=0.05)), 4)  # 0.05 ** (1 / 29)
+    0.9019
+    """
+    x = np.asarray(successes, dtype=np.float64)
+    m = np.asarray(n, dtype=np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        low = beta.ppf(alpha, x, m - x + 1.0)
+    low = np.where(x == 0, 0.0, low)
+    return np.asarray(np.where(m == 0, np.nan, low), dtype=np.float64)
+
+
+@dataclass(frozen=True)
+class TrustCut:
+    """The confidence cut chosen on dev: keep items with ``confidence >= cut``.
+
+    ``certified`` False means no candidate passed the first test: ``cut`` is +inf and every
+    item is escalated. ``n_kept`` / ``agreement`` / ``lower_bound`` describe the dev items
+    at the cut; ``n_tested`` the cuts tested before stopping.
+    """
+
+    cut: float
+    target: float
+    alpha: float
+    certified: bool
+    n_dev: int
+    n_kept: int
+    agreement: float
+    lower_bound: float
+    n_tested: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "cut": None if math.isinf(self.cut) else num(self.cut),
+            "target": self.target,
+            "alpha": self.alpha,
+            "certified": self.certified,
+            "n_dev": self.n_dev,
+            "n_kept": self.n_kept,
+            "agreement": num(self.agreement),
+            "lower_bound": num(self.lower_bound),
+            "n_tested": self.n_tested,
+        }
+
+
+def _correct(correct: object) -> FloatArray:
+    c = as_1d(correct, "correct").astype(np.float64)
+    if np.isnan(c).any() or not np.isin(c, (0.0, 1.0)).all():
+        raise ValueError("correct must be 0/1 (judge verdict == human label) without gaps")
+    return c
+
+
+def fit_trust_cut(
+    confidence: npt.ArrayLike,
+    correct: npt.ArrayLike,
+    *,
+    target: float = 0.9,
+    alpha: float = 0.05,
+    grid: int | None = 20,
+) -> TrustCut:
+    """Choose the confidence cut on DEV items (fixed-sequence exact binomial tests).
+
+    Parameters
+    ----------
+    confidence : array-like of shape (n_dev,)
+        The judge's confidence per dev item (higher = surer); fixed before the labels are
+        used (module docstring).
+    correct : array-like of shape (n_dev,)
+        1 where the judge's verdict equals the human label, else 0.
+    target : float
+        The agreement to guarantee on kept items, :math:`1-\\epsilon`.
+    alpha : float
+        The risk: the chance that the chosen cut's agreement is below target.
+    grid : int or None
+        Number m of candidate kept shares (module docstring); None tests every distinct
+        confidence.
+
+    Returns
+    -------
+    TrustCut
+
+    Examples
+    --------
+    >>> conf = np.r_[np.full(40, 0.95), np.full(40, 0.7)]
+    >>> ok = np.r_[np.ones(40), np.tile([1, 0], 20)]  # sure items right, unsure ones 50/50
+    >>> t = fit_trust_cut(conf, ok, target=0.9, alpha=0.05)
+    >>> t.cut, t.n_kept, round(t.lower_bound, 3)  # 40/40: L = 0.05 ** (1/40); 60/80 fails
+    (0.95, 40, 0.928)
+    """
+    if not 0 < target < 1 or not 0 < alpha < 1:
+        raise ValueError("target and alpha must lie strictly between 0 and 1")
+    conf = as_1d(confidence, "confidence").astype(np.float64)
+    ok = _correct(correct)
+    check_same_length(confidence=conf, correct=ok)
+    if np.isnan(conf).any():
+        raise ValueError("confidence has missing values")
+    order = np.argsort(-conf, kind="stable")
+    sorted_conf, sorted_ok = conf[order], ok[order]
+    if grid is None:
+        cuts = np.unique(conf)[::-1]  # highest first
+    else:
+        if grid < 1:
+            raise ValueError(f"grid must be >= 1 or None, got {grid}")
+        ranks = np.ceil(np.arange(1, grid + 1) * conf.size / grid).astype(np.int64)
+        cuts = np.unique(sorted_conf[np.clip(ranks, 1, None) - 1])[::-1] if conf.size else conf
+    n_kept = np.searchsorted(-sorted_conf, -cuts, side="right")  # items with conf >= cut
+    agree = np.r_[0.0, np.cumsum(sorted_ok)][n_kept]
+    n_min = math.ceil(math.log(alpha) / math.log(target))
+    testable = n_kept >= n_min
+    cuts, n_kept, agree = cuts[testable], n_kept[testable], agree[testable]
+    lower = clopper_pearson_lower(agree, n_kept, alpha=alpha)
+    passed = lower >= target
+    n_pass = int(np.argmin(passed)) if not passed.all() else int(passed.size)
+    n_tested = min(n_pass + 1, int(passed.size))
+    if n_pass == 0:
+        return TrustCut(math.inf, target, alpha, False, int(conf.size), 0, math.nan, math.nan,
+                        n_tested)  # fmt: skip
+    i = n_pass - 1
+    return TrustCut(
+        cut=float(cuts[i]),
+        target=target,
+        alpha=alpha,
+        certified=True,
+        n_dev=int(conf.size),
+        n_kept=int(n_kept[i]),
+        agreement=float(agree[i] / n_kept[i]),
+        lower_bound=float(lower[i]),
+        n_tested=n_tested,
+    )
+
+
+def escalated_items(
+    confidence: npt.ArrayLike, cut: TrustCut | float, items: npt.ArrayLike
+) -> list[Any]:
+    """The items whose confidence is below the cut (NaN confidence: escalated), in input order.
+
+    >>> escalated_items([0.99, 0.6, 0.9], 0.9, ["a", "b", "c"])
+    ['b']
+    """
+    c = as_1d(confidence, "confidence").astype(np.float64)
+    ids = as_1d(items, "items")
+    check_same_length(confidence=c, items=ids)
+    value = cut.cut if isinstance(cut, TrustCut) else float(cut)
+    keep = c >= value  # NaN compares False: escalated
+    return list(ids[~keep].tolist())
+
+
+@dataclass(frozen=True)
+class TrustOutcome:
+    """The cut applied to labelled HOLDOUT items.
+
+    ``coverage``: share of items the judge keeps; ``agreement``: agreement with humans on the
+    kept items (NaN when none is kept); both with percentile intervals from resampling tasks.
+    ``escalated`` lists the holdout items sent to people.
+    """
+
+    cut: TrustCut
+    coverage: Estimate
+    agreement: Estimate
+    n_items: int
+    n_kept: int
+    escalated: tuple[Any, ...]
+
+    @property
+    def meets_target(self) -> bool:
+        """Whether the achieved agreement (point estimate) reaches the target."""
+        return bool(self.agreement.value >= self.cut.target)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "cut": self.cut.to_dict(),
+            "coverage": self.coverage.to_dict(),
+            "agreement": self.agreement.to_dict(),
+            "n_items": self.n_items,
+            "n_kept": self.n_kept,
+            "escalated": [str(i) for i in self.escalated],
+        }
+
+
+def evaluate_trust(
+    cut: TrustCut,
+    confidence: npt.ArrayLike,
+    correct: npt.ArrayLike,
+    tasks: npt.ArrayLike,
+    *,
+    items: npt.ArrayLike | None = None,
+    n_boot: int = 2000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> TrustOutcome:
+    """Coverage and achieved agreement of a dev-fitted cut on labelled HOLDOUT items.
+
+    Parameters
+    ----------
+    cut : TrustCut
+        From :func:`fit_trust_cut` on dev.
+    confidence, correct : array-like of shape (n,)
+        Per holdout item, the confidence and whether the verdict equals the human label.
+    tasks : array-like of shape (n,)
+        Task of each item; the intervals resample tasks (their items move together).
+    items : array-like of shape (n,), optional
+        Item ids, for the ``escalated`` list (positions when omitted).
+    n_boot, seed, level :
+        Resamples, seed, interval level.
+
+    Examples
+    --------
+    >>> cut = TrustCut(0.9, 0.9, 0.05, True, 100, 50, 0.96, 0.91, 3)
+    >>> out = evaluate_trust(cut, [0.95, 0.92, 0.5, 0.99], [1, 1, 0, 0], [1, 2, 3, 4],
+    ...                      items=["a", "b", "c", "d"], n_boot=100)
+    >>> out.coverage.value, round(out.agreement.value, 4), out.escalated  # kept a, b, d
+    (0.75, 0.6667, ('c',))
+    """
+    c = as_1d(confidence, "confidence").astype(np.float64)
+    ok = _correct(correct)
+    t = as_1d(tasks, "tasks")
+    ids = np.arange(c.size) if items is None else as_1d(items, "items")
+    check_same_length(confidence=c, correct=ok, tasks=t, items=ids)
+    kept = (c >= cut.cut).astype(np.float64)
+    boot: dict[str, Any] = {"n_boot": n_boot, "seed": seed, "level": level}
+    coverage = bootstrap_ratio(kept, np.ones_like(kept), t, **boot)
+    agreement = bootstrap_ratio(kept * ok, kept, t, **boot)
+    return TrustOutcome(
+        cut=cut,
+        coverage=coverage,
+        agreement=agreement,
+        n_items=int(c.size),
+        n_kept=int(kept.sum()),
+        escalated=tuple(escalated_items(c, cut, ids)),
+    )
