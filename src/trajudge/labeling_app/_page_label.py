@@ -9,6 +9,7 @@ import streamlit as st
 
 from trajudge.judges import Rubric
 from trajudge.labeling_app import _state as S
+from trajudge.labeling_app._access import label_page_judgments, own_label
 from trajudge.labeling_app._config import AppConfig
 from trajudge.labeling_app._data import (
     get_count,
@@ -28,7 +29,6 @@ from trajudge.labeling_app._widgets import (
     render_rule,
     value_shortcut,
 )
-from trajudge.store import Store
 
 # Enter as a second key for "Next": a fixed script (no trajectory content), ignored while
 # typing in a field or when a button has the focus (the browser clicks that button itself).
@@ -53,24 +53,20 @@ doc.addEventListener("keydown", doc.__trajudgeEnter, true);
 
 
 def sidebar(cfg: AppConfig) -> None:
-    """Who is signed in, the blind-labeling toggle and sign-out (on every page)."""
+    """Who is signed in, the judge-verdict toggle (only on a server started with
+    ``--show-judges``: labeling is blind otherwise) and sign-out (on every page)."""
     ss = st.session_state
     with st.sidebar:
-        st.text(f"Annotator: {ss[S.ANNOTATOR]}\nDataset: {ss[S.DATASET]}\nRubric: {cfg.rubric}")
-        st.toggle("Show judge verdicts", key=S.SHOW_JUDGES, help="Off: labeling is blind.")
+        role = " (adjudicator)" if cfg.is_adjudicator(ss[S.ANNOTATOR]) else ""
+        st.text(
+            f"Annotator: {ss[S.ANNOTATOR]}{role}\nDataset: {ss[S.DATASET]}\nRubric: {cfg.rubric}"
+        )
+        if cfg.show_judges:
+            st.toggle("Show judge verdicts", key=S.SHOW_JUDGES, help="Off: labeling is blind.")
         if st.button("Sign out", key="sign-out"):
             ss[S.ANNOTATOR] = None
             S.reset_queue_position()
             st.rerun()
-
-
-def _my_label(
-    store: Store, dataset: str, tid: str, rubric_id: str, me: str
-) -> dict[str, Any] | None:
-    for row in store.item_labels(dataset, tid, rubric_id):
-        if row["annotator"] == me and not row["adjudication"]:
-            return row
-    return None
 
 
 def _queue(cfg: AppConfig, dataset: str, rubric: Rubric, me: str) -> Queue:
@@ -136,7 +132,7 @@ def _on_value(cfg: AppConfig, dataset: str, rubric: Rubric, tid: str, value: int
 def _on_details(cfg: AppConfig, dataset: str, rubric: Rubric, tid: str) -> None:
     """A note, unsure flag or criterion changed: re-save when the item already has a value."""
     store = get_store(cfg.db_url)
-    mine = _my_label(store, dataset, tid, rubric.id, st.session_state[S.ANNOTATOR])
+    mine = own_label(store, dataset, tid, rubric.id, st.session_state[S.ANNOTATOR])
     if mine is not None and not mine["skipped"]:
         _save(cfg, dataset, rubric, tid, mine["value"])
 
@@ -148,7 +144,7 @@ def _on_skip(cfg: AppConfig, dataset: str, rubric: Rubric, tid: str) -> None:
 
 def _on_next(cfg: AppConfig, dataset: str, rubric: Rubric, tid: str) -> None:
     me = st.session_state[S.ANNOTATOR]
-    if _my_label(get_store(cfg.db_url), dataset, tid, rubric.id, me) is None:
+    if own_label(get_store(cfg.db_url), dataset, tid, rubric.id, me) is None:
         st.session_state[S.FLASH] = ("warning", "Give a label or skip this item first.")
         return
     _advance(cfg, dataset, rubric, me)
@@ -188,7 +184,7 @@ def label_panel(cfg: AppConfig, dataset: str, rubric: Rubric, tid: str) -> None:
     """The rubric with its anchors beside the value buttons, then details and navigation."""
     ss = st.session_state
     store = get_store(cfg.db_url)
-    mine = _my_label(store, dataset, tid, rubric.id, ss[S.ANNOTATOR])
+    mine = own_label(store, dataset, tid, rubric.id, ss[S.ANNOTATOR])
     _seed_widgets(rubric, tid, mine)
     st.subheader(f"Rubric: {rubric.id}", divider="gray")
     st.text(rubric.description)
@@ -290,17 +286,18 @@ def page_label() -> None:
         st.error("This trajectory is no longer in the store.")
         st.button("Skip", on_click=_on_skip, args=(cfg, dataset, rubric, tid))
         return
+    shown = cfg.show_judges and bool(ss[S.SHOW_JUDGES])
     view = build_item_view(
         traj,
         rule_result=store.item_rule_result(dataset, tid),
-        judgments=store.item_judgments(dataset, tid) if ss[S.SHOW_JUDGES] else (),
+        judgments=label_page_judgments(store, cfg, dataset, tid, shown=shown),
         rubric_id=rubric.id,
     )
     left, right = st.columns([3, 2], gap="large")
     with left:
         render_item(view)
         render_rule(view.rule)
-        if ss[S.SHOW_JUDGES]:
+        if shown:
             render_judgments(view.judgments)
     with right:
         label_panel(cfg, dataset, rubric, tid)
