@@ -109,3 +109,27 @@ def test_label_command_checks_before_starting(store: Store, db_url: str) -> None
     assert res.exit_code == 2 and "no dataset 'nope'" in res.output
     res = runner.invoke(app, ["label", "--db", db_url, "--rubric", "no_such_rubric"])
     assert res.exit_code == 2 and "unknown rubric" in res.output
+
+
+def test_label_command_gives_the_adjudicator_role_by_name(
+    store: Store, db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[AppConfig] = []
+
+    def fake_serve(config: AppConfig, *, host: str, port: int) -> int:
+        calls.append(config)
+        return 0
+
+    args = ["label", "--db", db_url, "--dataset", DS]
+    monkeypatch.delenv("TRAJUDGE_LABEL_ADJUDICATOR_PASSWORD", raising=False)
+    # the real server refuses the role without the adjudicator password, before starting
+    res = runner.invoke(app, [*args, "--adjudicator", "lead"])
+    assert res.exit_code == 2
+    assert "TRAJUDGE_LABEL_ADJUDICATOR_PASSWORD" in res.output and "Traceback" not in res.output
+    monkeypatch.setattr("trajudge.cli._cmd_label.serve", fake_serve)
+    res = runner.invoke(app, [*args, "--adjudicator", "lead", "--adjudicator", "Ann B."])
+    assert res.exit_code == 0, res.output
+    assert calls[0].adjudicators == ("lead", "Ann B.")
+    assert calls[0].to_env()["TRAJUDGE_LABEL_ADJUDICATORS"] == "lead,Ann B."
+    res = runner.invoke(app, [*args, "--adjudicator", "a,b"])
+    assert res.exit_code == 2 and "--adjudicator: 'a,b'" in res.output and len(calls) == 1

@@ -12,6 +12,7 @@ import time
 import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from labeling_helpers import DATASET, IMG, LINK, SCRIPT, make_trajectories
@@ -74,7 +75,7 @@ def server(tmp_path: Path) -> Iterator[tuple[str, str]]:
             return proc.poll() is not None  # stop waiting if it died
 
     try:
-        _wait(healthy, 90, "the streamlit server")
+        _wait(healthy, 180, "the streamlit server")
         assert proc.poll() is None, (tmp_path / "server.log").read_text()
         yield base, url
     finally:
@@ -85,6 +86,40 @@ def server(tmp_path: Path) -> Iterator[tuple[str, str]]:
             proc.kill()
             proc.wait()
         log.close()
+
+
+# Every wait is on the app's state, with room for a loaded 2-core machine, where one rerun
+# of the page can take tens of seconds.
+TIMEOUT_MS = 180_000
+# the page is done: connected, no script running, and an item's id line drawn
+_SHOWN_ID = """() => {
+  const app = document.querySelector("[data-testid='stApp']");
+  if (!app || app.dataset.testConnectionState !== "CONNECTED"
+      || app.dataset.testScriptState !== "notRunning") return null;
+  const line = [...document.querySelectorAll("[data-testid='stText']")]
+    .map((e) => e.innerText).find((t) => t.startsWith("id ") && t.includes(" · task "));
+  return line === undefined ? null : line.split(" · ")[0].slice(3);
+}"""
+# the Enter listener is installed by a frame that is still on the page
+_ENTER_READY = """() => typeof document.__trajudgeEnter === "function"
+  && !!document.__trajudgeEnterFrame && document.__trajudgeEnterFrame.isConnected"""
+
+
+def _shown_id(page: Any, *, not_: str | None = None) -> str:
+    """Wait until the page is idle and shows an item (other than ``not_``); its id."""
+    handle = page.wait_for_function(
+        f"(old) => {{ const id = ({_SHOWN_ID})(); return id !== null && id !== old ? id : null; }}",
+        arg=not_,
+        timeout=TIMEOUT_MS,
+        polling=100,
+    )
+    return str(handle.json_value())
+
+
+def _wait_idle_with(page: Any, text: str) -> None:
+    """Wait until the page is idle and shows ``text`` (a message of the app)."""
+    page.get_by_text(text, exact=True).wait_for(timeout=TIMEOUT_MS)
+    page.wait_for_function(f"() => ({_SHOWN_ID})() !== null", timeout=TIMEOUT_MS, polling=100)
 
 
 def test_label_three_items_keyboard_and_mouse(server: tuple[str, str], tmp_path: Path) -> None:
@@ -115,52 +150,59 @@ def test_label_three_items_keyboard_and_mouse(server: tuple[str, str], tmp_path:
         )
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.set_default_timeout(TIMEOUT_MS)
             page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
             page.goto(base, wait_until="domcontentloaded")
             page.get_by_role("textbox", name="New name").fill(name)
             page.get_by_role("button", name="Start labeling").click()
-            page.get_by_role("button", name="Next").wait_for(timeout=60_000)
-
-            def current_id() -> str:
-                loc = page.get_by_test_id("stText").filter(has_text=" · task ")
-                text = loc.first.inner_text(timeout=30_000)
-                return text.split(" · ")[0].removeprefix("id ")
+            tid = _shown_id(page)
 
             def focus_page() -> None:
                 page.get_by_role("heading", name="Final answer").click()
 
             seen: list[str] = []
             actions = ["keyboard-digit-n", "mouse", "keyboard-digit-enter"]
-            values = [4.0, 2.0, 5.0]
-            for action, value in zip(actions, values, strict=True):
-                tid = current_id()
-                seen.append(tid)
-                if tid == "xss":
-                    _check_inert(page, tmp_path)
-                if action == "mouse":
-                    page.get_by_role("button", name="2 · mostly wrong").click()
-                else:
-                    focus_page()
-                    page.keyboard.press(str(int(value)))
-                _wait(lambda t=tid, v=value: my_labels().get(t) == v, what=f"label on {tid}")
-                if action == "mouse":
-                    page.get_by_role("button", name="Next").click()
-                else:
-                    focus_page()
-                    page.keyboard.press("n" if action.endswith("-n") else "Enter")
-                try:
-                    _wait(lambda t=tid: current_id() != t, what="the next item")
-                except AssertionError:
-                    page.screenshot(path=str(tmp_path / "stuck.png"), full_page=True)
-                    raise
+            values = {"keyboard-digit-n": 4, "mouse": 2, "keyboard-digit-enter": 5}
+            names = {4: "reasonable", 2: "mostly wrong", 5: "ideal"}
+            try:
+                for action in actions:
+                    value = values[action]
+                    seen.append(tid)
+                    if tid == "xss":
+                        _check_inert(page, tmp_path)
+                    page.wait_for_function(_ENTER_READY, timeout=TIMEOUT_MS, polling=100)
+                    enter_frame = page.evaluate_handle("() => document.__trajudgeEnterFrame")
+                    if action == "mouse":
+                        page.get_by_role("button", name=f"{value} · {names[value]}").click()
+                    else:
+                        focus_page()
+                        page.keyboard.press(str(value))
+                    # the app confirms the save on this item; the store holds it
+                    _wait_idle_with(page, f"Saved: {value} · {names[value]}")
+                    assert my_labels().get(tid) == value
+                    assert _shown_id(page) == tid
+                    # the message did not move the Enter frame (a moved frame is reloaded,
+                    # and Enter is lost until its script runs again)
+                    assert page.evaluate(
+                        "(f) => f === document.__trajudgeEnterFrame && f.isConnected",
+                        enter_frame,
+                    )
+                    if action == "mouse":
+                        page.get_by_role("button", name="Next").click()
+                    else:
+                        focus_page()
+                        page.keyboard.press("n" if action.endswith("-n") else "Enter")
+                    tid = _shown_id(page, not_=tid)
+            except Exception:
+                page.screenshot(path=str(tmp_path / "stuck.png"), full_page=True)
+                raise
             assert "xss" in seen, seen
-            assert my_labels() == dict(zip(seen, values, strict=True))
+            assert my_labels() == dict(zip(seen, values.values(), strict=True))
             assert len(set(seen)) == 3
-            # the fourth item is on screen, with no label of this annotator yet
-            page.wait_for_timeout(1500)
-            fourth = current_id()
-            assert fourth not in seen
+            # the fourth item is on screen, idle, with no label and no message of another item
+            assert tid not in seen and tid not in my_labels()
             assert page.get_by_text("Saved:").count() == 0
+            assert page.get_by_text("Your label:").count() == 0
             page.screenshot(path=str(tmp_path / "after.png"), full_page=False)
         finally:
             browser.close()
@@ -174,9 +216,17 @@ def _check_inert(page: object, tmp_path: Path) -> None:
 
     assert isinstance(page, Page)
     # the payloads are on the page as text ...
-    # code blocks render asynchronously: wait for the input, two steps' args and the answer
-    _wait(lambda: page.get_by_test_id("stCode").count() >= 5, what="the code blocks")
-    page.wait_for_timeout(500)
+    # code blocks render asynchronously: wait for the input, the two steps' arguments, the
+    # error, the output and the answer, each holding its text
+    page.wait_for_function(
+        """(payloads) => {
+          const text = document.body.innerText;
+          return payloads.every((p) => text.includes(p));
+        }""",
+        arg=[SCRIPT, IMG, LINK, "Done "],
+        timeout=TIMEOUT_MS,
+        polling=100,
+    )
     text = page.evaluate("() => document.body.innerText")
     for payload in (SCRIPT, IMG, LINK):
         assert payload in text, text

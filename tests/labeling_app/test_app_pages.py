@@ -22,9 +22,19 @@ PAGES = {
 }
 
 
-def run_page(page: str, url: str, *, annotator: str | None = "ann", **state: Any) -> AppTest:
+def run_page(
+    page: str,
+    url: str,
+    *,
+    annotator: str | None = "ann",
+    config: dict[str, Any] | None = None,
+    **state: Any,
+) -> AppTest:
+    """Run one page with seeded state; ``config`` overrides fields of the app's config."""
     at = AppTest.from_string(PAGES[page], default_timeout=60)
-    at.session_state[S.CONFIG] = AppConfig(db_url=url, dataset=DATASET, overlap=1.0)
+    at.session_state[S.CONFIG] = AppConfig(
+        **{"db_url": url, "dataset": DATASET, "overlap": 1.0, **(config or {})}
+    )
     if annotator is not None:
         at.session_state[S.ANNOTATOR] = annotator
     for k, v in state.items():
@@ -125,12 +135,15 @@ def test_judges_are_hidden_unless_turned_on(store_url: str, store: Store) -> Non
         },
     )
     state = {S.CURRENT: "xss", S.CURSOR: 1}
-    blind = run_page("label", store_url, **state)
-    assert "REASONING-MARKER" not in plain_texts(blind)
-    assert "Judge verdicts" not in [s.value for s in blind.subheader]
-    blind.toggle(key=S.SHOW_JUDGES).set_value(True).run()
-    assert "Judge verdicts" in [s.value for s in blind.subheader]
-    assert "REASONING-MARKER" in plain_texts(blind)
+    # a server started with --show-judges: each annotator can still turn the verdicts off
+    at = run_page("label", store_url, config={"show_judges": True}, **state)
+    assert "Judge verdicts" in [s.value for s in at.subheader]
+    assert "REASONING-MARKER" in plain_texts(at)
+    at.toggle(key=S.SHOW_JUDGES).set_value(False).run()
+    assert "REASONING-MARKER" not in plain_texts(at)
+    assert "Judge verdicts" not in [s.value for s in at.subheader]
+    at.toggle(key=S.SHOW_JUDGES).set_value(True).run()
+    assert "REASONING-MARKER" in plain_texts(at)
 
 
 def test_label_save_next_back_and_edit(store_url: str, store: Store) -> None:
@@ -211,7 +224,7 @@ def test_review_and_adjudication(store_url: str, store: Store) -> None:
             "reasoning": IMG,
         },
     )
-    at = run_page("review", store_url)
+    at = run_page("review", store_url, config={"adjudicators": ("ann",)})
     assert not at.exception
     judge_table, human_table = at.dataframe[0].value, at.dataframe[1].value
     assert judge_table["trajectory_id"].tolist() == ["t002"]

@@ -45,6 +45,14 @@ def label_cmd(
         float,
         typer.Option(min=0.0, max=1.0, help="Share of items every annotator labels."),
     ] = 0.2,
+    adjudicator: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--adjudicator",
+            help="Name that may review every item and adjudicate (repeatable); signs in with "
+            "TRAJUDGE_LABEL_ADJUDICATOR_PASSWORD. Others review only items they labeled.",
+        ),
+    ] = None,
 ) -> None:
     """Start the labeling app (Streamlit) on the store."""
     if not is_loopback(host):
@@ -61,6 +69,7 @@ def label_cmd(
         show_judges=show_judges,
         strategy=strategy,
         overlap=overlap,
+        adjudicators=tuple(adjudicator or ()),
     )
     shown = "localhost" if is_loopback(host) else host
     console.print(f"trajudge labels: http://{shown}:{port}  (Ctrl-C stops it)", highlight=False)

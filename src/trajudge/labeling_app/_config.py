@@ -1,5 +1,5 @@
 """The app's configuration (passed from `trajudge label` through environment variables),
-annotator-name validation and the optional shared password."""
+annotator-name validation, the optional shared password and the adjudicator password."""
 
 from __future__ import annotations
 
@@ -24,6 +24,8 @@ ENV_SHOW_JUDGES = "TRAJUDGE_LABEL_SHOW_JUDGES"
 ENV_STRATEGY = "TRAJUDGE_LABEL_STRATEGY"
 ENV_OVERLAP = "TRAJUDGE_LABEL_OVERLAP"
 ENV_PASSWORD = "TRAJUDGE_LABEL_PASSWORD"
+ENV_ADJUDICATORS = "TRAJUDGE_LABEL_ADJUDICATORS"
+ENV_ADJUDICATOR_PASSWORD = "TRAJUDGE_LABEL_ADJUDICATOR_PASSWORD"
 
 _NAME = re.compile(r"[A-Za-z0-9 ._-]{1,64}")
 
@@ -38,8 +40,18 @@ class AppConfig:
     show_judges: bool = False
     strategy: Strategy = "random"
     overlap: float = 0.2
+    # names that may see every item on the Review page and save adjudications (they sign in
+    # with the adjudicator password); everyone else reviews only items they labeled
+    adjudicators: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        names: dict[str, None] = {}
+        for n in self.adjudicators:
+            try:
+                names[validate_annotator(n)] = None
+            except InputError as exc:
+                raise InputError("--adjudicator", repr(n), None, exc.reason) from None
+        object.__setattr__(self, "adjudicators", tuple(names))
         if self.strategy not in STRATEGIES:
             raise InputError(
                 "--strategy", None, None, f"{self.strategy!r} is not one of {', '.join(STRATEGIES)}"
@@ -58,6 +70,8 @@ class AppConfig:
         }
         if self.dataset:
             env[ENV_DATASET] = self.dataset
+        if self.adjudicators:  # a comma never occurs in a valid name
+            env[ENV_ADJUDICATORS] = ",".join(self.adjudicators)
         return env
 
     @classmethod
@@ -80,7 +94,12 @@ class AppConfig:
             show_judges=env.get(ENV_SHOW_JUDGES, "0") == "1",
             strategy=strategy,
             overlap=overlap,
+            adjudicators=tuple(n for n in env.get(ENV_ADJUDICATORS, "").split(",") if n),
         )
+
+    def is_adjudicator(self, name: str | None) -> bool:
+        """Whether ``name`` holds the adjudicator role (given with ``--adjudicator``)."""
+        return name is not None and name in self.adjudicators
 
 
 def validate_annotator(name: str) -> str:
@@ -114,4 +133,22 @@ def check_password(given: str, environ: Mapping[str, str] | None = None) -> bool
     expected = env.get(ENV_PASSWORD, "")
     if not expected:
         return True
+    return hmac.compare_digest(given.encode("utf-8"), expected.encode("utf-8"))
+
+
+def adjudicator_password_set(environ: Mapping[str, str] | None = None) -> bool:
+    """Whether the adjudicator password (``TRAJUDGE_LABEL_ADJUDICATOR_PASSWORD``) is set."""
+    env = os.environ if environ is None else environ
+    return bool(env.get(ENV_ADJUDICATOR_PASSWORD))
+
+
+def check_adjudicator_password(given: str, environ: Mapping[str, str] | None = None) -> bool:
+    """Compare ``given`` with the adjudicator password in constant time.
+
+    False when no adjudicator password is set: nobody signs in as an adjudicator then.
+    """
+    env = os.environ if environ is None else environ
+    expected = env.get(ENV_ADJUDICATOR_PASSWORD, "")
+    if not expected:
+        return False
     return hmac.compare_digest(given.encode("utf-8"), expected.encode("utf-8"))

@@ -9,6 +9,7 @@ import streamlit as st
 
 from trajudge.judges import Rubric
 from trajudge.labeling_app import _state as S
+from trajudge.labeling_app._access import label_page_judgments, own_label
 from trajudge.labeling_app._config import AppConfig
 from trajudge.labeling_app._data import (
     get_count,
@@ -28,15 +29,15 @@ from trajudge.labeling_app._widgets import (
     render_rule,
     value_shortcut,
 )
-from trajudge.store import Store
 
 # Enter as a second key for "Next": a fixed script (no trajectory content), ignored while
 # typing in a field or when a button has the focus (the browser clicks that button itself).
 _ENTER_FOR_NEXT = """<script>
 const doc = window.parent.document;
 // a rerun may replace this frame, and a listener from a removed frame no longer runs:
-// every new frame swaps in its own listener
+// every new frame swaps in its own listener (and says which frame holds it)
 if (doc.__trajudgeEnter) doc.removeEventListener("keydown", doc.__trajudgeEnter, true);
+doc.__trajudgeEnterFrame = window.frameElement;
 doc.__trajudgeEnter = (e) => {
   if (e.key !== "Enter" || e.altKey || e.ctrlKey || e.metaKey || e.shiftKey) return;
   const t = e.target;
@@ -53,24 +54,20 @@ doc.addEventListener("keydown", doc.__trajudgeEnter, true);
 
 
 def sidebar(cfg: AppConfig) -> None:
-    """Who is signed in, the blind-labeling toggle and sign-out (on every page)."""
+    """Who is signed in, the judge-verdict toggle (only on a server started with
+    ``--show-judges``: labeling is blind otherwise) and sign-out (on every page)."""
     ss = st.session_state
     with st.sidebar:
-        st.text(f"Annotator: {ss[S.ANNOTATOR]}\nDataset: {ss[S.DATASET]}\nRubric: {cfg.rubric}")
-        st.toggle("Show judge verdicts", key=S.SHOW_JUDGES, help="Off: labeling is blind.")
+        role = " (adjudicator)" if cfg.is_adjudicator(ss[S.ANNOTATOR]) else ""
+        st.text(
+            f"Annotator: {ss[S.ANNOTATOR]}{role}\nDataset: {ss[S.DATASET]}\nRubric: {cfg.rubric}"
+        )
+        if cfg.show_judges:
+            st.toggle("Show judge verdicts", key=S.SHOW_JUDGES, help="Off: labeling is blind.")
         if st.button("Sign out", key="sign-out"):
             ss[S.ANNOTATOR] = None
             S.reset_queue_position()
             st.rerun()
-
-
-def _my_label(
-    store: Store, dataset: str, tid: str, rubric_id: str, me: str
-) -> dict[str, Any] | None:
-    for row in store.item_labels(dataset, tid, rubric_id):
-        if row["annotator"] == me and not row["adjudication"]:
-            return row
-    return None
 
 
 def _queue(cfg: AppConfig, dataset: str, rubric: Rubric, me: str) -> Queue:
@@ -89,11 +86,11 @@ def _advance(cfg: AppConfig, dataset: str, rubric: Rubric, me: str) -> None:
     exclude = frozenset([current]) if current is not None else frozenset()
     found = next_item(store, dataset, rubric.id, queue, start=ss[S.CURSOR], exclude=exclude)
     if found is None:
-        ss[S.CURRENT] = None
+        S.show_item(None)
         ss[S.CURSOR] = len(queue)
     else:
         pos, tid = found
-        ss[S.CURRENT] = tid
+        S.show_item(tid)
         # the current item stays open until labeled: only move the cursor up to it
         ss[S.CURSOR] = pos
 
@@ -126,30 +123,54 @@ def _save(
         unsure=bool(ss.get(S.widget_key("unsure", tid))),
         skipped=skipped,
     )
-    ss[S.FLASH] = ("success", f"Saved: {level_text(rubric, value)}")
+    S.set_flash(tid, "success", f"Saved: {level_text(rubric, value)}")
+
+
+def _on_screen(tid: str, *, warn: bool = True) -> bool:
+    """Whether ``tid`` is still the item on screen when its button's callback runs.
+
+    A button's callback carries the item of the run that drew it. When a rerun is slow and a
+    key is pressed before it redrew the buttons (or a second Next arrives), the callback can
+    be about an item no longer on screen: it must not save or move anything then.
+    """
+    if st.session_state[S.CURRENT] == tid:
+        return True
+    current = st.session_state[S.CURRENT]
+    if warn and current is not None:
+        S.set_flash(
+            current,
+            "warning",
+            "Not saved: that click was meant for another item; give the label again.",
+        )
+    return False
 
 
 def _on_value(cfg: AppConfig, dataset: str, rubric: Rubric, tid: str, value: int) -> None:
-    _save(cfg, dataset, rubric, tid, float(value))
+    if _on_screen(tid):
+        _save(cfg, dataset, rubric, tid, float(value))
 
 
 def _on_details(cfg: AppConfig, dataset: str, rubric: Rubric, tid: str) -> None:
     """A note, unsure flag or criterion changed: re-save when the item already has a value."""
     store = get_store(cfg.db_url)
-    mine = _my_label(store, dataset, tid, rubric.id, st.session_state[S.ANNOTATOR])
+    mine = own_label(store, dataset, tid, rubric.id, st.session_state[S.ANNOTATOR])
     if mine is not None and not mine["skipped"]:
         _save(cfg, dataset, rubric, tid, mine["value"])
 
 
 def _on_skip(cfg: AppConfig, dataset: str, rubric: Rubric, tid: str) -> None:
+    if not _on_screen(tid):
+        return
     _save(cfg, dataset, rubric, tid, None, skipped=True)
     _advance(cfg, dataset, rubric, st.session_state[S.ANNOTATOR])
 
 
 def _on_next(cfg: AppConfig, dataset: str, rubric: Rubric, tid: str) -> None:
+    if not _on_screen(tid, warn=False):  # a second Next for the same item: already moved on
+        return
     me = st.session_state[S.ANNOTATOR]
-    if _my_label(get_store(cfg.db_url), dataset, tid, rubric.id, me) is None:
-        st.session_state[S.FLASH] = ("warning", "Give a label or skip this item first.")
+    if own_label(get_store(cfg.db_url), dataset, tid, rubric.id, me) is None:
+        S.set_flash(tid, "warning", "Give a label or skip this item first.")
         return
     _advance(cfg, dataset, rubric, me)
 
@@ -157,7 +178,7 @@ def _on_next(cfg: AppConfig, dataset: str, rubric: Rubric, tid: str) -> None:
 def _on_back() -> None:
     ss = st.session_state
     if ss[S.VISITED]:
-        ss[S.CURRENT] = ss[S.VISITED][-1]
+        S.show_item(ss[S.VISITED][-1])
         ss[S.VISITED] = ss[S.VISITED][:-1]
 
 
@@ -167,7 +188,7 @@ def _on_open(tid_key: str) -> None:
     if target and target != ss[S.CURRENT]:
         if ss[S.CURRENT] is not None:
             ss[S.VISITED] = [*ss[S.VISITED], ss[S.CURRENT]][-200:]
-        ss[S.CURRENT] = target
+        S.show_item(target)
 
 
 def _seed_widgets(rubric: Rubric, tid: str, mine: dict[str, Any] | None) -> None:
@@ -187,8 +208,11 @@ def _seed_widgets(rubric: Rubric, tid: str, mine: dict[str, Any] | None) -> None
 def label_panel(cfg: AppConfig, dataset: str, rubric: Rubric, tid: str) -> None:
     """The rubric with its anchors beside the value buttons, then details and navigation."""
     ss = st.session_state
+    # first, at a place nothing above can move: a frame that moves is reloaded, and until its
+    # script runs again Enter does nothing
+    st.iframe(_ENTER_FOR_NEXT, height=1, tab_index=-1, alt="keyboard shortcut: Enter for Next")
     store = get_store(cfg.db_url)
-    mine = _my_label(store, dataset, tid, rubric.id, ss[S.ANNOTATOR])
+    mine = own_label(store, dataset, tid, rubric.id, ss[S.ANNOTATOR])
     _seed_widgets(rubric, tid, mine)
     st.subheader(f"Rubric: {rubric.id}", divider="gray")
     st.text(rubric.description)
@@ -223,18 +247,19 @@ def label_panel(cfg: AppConfig, dataset: str, rubric: Rubric, tid: str) -> None:
                 )
     st.text_area("Note", key=S.widget_key("note", tid), on_change=_on_details, args=args)
     st.checkbox("Unsure", key=S.widget_key("unsure", tid), on_change=_on_details, args=args)
-    flash = ss[S.FLASH]
+    message = st.empty()  # always there, so a message coming or going moves nothing below
+    flash = S.flash_for(tid)  # only a message about this item: never a stale one
     if flash is not None:
         kind, text = flash
-        (st.warning if kind == "warning" else st.success)(text)
-        ss[S.FLASH] = None
+        (message.warning if kind == "warning" else message.success)(text)
     elif mine is not None:
-        st.info(f"Your label: {level_text(rubric, None if mine['skipped'] else mine['value'])}")
+        message.info(
+            f"Your label: {level_text(rubric, None if mine['skipped'] else mine['value'])}"
+        )
     back, skip, nxt = st.columns(3)
     back.button("Back", shortcut="B", on_click=_on_back, disabled=not ss[S.VISITED])
     skip.button("Skip", shortcut="S", on_click=_on_skip, args=args)
     nxt.button("Next", shortcut="N", type="primary", on_click=_on_next, args=args)
-    st.iframe(_ENTER_FOR_NEXT, height=1, tab_index=-1, alt="keyboard shortcut: Enter for Next")
     if mine is not None:
         history = store.label_history(int(mine["id"]))
         if history:
@@ -290,17 +315,18 @@ def page_label() -> None:
         st.error("This trajectory is no longer in the store.")
         st.button("Skip", on_click=_on_skip, args=(cfg, dataset, rubric, tid))
         return
+    shown = cfg.show_judges and bool(ss[S.SHOW_JUDGES])
     view = build_item_view(
         traj,
         rule_result=store.item_rule_result(dataset, tid),
-        judgments=store.item_judgments(dataset, tid) if ss[S.SHOW_JUDGES] else (),
+        judgments=label_page_judgments(store, cfg, dataset, tid, shown=shown),
         rubric_id=rubric.id,
     )
     left, right = st.columns([3, 2], gap="large")
     with left:
         render_item(view)
         render_rule(view.rule)
-        if ss[S.SHOW_JUDGES]:
+        if shown:
             render_judgments(view.judgments)
     with right:
         label_panel(cfg, dataset, rubric, tid)

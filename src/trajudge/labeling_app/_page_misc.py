@@ -5,15 +5,17 @@ from __future__ import annotations
 import streamlit as st
 
 from trajudge.labeling_app import _state as S
+from trajudge.labeling_app._access import export_frame, viewer_for
 from trajudge.labeling_app._config import (
     AppConfig,
+    check_adjudicator_password,
     check_password,
     password_required,
     validate_annotator,
 )
 from trajudge.labeling_app._data import get_datasets, get_store
 from trajudge.labeling_app._page_label import signed_in_page
-from trajudge.store import LABEL_FORMATS, encode_labels, labels_export_frame
+from trajudge.store import LABEL_FORMATS, encode_labels
 from trajudge.trajectories import InputError
 
 _NEW = "(type a new name below)"
@@ -45,6 +47,16 @@ def page_login() -> None:
         if password_required()
         else ""
     )
+    adjudicator_password = (
+        st.text_input(
+            "Adjudicator password",
+            type="password",
+            key="login-adjudicator-password",
+            help="Only for the names given with `trajudge label --adjudicator`.",
+        )
+        if cfg.adjudicators
+        else ""
+    )
     if st.button("Start labeling", type="primary", key="login-go"):
         name = typed if picked == _NEW else picked
         try:
@@ -55,6 +67,9 @@ def page_login() -> None:
         if not check_password(password):
             st.error("Wrong password.")
             st.stop()
+        if cfg.is_adjudicator(name) and not check_adjudicator_password(adjudicator_password):
+            st.error("This name is an adjudicator's: give the adjudicator password.")
+            st.stop()
         ss[S.ANNOTATOR] = name
         ss[S.DATASET] = dataset
         S.reset_queue_position()
@@ -62,10 +77,17 @@ def page_login() -> None:
 
 
 def page_export() -> None:
-    cfg, _, dataset = signed_in_page()
+    cfg, me, dataset = signed_in_page()
+    viewer = viewer_for(cfg, me)
     st.title("Export labels")
-    frame = labels_export_frame(get_store(cfg.db_url), dataset)
-    st.text(f"{len(frame)} labels in dataset {dataset} (all annotators, all rubrics).")
+    frame = export_frame(get_store(cfg.db_url), dataset, viewer)
+    if viewer.adjudicator:
+        st.text(f"{len(frame)} labels in dataset {dataset} (all annotators, all rubrics).")
+    else:  # other annotators' labels stay hidden, as on the Review page
+        st.text(
+            f"{len(frame)} of your labels in dataset {dataset} (all rubrics); "
+            "an adjudicator exports everyone's."
+        )
     st.dataframe(frame.head(200), hide_index=True, width="stretch")
     cols = st.columns(len(LABEL_FORMATS))
     for col, fmt in zip(cols, LABEL_FORMATS, strict=True):

@@ -1,4 +1,8 @@
-"""The review page: disagreements side by side, settled with an adjudication label."""
+"""The review page: disagreements side by side, settled with an adjudication label.
+
+Blind labeling holds here too: an annotator reviews only items they have labeled, and only an
+adjudicator sees every item and saves adjudications (the rule lives in ``_access``).
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,14 @@ import pandas as pd
 import streamlit as st
 
 from trajudge.judges import Rubric
-from trajudge.labeling_app import _state as S
+from trajudge.labeling_app._access import (
+    NotAllowed,
+    Viewer,
+    item_review,
+    review_data,
+    save_adjudication,
+    viewer_for,
+)
 from trajudge.labeling_app._config import AppConfig
 from trajudge.labeling_app._data import get_rubric, get_store, get_trajectory
 from trajudge.labeling_app._page_label import signed_in_page
@@ -40,13 +51,21 @@ def _judge_column(judgments: list[dict[str, Any]]) -> None:
 
 
 def _adjudicate(
-    cfg: AppConfig, dataset: str, rubric: Rubric, tid: str, rows: list[Any], tab: str
+    cfg: AppConfig,
+    dataset: str,
+    rubric: Rubric,
+    viewer: Viewer,
+    tid: str,
+    rows: list[Any],
+    tab: str,
 ) -> None:
-    ss = st.session_state
     existing = [r for r in rows if r["adjudication"]]
     st.markdown("**Adjudication**")
     for r in existing:
         st.text(f"Adjudicated by {r['annotator']}: {level_text(rubric, r['value'])}")
+    if not viewer.adjudicator:
+        st.text("Only an adjudicator settles disagreements (trajudge label --adjudicator NAME).")
+        return
     with st.form(f"{tab}-adjudicate-{tid}"):
         values = [lv.value for lv in rubric.scale.levels]
         value = st.radio(
@@ -58,36 +77,40 @@ def _adjudicate(
         )
         note = st.text_area("Reason", key=f"{tab}-adj-note-{tid}")
         if st.form_submit_button("Save adjudication", type="primary"):
-            get_store(cfg.db_url).save_label(
+            save_adjudication(
+                get_store(cfg.db_url),
                 dataset,
-                tid,
                 rubric.id,
-                ss[S.ANNOTATOR],
+                viewer,
+                tid,
                 float(value),
                 note=note.strip() or None,
-                adjudication=True,
             )
             st.success(f"Adjudication saved: {level_text(rubric, value)}")
 
 
-def _detail(cfg: AppConfig, dataset: str, rubric: Rubric, tid: str, *, judges: bool) -> None:
+def _detail(
+    cfg: AppConfig, dataset: str, rubric: Rubric, viewer: Viewer, tid: str, *, judges: bool
+) -> None:
     store = get_store(cfg.db_url)
-    rows = store.item_labels(dataset, tid, rubric.id)
-    humans = [r for r in rows if not r["adjudication"]]
+    try:
+        item = item_review(store, dataset, rubric.id, viewer, tid)
+    except NotAllowed as exc:
+        st.warning(str(exc))
+        return
+    humans = [r for r in item.labels if not r["adjudication"]]
     left, right = st.columns(2)
     if judges:
         with left:
             _human_column(rubric, humans)
         with right:
-            _judge_column(
-                [j for j in store.item_judgments(dataset, tid) if j["rubric_id"] == rubric.id]
-            )
+            _judge_column(item.judgments)
     else:  # annotator vs annotator: one column each
         cols = st.columns(max(len(humans), 1))
         for col, r in zip(cols, humans, strict=False):
             with col:
                 _human_column(rubric, [r])
-    _adjudicate(cfg, dataset, rubric, tid, rows, "judge" if judges else "human")
+    _adjudicate(cfg, dataset, rubric, viewer, tid, item.labels, "judge" if judges else "human")
     traj = get_trajectory(cfg.db_url, dataset, tid)
     if traj is not None:
         with st.expander("The trajectory"):
@@ -105,19 +128,23 @@ def _pick(table: pd.DataFrame, key: str) -> str | None:
 
 
 def page_review() -> None:
-    cfg, _, dataset = signed_in_page()
+    cfg, me, dataset = signed_in_page()
+    viewer = viewer_for(cfg, me)
     rubric = get_rubric(cfg.rubric)
-    store = get_store(cfg.db_url)
     st.title("Review disagreements")
-    labels = store.labels_frame(dataset, rubric_id=rubric.id, source="human")
+    if viewer.adjudicator:
+        st.text("Adjudicator: every item is shown.")
+    else:
+        st.text("Only items you have labeled are shown (labeling stays blind until then).")
+    data = review_data(get_store(cfg.db_url), dataset, rubric.id, viewer)
     judge_tab, human_tab = st.tabs(["Judge vs human", "Annotator vs annotator"])
     with judge_tab:
-        table = judge_human_disagreements(labels, store.judgments_frame(dataset), rubric)
+        table = judge_human_disagreements(data.labels, data.judgments, rubric)
         tid = _pick(table, "review-judge-pick")
         if tid is not None:
-            _detail(cfg, dataset, rubric, tid, judges=True)
+            _detail(cfg, dataset, rubric, viewer, tid, judges=True)
     with human_tab:
-        table = annotator_disagreements(labels, rubric)
+        table = annotator_disagreements(data.labels, rubric)
         tid = _pick(table, "review-human-pick")
         if tid is not None:
-            _detail(cfg, dataset, rubric, tid, judges=False)
+            _detail(cfg, dataset, rubric, viewer, tid, judges=False)

@@ -10,7 +10,12 @@ import sys
 import threading
 from pathlib import Path
 
-from trajudge.labeling_app._config import AppConfig
+from trajudge.labeling_app._config import (
+    ENV_ADJUDICATOR_PASSWORD,
+    AppConfig,
+    adjudicator_password_set,
+)
+from trajudge.trajectories import InputError
 
 
 def app_script() -> Path:
@@ -54,10 +59,19 @@ def streamlit_command(*, host: str = "127.0.0.1", port: int = 8501) -> list[str]
 
 
 def check_config(config: AppConfig) -> None:
-    """Fail early (InputError) on a missing dataset or an unknown rubric."""
+    """Fail early (InputError) on a missing dataset, an unknown rubric, or adjudicators
+    without the adjudicator password (anyone could sign in under their names)."""
     from trajudge.judges import load_rubric
     from trajudge.store import Store
 
+    if config.adjudicators and not adjudicator_password_set():
+        raise InputError(
+            "--adjudicator",
+            None,
+            None,
+            f"set {ENV_ADJUDICATOR_PASSWORD}: adjudicators sign in with it, "
+            "so nobody else can take their role by typing their name",
+        )
     load_rubric(config.rubric)
     store = Store(config.db_url)
     try:

@@ -16,7 +16,7 @@ CURRENT = "current_id"  # trajectory id on screen, or None to fetch the next one
 CURSOR = "queue_cursor"  # queue position of the first item that may still be open
 VISITED = "visited"  # ids shown before the current one (for Back)
 SHOW_JUDGES = "show_judges"  # judge verdicts visible (off = blind labeling)
-FLASH = "flash"  # one message to show after the next rerun: (kind, text) or None
+FLASH = "flash"  # a message about one item: (trajectory id, kind, text) or None
 
 
 def _defaults() -> dict[str, Callable[[], Any]]:
@@ -45,10 +45,36 @@ def init_state() -> None:
         ss[DATASET] = cfg.dataset
 
 
+def show_item(trajectory_id: str | None) -> None:
+    """Put an item on screen (None: no item). A message about another item is dropped.
+
+    Every change of the item on screen goes through here, so a message never outlives its
+    item, whatever order a slow or interrupted rerun runs the callbacks in.
+    """
+    ss = st.session_state
+    flash = ss.get(FLASH)
+    if flash is not None and flash[0] != trajectory_id:
+        ss[FLASH] = None
+    ss[CURRENT] = trajectory_id
+
+
+def set_flash(trajectory_id: str, kind: str, text: str) -> None:
+    """Say something about one item (shown while that item is on screen)."""
+    st.session_state[FLASH] = (trajectory_id, kind, text)
+
+
+def flash_for(trajectory_id: str) -> tuple[str, str] | None:
+    """``(kind, text)`` of the message about this item, or None."""
+    flash = st.session_state.get(FLASH)
+    if flash is None or flash[0] != trajectory_id:
+        return None
+    return flash[1], flash[2]
+
+
 def reset_queue_position() -> None:
     """Forget the item on screen and the queue position (after sign-in or a dataset change)."""
     ss = st.session_state
-    ss[CURRENT] = None
+    show_item(None)
     ss[CURSOR] = 0
     ss[VISITED] = []
 

@@ -1,0 +1,166 @@
+"""Who may see what: blind labeling, enforced where the pages read the store.
+
+An annotator labels blind. The judges' scores and reasoning and the other annotators' labels
+of an item reach a page only after the annotator has given that item a label of their own
+under the app's rubric. A skip does not count: otherwise skipping would be a way to look
+first and label afterwards. An adjudicator (a name given with ``trajudge label
+--adjudicator NAME``, signed in with the adjudicator password) sees every item and is the
+only one who may save an adjudication. The Label page shows judge verdicts only when the
+server was started with ``--show-judges``.
+
+The pages read labels and judgments only through these functions. Each one takes the viewer
+(or the viewer's name) and applies the rule itself, so a page cannot show what it was never
+given. (The queue and the progress bars read only who labeled which item, never a value.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from trajudge.labeling_app._config import AppConfig
+from trajudge.store import Store, labels_export_frame
+
+
+@dataclass(frozen=True)
+class Viewer:
+    """The signed-in annotator and whether they hold the adjudicator role."""
+
+    name: str
+    adjudicator: bool = False
+
+
+class NotAllowed(PermissionError):
+    """The viewer may not see or do this (yet): label the item first, or ask an adjudicator."""
+
+
+def viewer_for(config: AppConfig, name: str) -> Viewer:
+    """The viewer signed in as ``name`` under ``config`` (adjudicator when listed there)."""
+    return Viewer(name, adjudicator=config.is_adjudicator(name))
+
+
+def own_label(
+    store: Store, dataset: str, tid: str, rubric_id: str, name: str
+) -> dict[str, Any] | None:
+    """The viewer's own label (or skip) of one item, None when there is none yet."""
+    for row in store.item_labels(dataset, tid, rubric_id):
+        if row["annotator"] == name and not row["adjudication"]:
+            return row
+    return None
+
+
+def labeled_by(labels: pd.DataFrame, name: str) -> set[str]:
+    """Items ``name`` gave a label (not a skip, not an adjudication) in a labels frame."""
+    if labels.empty:
+        return set()
+    own = (
+        (labels["annotator"] == name)
+        & ~labels["adjudication"].astype(bool)
+        & ~labels["skipped"].astype(bool)
+    )
+    return set(labels.loc[own, "trajectory_id"].astype(str))
+
+
+def _visible_judgments(
+    judgments: pd.DataFrame, rubric_id: str, ids: set[str] | None
+) -> pd.DataFrame:
+    """The rubric's judgments whose trajectories (and pair partner) are all in ``ids``."""
+    if judgments.empty:
+        return judgments
+    keep = judgments["rubric_id"] == rubric_id
+    if ids is not None:
+        other = judgments["other_id"]
+        keep &= judgments["trajectory_id"].astype(str).isin(ids)
+        keep &= other.isna() | other.astype(str).isin(ids)
+    return judgments[keep].reset_index(drop=True)
+
+
+@dataclass(frozen=True)
+class ReviewData:
+    """What the Review page may show the viewer: human labels (adjudications included) and
+    judgments of the rubric, on the items the viewer may review."""
+
+    labels: pd.DataFrame
+    judgments: pd.DataFrame
+
+
+def review_data(store: Store, dataset: str, rubric_id: str, viewer: Viewer) -> ReviewData:
+    """Labels and judgments for the Review tables: every item for an adjudicator, else only
+    the items the viewer has labeled."""
+    labels = store.labels_frame(dataset, rubric_id=rubric_id, source="human")
+    ids = None if viewer.adjudicator else labeled_by(labels, viewer.name)
+    if ids is not None:
+        labels = labels[labels["trajectory_id"].astype(str).isin(ids)].reset_index(drop=True)
+    judgments = _visible_judgments(store.judgments_frame(dataset), rubric_id, ids)
+    return ReviewData(labels, judgments)
+
+
+def _labeled_ids(
+    store: Store, dataset: str, rubric_id: str, name: str, ids: Iterable[str]
+) -> set[str]:
+    rows = store.labels_on_items(dataset, rubric_id, list(dict.fromkeys(ids)))
+    return {t for t, a, skipped in rows if a == name and not skipped}
+
+
+def may_review(store: Store, dataset: str, rubric_id: str, viewer: Viewer, tid: str) -> bool:
+    """Whether the viewer may see the judgments and others' labels of item ``tid``."""
+    return viewer.adjudicator or tid in _labeled_ids(store, dataset, rubric_id, viewer.name, [tid])
+
+
+@dataclass(frozen=True)
+class ItemReview:
+    """One item's labels (adjudications included) and judgments under the rubric."""
+
+    labels: list[dict[str, Any]]
+    judgments: list[dict[str, Any]]
+
+
+def item_review(store: Store, dataset: str, rubric_id: str, viewer: Viewer, tid: str) -> ItemReview:
+    """Everything the Review page shows of one item; raises :class:`NotAllowed` before the
+    viewer has labeled it (adjudicators excepted)."""
+    if not may_review(store, dataset, rubric_id, viewer, tid):
+        raise NotAllowed("label this item first: its review stays hidden until then")
+    rows = store.item_labels(dataset, tid, rubric_id)
+    judgments = [j for j in store.item_judgments(dataset, tid) if j["rubric_id"] == rubric_id]
+    if not viewer.adjudicator:  # a pair judgment also speaks about its other trajectory
+        others = [str(j["other_id"]) for j in judgments if j["other_id"] is not None]
+        seen = _labeled_ids(store, dataset, rubric_id, viewer.name, others) if others else set()
+        judgments = [j for j in judgments if j["other_id"] is None or str(j["other_id"]) in seen]
+    return ItemReview(rows, judgments)
+
+
+def save_adjudication(
+    store: Store,
+    dataset: str,
+    rubric_id: str,
+    viewer: Viewer,
+    tid: str,
+    value: float,
+    *,
+    note: str | None = None,
+) -> None:
+    """Save the final label of an item; only an adjudicator may (:class:`NotAllowed`)."""
+    if not viewer.adjudicator:
+        raise NotAllowed("only an adjudicator saves adjudications (trajudge label --adjudicator)")
+    store.save_label(dataset, tid, rubric_id, viewer.name, value, note=note, adjudication=True)
+
+
+def label_page_judgments(
+    store: Store, config: AppConfig, dataset: str, tid: str, *, shown: bool
+) -> list[dict[str, Any]]:
+    """The judgments the Label page may show: none unless the server runs with
+    ``--show-judges`` and the annotator has the verdicts switched on."""
+    if not (config.show_judges and shown):
+        return []
+    return store.item_judgments(dataset, tid)
+
+
+def export_frame(store: Store, dataset: str, viewer: Viewer) -> pd.DataFrame:
+    """The labels the viewer may download: everyone's for an adjudicator, else their own."""
+    frame = labels_export_frame(store, dataset)
+    if viewer.adjudicator:
+        return frame
+    return frame[frame["annotator"] == viewer.name].reset_index(drop=True)

@@ -1,0 +1,242 @@
+"""Blind labeling: an annotator sees judges' verdicts and other annotators' labels of an item
+only after labeling it; adjudicators (``--adjudicator``, with their password) see all and alone
+adjudicate. Checked in the data layer the pages call, and on every page under AppTest."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from labeling_helpers import DATASET
+from streamlit.testing.v1 import AppTest
+from test_app_pages import RUBRIC, plain_texts, rich_texts, run_page
+
+from trajudge.labeling_app import (
+    AppConfig,
+    NotAllowed,
+    Viewer,
+    check_config,
+    export_frame,
+    item_review,
+    label_page_judgments,
+    review_data,
+    save_adjudication,
+    viewer_for,
+)
+from trajudge.labeling_app import _state as S
+from trajudge.labeling_app._config import ENV_ADJUDICATOR_PASSWORD, ENV_ADJUDICATORS
+from trajudge.store import Store
+from trajudge.trajectories import InputError
+
+JUDGE = {
+    "judge": "j",
+    "rubric_id": RUBRIC,
+    "rubric_version": "v",
+    "model": "m",
+    "mode": "pointwise",
+    "order": "ab",
+    "sample": 0,
+}
+# what ann may not see: every marker of an item she has not labeled
+HIDDEN = ["BOB-NOTE-1", "JUDGE-REASON-1", "BOB-NOTE-3", "JUDGE-REASON-3", "PAIR-REASON"]
+ANN = Viewer("ann")
+LEAD = Viewer("lead", adjudicator=True)
+LEAD_CONFIG: dict[str, Any] = {"adjudicators": ("lead",)}
+
+
+def _judgment(store: Store, tid: str, score: float, reasoning: str) -> None:
+    store.add_judgment(
+        DATASET, {**JUDGE, "trajectory_id": tid, "score": score, "reasoning": reasoning}
+    )
+
+
+@pytest.fixture
+def seeded(store: Store) -> Store:
+    """t001: only bob labeled it (1), the judge says 5. t002: ann (5) and bob (1) labeled it,
+    the judge says 5, and a pair judgment compares it with t001. t003: ann skipped it, bob (5)
+    and carol (1) labeled it, the judge says 5. With the pass threshold 4 each item is a
+    judge-vs-human disagreement (human mean 1, 3, 3 against 5); t002 and t003 are also
+    annotator disagreements."""
+    s = store
+    s.save_label(DATASET, "t001", RUBRIC, "bob", 1.0, note="BOB-NOTE-1")
+    _judgment(s, "t001", 5.0, "JUDGE-REASON-1")
+    s.save_label(DATASET, "t002", RUBRIC, "ann", 5.0)
+    s.save_label(DATASET, "t002", RUBRIC, "bob", 1.0, note="BOB-NOTE-2")
+    _judgment(s, "t002", 5.0, "JUDGE-REASON-2")
+    pair = {**JUDGE, "mode": "pairwise", "trajectory_id": "t002", "other_id": "t001"}
+    s.add_judgment(DATASET, {**pair, "verdict": "B", "reasoning": "PAIR-REASON"})
+    s.save_label(DATASET, "t003", RUBRIC, "ann", None, skipped=True)
+    s.save_label(DATASET, "t003", RUBRIC, "bob", 5.0, note="BOB-NOTE-3")
+    s.save_label(DATASET, "t003", RUBRIC, "carol", 1.0)
+    _judgment(s, "t003", 5.0, "JUDGE-REASON-3")
+    return s
+
+
+def everything(at: AppTest) -> str:
+    """All a page shows: text, code, Markdown, messages, tables, choices and widget labels."""
+    parts = [plain_texts(at), *rich_texts(at)]
+    parts += [d.value.to_csv() for d in at.dataframe]
+    parts += [str(o) for sb in at.selectbox for o in sb.options]
+    parts += [str(r.label) for r in at.radio] + [str(t.label) for t in at.text_area]
+    return "\n".join(parts)
+
+
+# -- the data layer ----------------------------------------------------------------------------
+
+
+def test_review_data_holds_only_items_the_viewer_labeled(seeded: Store) -> None:
+    mine = review_data(seeded, DATASET, RUBRIC, ANN)
+    # t003 is skipped, not labeled: a skip must not open the review (skip, look, then label)
+    assert set(mine.labels["trajectory_id"]) == {"t002"}
+    assert sorted(mine.labels["annotator"]) == ["ann", "bob"]
+    # the pair judgment speaks about t001 too, which ann has not labeled
+    assert mine.judgments["reasoning"].tolist() == ["JUDGE-REASON-2"]
+    everyone = review_data(seeded, DATASET, RUBRIC, LEAD)
+    assert set(everyone.labels["trajectory_id"]) == {"t001", "t002", "t003"}
+    assert len(everyone.judgments) == 4
+
+
+def test_item_review_refuses_an_item_before_the_viewer_labels_it(seeded: Store) -> None:
+    for tid in ("t001", "t003", "t004"):
+        with pytest.raises(NotAllowed, match="label this item first"):
+            item_review(seeded, DATASET, RUBRIC, ANN, tid)
+    got = item_review(seeded, DATASET, RUBRIC, ANN, "t002")
+    assert [j["reasoning"] for j in got.judgments] == ["JUDGE-REASON-2"]
+    assert sorted(r["annotator"] for r in got.labels) == ["ann", "bob"]
+    assert len(item_review(seeded, DATASET, RUBRIC, LEAD, "t001").labels) == 1
+    # once ann labels t001 the pair judgment of t002 against it is hers to see as well
+    seeded.save_label(DATASET, "t001", RUBRIC, "ann", 2.0)
+    got = item_review(seeded, DATASET, RUBRIC, ANN, "t002")
+    assert sorted(str(j["reasoning"]) for j in got.judgments) == ["JUDGE-REASON-2", "PAIR-REASON"]
+
+
+def test_only_an_adjudicator_saves_an_adjudication(seeded: Store) -> None:
+    with pytest.raises(NotAllowed, match="only an adjudicator"):
+        save_adjudication(seeded, DATASET, RUBRIC, ANN, "t002", 3.0)
+    frame = seeded.labels_frame(DATASET)
+    assert not frame["adjudication"].any()
+    save_adjudication(seeded, DATASET, RUBRIC, LEAD, "t002", 3.0, note="middle")
+    frame = seeded.labels_frame(DATASET)
+    adj = frame[frame["adjudication"]]
+    assert adj[["trajectory_id", "annotator", "value"]].values.tolist() == [["t002", "lead", 3.0]]
+
+
+def test_label_page_judgments_only_on_a_server_that_shows_them(seeded: Store) -> None:
+    url = str(seeded.engine.url)
+    blind = AppConfig(db_url=url, dataset=DATASET)
+    assert label_page_judgments(seeded, blind, DATASET, "t001", shown=True) == []
+    open_ = AppConfig(db_url=url, dataset=DATASET, show_judges=True)
+    assert label_page_judgments(seeded, open_, DATASET, "t001", shown=False) == []
+    got = label_page_judgments(seeded, open_, DATASET, "t001", shown=True)
+    assert [j["reasoning"] for j in got] == ["JUDGE-REASON-1"]
+
+
+def test_export_frame_is_the_viewers_own_labels_unless_adjudicator(seeded: Store) -> None:
+    assert set(export_frame(seeded, DATASET, ANN)["annotator"]) == {"ann"}
+    assert len(export_frame(seeded, DATASET, ANN)) == 2
+    assert len(export_frame(seeded, DATASET, LEAD)) == len(seeded.labels_frame(DATASET)) == 6
+
+
+def test_adjudicator_role_comes_from_the_config(monkeypatch: pytest.MonkeyPatch) -> None:
+    cfg = AppConfig(db_url="sqlite://", adjudicators=(" lead ", "Ann B.", "lead"))
+    assert cfg.adjudicators == ("lead", "Ann B.")  # validated, stripped, deduplicated
+    assert viewer_for(cfg, "lead") == LEAD and viewer_for(cfg, "ann") == ANN
+    env = cfg.to_env()
+    assert env[ENV_ADJUDICATORS] == "lead,Ann B."
+    assert AppConfig.from_env(env) == cfg
+    assert AppConfig.from_env({}).adjudicators == ()
+    with pytest.raises(InputError, match=r"--adjudicator: 'a,b': use 1-64 letters"):
+        AppConfig(db_url="sqlite://", adjudicators=("a,b",))
+
+
+def test_adjudicators_need_the_adjudicator_password(
+    store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cfg = AppConfig(db_url=store_url, dataset=DATASET, adjudicators=("lead",))
+    monkeypatch.delenv(ENV_ADJUDICATOR_PASSWORD, raising=False)
+    with pytest.raises(InputError, match=ENV_ADJUDICATOR_PASSWORD):
+        check_config(cfg)
+    monkeypatch.setenv(ENV_ADJUDICATOR_PASSWORD, "pw")
+    check_config(cfg)
+    check_config(AppConfig(db_url=store_url, dataset=DATASET))  # no role: no password needed
+
+
+# -- the pages -----------------------------------------------------------------------------------
+
+
+def test_review_page_shows_an_annotator_only_items_she_labeled(seeded: Store) -> None:
+    at = run_page("review", str(seeded.engine.url))
+    assert not at.exception
+    shown = everything(at)
+    for marker in HIDDEN:
+        assert marker not in shown, marker
+    judge_table, human_table = at.dataframe[0].value, at.dataframe[1].value
+    assert judge_table["trajectory_id"].tolist() == ["t002"]
+    assert human_table["trajectory_id"].tolist() == ["t002"]
+    assert human_table["labels"].tolist() == ["ann=5, bob=1"]  # not bob's or carol's on t003
+    assert [sb.options for sb in at.selectbox] == [["t002"], ["t002"]]
+    # her own item, reviewed: the judge and bob are there
+    assert "JUDGE-REASON-2" in shown and "BOB-NOTE-2" in shown
+    # but she cannot settle it
+    assert not [b for b in at.button if b.label == "Save adjudication"]
+    assert "Only an adjudicator settles disagreements" in shown
+
+
+def test_review_page_shows_an_adjudicator_everything(seeded: Store) -> None:
+    at = run_page("review", str(seeded.engine.url), annotator="lead", config=LEAD_CONFIG)
+    assert not at.exception
+    assert set(at.dataframe[0].value["trajectory_id"]) == {"t001", "t002", "t003"}
+    assert set(at.dataframe[1].value["trajectory_id"]) == {"t002", "t003"}
+    picked = at.selectbox(key="review-human-pick").value
+    at.radio(key=f"human-adj-value-{picked}").set_value(3)
+    next(b for b in at.button if b.label == "Save adjudication" and "human" in str(b.key)).click()
+    at.run()
+    frame = seeded.labels_frame(DATASET)
+    adj = frame[frame["adjudication"]]
+    assert adj[["trajectory_id", "annotator", "value"]].values.tolist() == [[picked, "lead", 3.0]]
+
+
+def test_label_page_of_a_blind_server_never_shows_judges(seeded: Store) -> None:
+    # even with the verdicts switch on in the session (it was a toggle anyone could tick)
+    state = {S.CURRENT: "t001", S.CURSOR: 1, S.SHOW_JUDGES: True}
+    at = run_page("label", str(seeded.engine.url), **state)
+    assert not at.exception
+    assert not list(at.toggle)
+    assert "JUDGE-REASON-1" not in everything(at)
+    assert "Judge verdicts" not in [s.value for s in at.subheader]
+
+
+def test_export_page_offers_an_annotator_her_own_labels(seeded: Store) -> None:
+    at = run_page("export", str(seeded.engine.url))
+    assert not at.exception
+    assert set(at.dataframe[0].value["annotator"]) == {"ann"}
+    assert "BOB-NOTE" not in everything(at)
+    csv = at.get("download_button")[0].proto
+    assert csv.label == "Download CSV"
+    lead = run_page("export", str(seeded.engine.url), annotator="lead", config=LEAD_CONFIG)
+    assert set(lead.dataframe[0].value["annotator"]) == {"ann", "bob", "carol"}
+
+
+def _sign_in(at: AppTest, name: str, adjudicator_password: str | None = None) -> AppTest:
+    at.text_input(key="login-name").input(name)
+    if adjudicator_password is not None:
+        at.text_input(key="login-adjudicator-password").input(adjudicator_password)
+    return at.button(key="login-go").click().run()
+
+
+def test_sign_in_as_an_adjudicator_needs_the_adjudicator_password(
+    seeded: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(ENV_ADJUDICATOR_PASSWORD, "adj-pw")
+    cfg = LEAD_CONFIG
+    url = str(seeded.engine.url)
+    for given in (None, "", "wrong"):
+        at = _sign_in(run_page("login", url, annotator=None, config=cfg), "lead", given)
+        assert at.session_state[S.ANNOTATOR] is None
+        assert any("adjudicator password" in e.value for e in at.error)
+    at = _sign_in(run_page("login", url, annotator=None, config=cfg), "lead", "adj-pw")
+    assert at.session_state[S.ANNOTATOR] == "lead"
+    # any other name signs in without it, and is an annotator, not an adjudicator
+    at = _sign_in(run_page("login", url, annotator=None, config=cfg), "ann")
+    assert at.session_state[S.ANNOTATOR] == "ann"
+    assert not viewer_for(at.session_state[S.CONFIG], "ann").adjudicator
