@@ -110,7 +110,7 @@ def test_concurrent_edits_of_one_label_keep_an_unbroken_history(db_url: str) -> 
     assert all(a != b for a, b in itertools.pairwise(chain)), chain
 
 
-def test_first_open_from_many_processes_migrates_once(db_url: str) -> None:
+def test_first_open_by_many_stores_at_once_migrates_once(db_url: str) -> None:
     """Annotators opening the app on a new, empty database at the same moment."""
     _run_together(N_THREADS, lambda k: Store(db_url).close())
     store = Store(db_url)

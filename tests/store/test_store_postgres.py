@@ -8,6 +8,7 @@ describes the same forms and grants.
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -26,10 +27,10 @@ GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO {role};
 
 
 @pytest.fixture
-def database(postgres_server: PostgresServer) -> tuple[PostgresServer, str]:
+def database(postgres_server: PostgresServer) -> Iterator[tuple[PostgresServer, str]]:
     """A fresh database's name, dropped afterwards."""
     name = postgres_server.create_database()
-    yield postgres_server, name  # type: ignore[misc]
+    yield postgres_server, name
     postgres_server.drop_database(name)
 
 
