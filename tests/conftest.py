@@ -1,12 +1,22 @@
-"""Shared fixtures: the public datasets in ../shared/data and a temporary store."""
+"""Shared fixtures: the public datasets in ../shared/data and a temporary store.
+
+``db_url`` is a temporary SQLite file; in the test files listed in ``BOTH_BACKENDS`` it is
+parametrised over SQLite and a fresh database on a real PostgreSQL server (tests/_postgres.py).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from _postgres import PostgresServer, start_server
 from _shared import EXAMPLE_TAU_BENCH, TAU_BENCH_FILE, TAU_BENCH_SIZE, require_shared
+
+# Test files (or folders) under tests/ whose ``db_url`` tests run on both backends.
+BOTH_BACKENDS = ("store/", "labeling_app/", "judges/test_batch.py", "cli/test_labels.py")
+_TESTS = Path(__file__).parent
 
 
 @pytest.fixture
@@ -23,6 +33,37 @@ def tau_bench_file() -> Path:
     return require_shared(TAU_BENCH_FILE)
 
 
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "db_backend" not in metafunc.fixturenames:
+        return
+    where = metafunc.definition.path.relative_to(_TESTS).as_posix()
+    if where.startswith(BOTH_BACKENDS):
+        backends = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+        metafunc.parametrize("db_backend", backends, indirect=True)
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """One PostgreSQL server for the session (skipped where absent, unless CI requires it)."""
+    server = start_server()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
 @pytest.fixture
-def db_url(tmp_path: Path) -> str:
-    return f"sqlite:///{tmp_path / 'trajudge.db'}"
+def db_backend(request: pytest.FixtureRequest) -> str:
+    """``sqlite`` or ``postgres``: the backend behind ``db_url``."""
+    return str(getattr(request, "param", "sqlite"))
+
+
+@pytest.fixture
+def db_url(db_backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[str]:
+    """A store URL: a temporary SQLite file, or a fresh PostgreSQL database."""
+    if db_backend == "postgres":
+        server: PostgresServer = request.getfixturevalue("postgres_server")
+        with server.database() as url:
+            yield url
+    else:
+        yield f"sqlite:///{tmp_path / 'trajudge.db'}"

@@ -122,7 +122,7 @@ def test_only_an_adjudicator_saves_an_adjudication(seeded: Store) -> None:
 
 
 def test_label_page_judgments_only_on_a_server_that_shows_them(seeded: Store) -> None:
-    url = str(seeded.engine.url)
+    url = seeded.engine.url.render_as_string(hide_password=False)
     blind = AppConfig(db_url=url, dataset=DATASET)
     assert label_page_judgments(seeded, blind, DATASET, "t001", shown=True) == []
     open_ = AppConfig(db_url=url, dataset=DATASET, show_judges=True)
@@ -165,7 +165,7 @@ def test_adjudicators_need_the_adjudicator_password(
 
 
 def test_review_page_shows_an_annotator_only_items_she_labeled(seeded: Store) -> None:
-    at = run_page("review", str(seeded.engine.url))
+    at = run_page("review", seeded.engine.url.render_as_string(hide_password=False))
     assert not at.exception
     shown = everything(at)
     for marker in HIDDEN:
@@ -183,7 +183,12 @@ def test_review_page_shows_an_annotator_only_items_she_labeled(seeded: Store) ->
 
 
 def test_review_page_shows_an_adjudicator_everything(seeded: Store) -> None:
-    at = run_page("review", str(seeded.engine.url), annotator="lead", config=LEAD_CONFIG)
+    at = run_page(
+        "review",
+        seeded.engine.url.render_as_string(hide_password=False),
+        annotator="lead",
+        config=LEAD_CONFIG,
+    )
     assert not at.exception
     assert set(at.dataframe[0].value["trajectory_id"]) == {"t001", "t002", "t003"}
     assert set(at.dataframe[1].value["trajectory_id"]) == {"t002", "t003"}
@@ -199,7 +204,7 @@ def test_review_page_shows_an_adjudicator_everything(seeded: Store) -> None:
 def test_label_page_of_a_blind_server_never_shows_judges(seeded: Store) -> None:
     # even with the verdicts switch on in the session (it was a toggle anyone could tick)
     state = {S.CURRENT: "t001", S.CURSOR: 1, S.SHOW_JUDGES: True}
-    at = run_page("label", str(seeded.engine.url), **state)
+    at = run_page("label", seeded.engine.url.render_as_string(hide_password=False), **state)
     assert not at.exception
     assert not list(at.toggle)
     assert "JUDGE-REASON-1" not in everything(at)
@@ -207,13 +212,18 @@ def test_label_page_of_a_blind_server_never_shows_judges(seeded: Store) -> None:
 
 
 def test_export_page_offers_an_annotator_her_own_labels(seeded: Store) -> None:
-    at = run_page("export", str(seeded.engine.url))
+    at = run_page("export", seeded.engine.url.render_as_string(hide_password=False))
     assert not at.exception
     assert set(at.dataframe[0].value["annotator"]) == {"ann"}
     assert "BOB-NOTE" not in everything(at)
     csv = at.get("download_button")[0].proto
     assert csv.label == "Download CSV"
-    lead = run_page("export", str(seeded.engine.url), annotator="lead", config=LEAD_CONFIG)
+    lead = run_page(
+        "export",
+        seeded.engine.url.render_as_string(hide_password=False),
+        annotator="lead",
+        config=LEAD_CONFIG,
+    )
     assert set(lead.dataframe[0].value["annotator"]) == {"ann", "bob", "carol"}
 
 
@@ -229,7 +239,7 @@ def test_sign_in_as_an_adjudicator_needs_the_adjudicator_password(
 ) -> None:
     monkeypatch.setenv(ENV_ADJUDICATOR_PASSWORD, "adj-pw")
     cfg = LEAD_CONFIG
-    url = str(seeded.engine.url)
+    url = seeded.engine.url.render_as_string(hide_password=False)
     for given in (None, "", "wrong"):
         at = _sign_in(run_page("login", url, annotator=None, config=cfg), "lead", given)
         assert at.session_state[S.ANNOTATOR] is None

@@ -52,10 +52,10 @@ def _annotator_with_xss_early(store: Store) -> str:
 
 
 @pytest.fixture
-def server(tmp_path: Path) -> Iterator[tuple[str, str]]:
+def server(tmp_path: Path, db_url: str) -> Iterator[tuple[str, str]]:
     if not CHROMIUM.exists():
         pytest.skip("Debian chromium (/usr/bin/chromium) is not installed")
-    url = f"sqlite:///{tmp_path / 'app.db'}"
+    url = db_url
     Store(url).import_dataset(DATASET, make_trajectories(6))
     port = _free_port()
     exe = shutil.which("trajudge", path=str(Path(sys.executable).parent)) or "trajudge"

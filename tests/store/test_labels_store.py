@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import threading
-from pathlib import Path
 
 import pytest
 from sqlalchemy import func, select
@@ -86,8 +85,8 @@ def _annotate(url: str, annotator: str, ids: list[str], barrier: object) -> None
     store.close()
 
 
-def test_eight_annotators_write_1000_labels_at_once(tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'c.db'}"
+def test_eight_annotators_write_1000_labels_at_once(db_url: str) -> None:
+    url = db_url
     _store(url, n=125).close()
     ids = [f"t{i}" for i in range(125)]
     ctx = mp.get_context("fork")

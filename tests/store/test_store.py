@@ -131,7 +131,7 @@ def test_label_edits_keep_history(db_url: str) -> None:
     assert [(h["value"], h["note"]) for h in hist] == [(1.0, "first")]
 
 
-def test_concurrent_writers_on_one_sqlite_file(db_url: str) -> None:
+def test_concurrent_writers_on_one_store(db_url: str) -> None:
     store = Store(db_url)
     store.import_dataset("d", [traj(f"t{i}", task=f"t{i}") for i in range(50)])
     errors: list[BaseException] = []

@@ -23,6 +23,13 @@ from trajudge.trajectories import Step, TaskSpec, Trajectory
 DS = "ds"
 
 
+@pytest.fixture
+def db_url(tmp_path: Path) -> str:
+    """SQLite only: these tests pin SQLite's locking (PostgreSQL has row locks and MVCC, and
+    its concurrency is tested in test_store_backends.py)."""
+    return f"sqlite:///{tmp_path / 'trajudge.db'}"
+
+
 def _traj(i: int) -> Trajectory:
     return Trajectory(id=f"t{i}", task_id=f"task{i % 3}", trial=i // 3, steps=[Step(tool="a")])
 

@@ -12,6 +12,7 @@ from rich.text import Text
 from trajudge.cli._app import DEFAULT_DB, DbOption, app, console, err_console, handle_user_errors
 from trajudge.pipeline import RunSummary, run_pipeline
 from trajudge.report import print_report
+from trajudge.store import DEFAULT_URL
 
 
 def print_run_summary(s: RunSummary) -> None:
@@ -46,7 +47,8 @@ def run_cmd(
 ) -> None:
     """The whole job: import, rule checks, judges (gates first, cache, resume), labels,
     calibration and reliability report; exits 1 when a CI gate fails."""
-    explicit_db = None if db == DEFAULT_DB else db
+    # --db or TRAJUDGE_DB names the store; otherwise the config's db:, else the default
+    explicit_db = None if db == DEFAULT_URL else db
     summary = run_pipeline(config, db=explicit_db, console=console, n_boot=n_boot)
     if summary.report is not None:
         print_report(summary.report, console)

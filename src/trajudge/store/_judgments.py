@@ -8,11 +8,34 @@ from typing import Any
 
 import pandas as pd
 from sqlalchemy import Engine, delete, select
+from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
-from trajudge.store._schema import judgments
+from trajudge.store._schema import datasets, judgments, trajectories
 
 JUDGMENT_COLUMNS = [c.name for c in judgments.columns if c.name != "id"]
+
+
+def _lock_trajectory(conn: Connection, dataset: str, trajectory_id: str) -> None:
+    """Make writers of one trajectory's judgments take turns until commit.
+
+    The unique key cannot do it alone: ``other_id`` is NULL for pointwise judgments and NULLs
+    never collide in a unique constraint, so two server-database writers could both insert.
+    Locks the trajectory's row (its dataset's row when the trajectory is not stored) FOR NO KEY
+    UPDATE, which leaves other writers' foreign-key checks alone. SQLite renders no FOR
+    UPDATE: its BEGIN IMMEDIATE already serialises writers.
+    """
+    row = conn.execute(
+        select(trajectories.c.id)
+        .where(trajectories.c.dataset == dataset, trajectories.c.id == trajectory_id)
+        .with_for_update(key_share=True)
+    ).first()
+    if row is None:
+        conn.execute(
+            select(datasets.c.name)
+            .where(datasets.c.name == dataset)
+            .with_for_update(key_share=True)
+        )
 
 
 class JudgmentsMixin:
@@ -48,13 +71,15 @@ class JudgmentsMixin:
             judgments.c.sample == values["sample"],
         )
         with self.write_engine.begin() as conn:
+            _lock_trajectory(conn, dataset, row["trajectory_id"])
             prev = conn.execute(select(judgments.c.id, judgments.c.error).where(*key)).first()
             if prev is not None:
                 if prev.error is None:
                     return False
                 conn.execute(delete(judgments).where(judgments.c.id == prev.id))
             try:
-                conn.execute(judgments.insert().values(**values))
+                with conn.begin_nested():
+                    conn.execute(judgments.insert().values(**values))
             except IntegrityError:  # a concurrent writer stored it first
                 return False
         return True

@@ -124,7 +124,10 @@ def write_label(
         "skipped": skipped,
         "source": source,
     }
-    prev = conn.execute(select(labels).where(*key)).mappings().first()
+    # FOR UPDATE: a concurrent editor of the same label waits, then reads what we wrote, so no
+    # edit is lost from the history (a no-op on SQLite, whose BEGIN IMMEDIATE already serialises)
+    current = select(labels).where(*key).with_for_update()
+    prev = conn.execute(current).mappings().first()
     if prev is None:
         try:
             with conn.begin_nested():
@@ -146,7 +149,7 @@ def write_label(
         except IntegrityError:
             # another connection inserted the same key between our SELECT and INSERT (possible
             # on server databases; SQLite's BEGIN IMMEDIATE serialises writers): edit it instead
-            prev = conn.execute(select(labels).where(*key)).mappings().one()
+            prev = conn.execute(current).mappings().one()
     if all(prev[k] == v for k, v in values.items()):
         return int(prev["id"]), "unchanged"
     conn.execute(

@@ -28,11 +28,12 @@ from sqlalchemy import (
     func,
     insert,
     inspect,
+    make_url,
     select,
     update,
 )
 from sqlalchemy.engine import Connection
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import ArgumentError, OperationalError, ProgrammingError
 from sqlalchemy.pool import NullPool, StaticPool
 
 from trajudge.store._judgments import JudgmentsMixin
@@ -94,6 +95,24 @@ def write_engine(engine: Engine) -> Engine:
     return engine.execution_options(**{WRITE_OPTION: True})
 
 
+def hide_password(url: str) -> str:
+    """``url`` with its password (if any) replaced by ``***``, for messages and logs."""
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        return url
+    return url if parsed.password is None else parsed.render_as_string(hide_password=True)
+
+
+def driver_url(url: str) -> str:
+    """Pin bare ``postgresql://`` and ``postgres://`` URLs (as libpq writes them) to psycopg 3,
+    the driver of ``trajudge[postgres]``; SQLAlchemy 2.0 would look for psycopg2."""
+    for scheme in ("postgresql://", "postgres://"):
+        if url.startswith(scheme):
+            return "postgresql+psycopg://" + url.removeprefix(scheme)
+    return url
+
+
 def make_engine(url: str) -> Engine:
     """Create an engine; SQLite gets WAL mode, foreign keys and a busy timeout.
 
@@ -135,7 +154,30 @@ def make_engine(url: str) -> Engine:
                 conn.exec_driver_sql("BEGIN")
 
         return engine
-    return create_engine(url, pool_pre_ping=True)
+    return create_engine(driver_url(url), pool_pre_ping=True)
+
+
+def _check_length(
+    source: str, where: str | None, field: str, value: str | None, column: Any = None
+) -> None:
+    """Refuse text longer than its column (a server database would fail mid-write; SQLite
+    would store it, so the same file would import on one backend and not on the other)."""
+    limit = getattr((column if column is not None else trajectories.c[field]).type, "length", None)
+    if value is not None and limit is not None and len(value) > limit:
+        raise InputError(source, where, field, f"longer than {limit} characters")
+
+
+_SCHEMA_LOCK = 0x7472616A7564  # "trajud": the key of PostgreSQL's advisory lock for migrations
+
+
+def _lock_schema(conn: Connection) -> None:
+    """Make stores opened at the same moment migrate one after another (until commit).
+
+    Otherwise two first opens of a new PostgreSQL database both create the tables and one
+    fails. SQLite needs nothing: its BEGIN IMMEDIATE already serialises them.
+    """
+    if conn.dialect.name == "postgresql":
+        conn.execute(select(func.pg_advisory_xact_lock(_SCHEMA_LOCK)))
 
 
 class Store(JudgmentsMixin, LabelsMixin):
@@ -147,8 +189,10 @@ class Store(JudgmentsMixin, LabelsMixin):
     """
 
     def __init__(self, url: str | None = None) -> None:
-        self.url = url or DEFAULT_URL
-        sqlite_file = sqlite_path(self.url)
+        url = url or DEFAULT_URL
+        #: the URL as shown in messages: any password in it is replaced by ``***``
+        self.url = hide_password(url)
+        sqlite_file = sqlite_path(url)
         if sqlite_file is not None:
             try:
                 sqlite_file.parent.mkdir(parents=True, exist_ok=True)
@@ -156,13 +200,18 @@ class Store(JudgmentsMixin, LabelsMixin):
                 raise InputError(
                     self.url, None, "db", f"cannot open the store: {exc.strerror}"
                 ) from None
-        self.engine = make_engine(self.url)
+        try:
+            self.engine = make_engine(url)
+        except (ArgumentError, ImportError) as exc:  # a malformed URL, or its driver is missing
+            hint = " (PostgreSQL: pip install 'trajudge[postgres]')" if "postgres" in url else ""
+            raise InputError(self.url, None, "db", f"cannot open the store: {exc}{hint}") from None
         self.write_engine = write_engine(self.engine)
         try:
             self.migrate()
-        except OperationalError as exc:
+        except (OperationalError, ProgrammingError) as exc:  # unreachable, or no privilege
             self.engine.dispose()
             reason = str(exc.orig) if exc.orig is not None else str(exc)
+            reason = " ".join(reason.split())  # one line
             raise InputError(self.url, None, "db", f"cannot open the store: {reason}") from None
 
     # -- schema -------------------------------------------------------------------------------
@@ -178,6 +227,7 @@ class Store(JudgmentsMixin, LabelsMixin):
                 if set(metadata.tables) <= tables and {v for v, _ in MIGRATIONS} <= done:
                     return
         with self.write_engine.begin() as conn:
+            _lock_schema(conn)
             metadata.create_all(conn)
             done = {r[0] for r in conn.execute(select(schema_migrations.c.version))}
             for version, name in MIGRATIONS:
@@ -224,7 +274,10 @@ class Store(JudgmentsMixin, LabelsMixin):
         """
         seen_ids: set[str] = set()
         seen_pairs: set[tuple[str, int]] = set()
+        _check_length(source or name, None, "dataset", name, datasets.c.name)
         for i, t in enumerate(items):
+            for field in ("id", "task_id", "intent"):
+                _check_length(source or name, f"record {i}", field, getattr(t, field))
             if t.id in seen_ids:
                 raise InputError(source or name, f"record {i}", "id", f"duplicate id {t.id!r}")
             if (t.task_id, t.trial) in seen_pairs:
@@ -370,6 +423,7 @@ class Store(JudgmentsMixin, LabelsMixin):
     # -- task specs ---------------------------------------------------------------------------
     def _write_specs(self, conn: Connection, dataset: str, specs: Mapping[str, TaskSpec]) -> int:
         for task_id, spec in specs.items():
+            _check_length(dataset, "task spec", "task_id", task_id)
             data = canonical_json(spec.model_dump(mode="json", exclude_defaults=True))
             row = conn.execute(
                 select(task_specs.c.data).where(
