@@ -13,13 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, event, func, insert, select, update
+from sqlalchemy import Engine, create_engine, event, func, insert, inspect, select, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.pool import NullPool, StaticPool
 
 from trajudge.store._judgments import JudgmentsMixin
 from trajudge.store._labels import LabelsMixin
+from trajudge.store._migrations import UPGRADES
 from trajudge.store._schema import (
     MIGRATIONS,
     datasets,
@@ -128,10 +129,21 @@ class Store(JudgmentsMixin, LabelsMixin):
 
     # -- schema -------------------------------------------------------------------------------
     def migrate(self) -> None:
-        """Create missing tables and record applied migrations, in order."""
+        """Bring the schema up to date and record the migrations, in order.
+
+        A new database gets the current tables from ``metadata`` (nothing to upgrade); an
+        existing one first runs, in order, the upgrades (``_migrations.UPGRADES``) of the
+        versions it has not recorded. Tables new to this version are created either way.
+        """
         with self.engine.begin() as conn:
+            existing = inspect(conn).has_table(schema_migrations.name)
+            done: set[int] = set()
+            if existing:
+                done = {r[0] for r in conn.execute(select(schema_migrations.c.version))}
+            for version, _ in MIGRATIONS:
+                if existing and version not in done and version in UPGRADES:
+                    UPGRADES[version](conn)
             metadata.create_all(conn)
-            done = {r[0] for r in conn.execute(select(schema_migrations.c.version))}
             for version, name in MIGRATIONS:
                 if version not in done:
                     conn.execute(
