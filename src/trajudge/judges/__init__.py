@@ -21,6 +21,7 @@ from trajudge.judges._batch import (
 from trajudge.judges._cache import DEFAULT_CACHE_PATH, CachedResponse, ResponseCache, request_key
 from trajudge.judges._client import CallResult, LLMClient, RateLimiter, choose_mode
 from trajudge.judges._judge import (
+    LOCAL_DEFAULTS,
     Judge,
     JudgeResult,
     JudgeSpec,
@@ -67,6 +68,7 @@ __all__ = [
     "DEFAULT_CACHE_PATH",
     "DEFAULT_TEMPLATES",
     "DELIMITER_TAGS",
+    "LOCAL_DEFAULTS",
     "LOCAL_MODELS",
     "LOCAL_PREFIX",
     "PREFERENCE_SCORE",

@@ -17,23 +17,30 @@ pair whose conclusions differ is flagged ``inconsistent`` (see :func:`aggregate_
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import os
+import re
 import threading
 from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from trajudge.judges._aggregate import Aggregate, aggregate_judgments
-from trajudge.judges._cache import ResponseCache
-from trajudge.judges._client import LLMClient
+from trajudge.judges._cache import ResponseCache, request_key
+from trajudge.judges._client import CallResult, LLMClient, choose_mode
 from trajudge.judges._judgment import Judgment, Order
-from trajudge.judges._local import LOCAL_PREFIX, shared_local_server
-from trajudge.judges._prompt import Shown, build_prompt
+from trajudge.judges._local import (
+    DEFAULT_N_CTX,
+    DEFAULT_N_PARALLEL,
+    LOCAL_PREFIX,
+    shared_local_server,
+)
+from trajudge.judges._prompt import DEFAULT_TEMPLATES, SYSTEM_PROMPT, Shown, build_prompt
 from trajudge.judges._rubric import Rubric, load_rubric
-from trajudge.judges._verdict import PREFERENCE_SCORE, verdict_model
+from trajudge.judges._verdict import PREFERENCE_SCORE, response_schema, verdict_model
 from trajudge.trajectories import InputError, Trajectory
 from trajudge.trajectories._errors import pydantic_field
 
@@ -41,6 +48,33 @@ T = TypeVar("T")
 
 _SWAP = {"A": "B", "B": "A", "tie": "tie"}
 _OUTCOME = {"A": "win", "tie": "tie", "B": "loss"}
+
+
+_ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
+
+#: Defaults of the embedded ``local/`` model (gemma-3-270m through xllamacpp), set from
+#: ``benchmarks/local_judge_latency.py``: reference-mode calls on the demo's τ-bench tasks with
+#: the demo's rubric, 2 calls in flight over the server's 2 slots, one CPU-spinning process
+#: beside it, on a 2-core machine that other work kept at a load average of 10-18 (2026-11-30):
+#:
+#: ====================  =====  =========  ======  ===================  ========  ==========
+#: settings              max    reasoning  budget  wall s/call med/max  CPU s     completion
+#:                       tokens cap chars  tokens                       per call  tokens max
+#: ====================  =====  =========  ======  ===================  ========  ==========
+#: before (512, 120 s)   512    800        7552    967 / 1595           90        252
+#: demo config           160    200        2000    696 / 801            48        92
+#: these defaults        160    224        7904    357 / 573            45        87
+#: ====================  =====  =========  ======  ===================  ========  ==========
+#:
+#: Not one of the 12 calls ended within the old 120 s. Generating a token costs far more than
+#: reading one (server counters of the demo run: 0.16 generated vs 11 prompt tokens/s per
+#: slot), so ``max_tokens`` (which caps the reasoning, see :func:`reasoning_cap`) is what
+#: makes a call slow: 160 leaves 1.8x the longest verdict seen (87-92 tokens) and halved the
+#: time per call on the same 3,986-token prompt (1016 and 1595 s -> 509 and 573 s). The
+#: timeout of 1800 s is 3x the slowest call at these defaults and above the slowest call of any
+#: setting measured; an in-process server is slow under load, not gone, and a timed-out call
+#: starts again from nothing.
+LOCAL_DEFAULTS: dict[str, Any] = {"timeout": 1800.0, "max_tokens": 160}
 
 
 class JudgeSpec(BaseModel):
@@ -54,7 +88,12 @@ class JudgeSpec(BaseModel):
     task spec's expected calls: choosing a reference by outcome tells the judge something
     about the label, which matters when the judge is calibrated against that outcome).
     ``max_reasoning_chars`` caps the verdict's reasoning, lowered when needed so that the whole
-    verdict fits in ``max_tokens`` (see :func:`reasoning_cap`).
+    verdict fits in ``max_tokens`` (see :func:`reasoning_cap`). ``extra_headers`` maps HTTP
+    header names to environment variables holding their values (e.g. ``api-key:
+    AZURE_API_KEY`` for a gateway that wants its key in a header): like ``api_key_env``, a
+    value is read when a call is made, never written anywhere, and redacted from every error
+    and log line. A ``local/`` model runs embedded (no ``api_base``); its ``timeout`` and
+    ``max_tokens`` default to :data:`LOCAL_DEFAULTS`, measured on a loaded 2-core machine.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -67,7 +106,8 @@ class JudgeSpec(BaseModel):
     swap: bool = True
     max_tokens: int = Field(default=512, ge=16)
     api_base: str | None = None
-    api_key_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    api_key_env: str | None = Field(default=None, pattern=_ENV_NAME)
+    extra_headers: dict[str, str] = Field(default_factory=dict)
     timeout: float = Field(default=120.0, gt=0)
     concurrency: int = Field(default=4, ge=1)
     rpm: float | None = Field(default=None, gt=0)
@@ -78,6 +118,33 @@ class JudgeSpec(BaseModel):
     seed: int | None = None
     mode: str | None = None
     reference: Literal["passing", "spec"] = "passing"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _local_defaults(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        model = data.get("model", cls.model_fields["model"].default)
+        if str(model).startswith(LOCAL_PREFIX):
+            data = {**LOCAL_DEFAULTS, **data}
+        return data
+
+    @model_validator(mode="after")
+    def _check(self) -> JudgeSpec:
+        if self.model.startswith(LOCAL_PREFIX) and self.api_base is not None:
+            raise ValueError(
+                f"api_base does not apply to {self.model!r}, which runs embedded; for a server "
+                "of your own use model 'openai/<name>' with api_base"
+            )
+        for header, env in self.extra_headers.items():
+            if not re.fullmatch(r"[A-Za-z0-9!#$%&'*+.^_`|~-]+", header):
+                raise ValueError(f"extra_headers: {header!r} is not an HTTP header name")
+            if not re.fullmatch(_ENV_NAME, env):
+                raise ValueError(
+                    f"extra_headers: {header}: {env!r} is not an environment variable name "
+                    "(header values are read from the environment, never written in a file)"
+                )
+        return self
 
 
 def reasoning_cap(spec: JudgeSpec, rubric: Rubric) -> int:
@@ -157,16 +224,60 @@ class Judge:
         self.cache = cache
         self.reasoning_chars = reasoning_cap(spec, self.rubric)
         self.verdict_model = verdict_model(self.rubric, max_reasoning_chars=self.reasoning_chars)
-        if spec.api_key_env is not None and spec.api_key_env not in os.environ:
-            raise InputError(
-                f"judge {spec.name}",
-                None,
-                "api_key_env",
-                f"environment variable {spec.api_key_env} is not set",
-            )
+        needed = {"api_key_env": spec.api_key_env} if spec.api_key_env is not None else {}
+        needed.update({f"extra_headers.{h}": env for h, env in spec.extra_headers.items()})
+        for field, env in needed.items():
+            if env not in os.environ:
+                raise InputError(
+                    f"judge {spec.name}", None, field, f"environment variable {env} is not set"
+                )
         self._client: LLMClient | None = None
-        self._budget = spec.prompt_budget or 12000
         self._client_lock = threading.Lock()
+        self._set_budget(spec.prompt_budget or self._default_budget(DEFAULT_N_CTX))
+
+    def _default_budget(self, n_ctx: int, n_parallel: int = DEFAULT_N_PARALLEL) -> int:
+        if self.is_local:  # the server's slot, less the verdict and the chat template
+            return max(256, n_ctx // max(1, n_parallel) - self.spec.max_tokens - 128)
+        return 12000
+
+    def _set_budget(self, budget: int) -> None:
+        self._budget = budget
+        self.config = self._make_config()
+        self.config_sha256 = request_key(self.config)
+        self.config_json = json.dumps(self.config, sort_keys=True, ensure_ascii=False)
+
+    def _make_config(self) -> dict[str, Any]:
+        """Everything that changes a request besides the trajectories shown; never a key.
+
+        Model and endpoint, the request parameters, the instructor mode, the rubric, the
+        prompt templates, the prompt budget (outputs are elided to fit it) and the response
+        schema (the last two as SHA-256). ``samples``, ``swap`` and ``reference`` are left
+        out: they decide which calls are made, and each call's order, sample and other
+        trajectory are in the judgment's key; so are limits that do not change an answer
+        (timeout, concurrency, rpm, retries).
+        """
+        spec, rubric = self.spec, self.rubric
+        wire_model, wire_base = (
+            (f"openai/{spec.model[len(LOCAL_PREFIX) :]}", "embedded")
+            if self.is_local
+            else (spec.model, spec.api_base)
+        )
+        template = rubric.template or DEFAULT_TEMPLATES[rubric.mode]
+        return {
+            "model": spec.model,
+            "api_base": spec.api_base,
+            "headers": sorted(spec.extra_headers),
+            "mode": choose_mode(wire_model, wire_base, spec.mode),
+            "params": {
+                "temperature": spec.temperature,
+                "max_tokens": spec.max_tokens,
+                "seed": spec.seed,
+            },
+            "rubric": {"id": rubric.id, "version": rubric.version},
+            "prompt_sha256": _sha256(SYSTEM_PROMPT + "\n" + template),
+            "prompt_budget": self._budget,
+            "schema_sha256": request_key(response_schema(self.verdict_model)),
+        }
 
     @property
     def name(self) -> str:
@@ -191,16 +302,21 @@ class Judge:
             if self._client is None:
                 spec = self.spec
                 model, api_base = spec.model, spec.api_base
+                endpoint = None
                 if self.is_local:
                     name = spec.model[len(LOCAL_PREFIX) :]
                     server = shared_local_server(name)
-                    model, api_base = f"openai/{name}", server.api_base
-                    if spec.prompt_budget is None:
-                        self._budget = max(256, server.ctx_per_slot - spec.max_tokens - 128)
+                    model, api_base, endpoint = f"openai/{name}", server.api_base, spec.model
+                    if spec.prompt_budget is None:  # a shared server started with other sizes
+                        budget = self._default_budget(server.n_ctx, server.n_parallel)
+                        if budget != self._budget:
+                            self._set_budget(budget)
                 self._client = LLMClient(
                     model=model,
                     api_base=api_base,
                     api_key_env=spec.api_key_env,
+                    extra_headers=dict(spec.extra_headers),
+                    endpoint=endpoint,
                     timeout=spec.timeout,
                     concurrency=spec.concurrency,
                     rpm=spec.rpm,
@@ -254,6 +370,8 @@ class Judge:
             mode=rubric.mode,
             order=order,
             sample=sample,
+            config_sha256=self.config_sha256,
+            judge_config=self.config_json,
         )
         if prompt.est_tokens > self._budget:
             base.error = (
@@ -267,12 +385,7 @@ class Judge:
         }
         if self.spec.seed is not None:
             params["seed"] = self.spec.seed + sample
-        extra = {
-            "rubric_id": rubric.id,
-            "rubric_version": rubric.version,
-            "sample": sample,
-            "order": order,
-        }
+        extra = {"judge_config": self.config_sha256, "sample": sample, "order": order}
         result = await client.complete(prompt.messages, self.verdict_model, params, extra)
         base.request_sha256 = result.request_sha256
         base.prompt_tokens = result.prompt_tokens
@@ -281,7 +394,7 @@ class Judge:
         base.latency_s = result.latency_s
         base.cache_hit = result.cache_hit
         if result.error is not None or result.verdict is None:
-            base.error = result.error or "no verdict"
+            base.error = self._error_text(result)
             return base
         self._apply(base, result.verdict, order)
         base.raw = json.dumps(
@@ -296,6 +409,22 @@ class Judge:
             sort_keys=True,
         )
         return base
+
+    def _error_text(self, result: CallResult) -> str:
+        """The stored error; a timeout or a cut verdict names the setting to raise."""
+        where = f"of judge {self.name!r} in trajudge.yaml"
+        if result.timed_out:
+            return (
+                f"timed out after {self.spec.timeout:g} s ({result.attempts} attempt(s)): "
+                f"raise `timeout:` {where} or --timeout. {result.error}"
+            )
+        if result.error is not None and result.truncated:
+            return (
+                f"the verdict did not fit in max_tokens={self.spec.max_tokens} "
+                f"({result.attempts} attempt(s)): raise `max_tokens:` {where} or --max-tokens. "
+                f"{result.error}"
+            )
+        return result.error or "no verdict"
 
     def _apply(self, j: Judgment, v: dict[str, Any], order: Order) -> None:
         scale = self.rubric.scale
@@ -373,3 +502,7 @@ def build_judges(
         seen.add(spec.name)
         judges.append(Judge(spec, rubric_dirs=rubric_dirs, cache=cache))
     return judges
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
