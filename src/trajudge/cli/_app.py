@@ -42,6 +42,16 @@ R = TypeVar("R")
 DEFAULT_DB = os.environ.get("TRAJUDGE_DB", DEFAULT_URL)
 
 
+def store_url(ctx: typer.Context, db: str, config_db: str | None) -> str:
+    """The store a command uses: ``--db`` given on the command line, else the config's
+    ``db:``, else ``TRAJUDGE_DB``, else the default (``sqlite:///trajudge.db``)."""
+    source = ctx.get_parameter_source("db")
+    # compared by name: typer vendors its own copy of click's ParameterSource enum
+    if (source is not None and source.name == "COMMANDLINE") or not config_db:
+        return db
+    return config_db
+
+
 def fail(message: str, code: int = 2) -> typer.Exit:
     """Print one red line to stderr and return the Exit to raise."""
     err_console.print(
