@@ -139,8 +139,6 @@ class LLMClient:
     model: str
     api_base: str | None = None
     api_key_env: str | None = None
-    extra_headers: dict[str, str] = field(default_factory=dict)
-    endpoint: str | None = None
     timeout: float = 120.0
     concurrency: int = 4
     rpm: float | None = None
@@ -149,6 +147,8 @@ class LLMClient:
     backoff_max_s: float = 30.0
     mode: str | None = None
     cache: ResponseCache | None = None
+    extra_headers: dict[str, str] = field(default_factory=dict)
+    endpoint: str | None = None
     _states: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState] = field(
         default_factory=weakref.WeakKeyDictionary, repr=False
     )
