@@ -110,12 +110,35 @@ def select_subset(trajectories: list[Trajectory], cfg: TrajudgeConfig) -> list[T
     return out
 
 
-def _dataset_name(cfg: TrajudgeConfig) -> str:
+def dataset_name(cfg: TrajudgeConfig) -> str:
+    """The dataset a config names: ``dataset.name``, else the stem of ``dataset.path``."""
     if cfg.dataset.name:
         return cfg.dataset.name
     if cfg.dataset.path is not None:
         return cfg.dataset.path.stem
     raise InputError("trajudge.yaml", None, "dataset", "give dataset.name or dataset.path")
+
+
+def _check_limits(store: Store, name: str, cfg: TrajudgeConfig, source: str, stored: int) -> None:
+    """``limits`` must describe the stored dataset: every figure of the report is about it.
+
+    A dataset imported earlier without (or with other) limits holds trajectories the limits
+    leave out; judging a subset and reporting on the whole would mix the two, so the run is
+    refused with the way out.
+    """
+    lim = cfg.limits
+    if lim.tasks is None and lim.max_tasks is None and lim.max_trials is None:
+        return
+    chosen = len(select_subset(list(store.iter_trajectories(name)), cfg))
+    if chosen != stored:
+        raise InputError(
+            source,
+            None,
+            "limits",
+            f"the limits select {chosen} of the {stored} trajectories stored in dataset "
+            f"{name!r}, and the report covers a whole dataset: give the subset a dataset.name "
+            "of its own, or remove limits",
+        )
 
 
 @contextlib.contextmanager
@@ -220,10 +243,11 @@ def core_task_ids(
 
 def core_results(store: Store, dataset: str, judges: list[Judge], tasks: list[str]) -> pd.DataFrame:
     """One row per core trajectory: passed when its gates passed and every judge's mean
-    score (over orders and samples) meets the rubric's pass threshold; None when a judge
-    only errored on it."""
+    score (over orders and samples, of the judge's current configuration only) meets the
+    rubric's pass threshold; None when a judge only errored on it."""
     rules = store.rule_results(dataset)
     frame = store.judgments_frame(dataset)
+    frame = frame[frame["config_sha256"].isin([j.config_sha256 for j in judges])]
     rows = []
     for t in store.trajectories(dataset):
         if t.task_id not in tasks:
@@ -251,7 +275,7 @@ def run_pipeline(
 ) -> RunSummary:
     """Run the whole job described by ``trajudge.yaml``; see the module docstring."""
     cfg = load_config(config_path)
-    name = _dataset_name(cfg)
+    name = dataset_name(cfg)
     store = Store(db or cfg.db or None)
     summary = RunSummary(dataset=name)
     cache: ResponseCache | None = None
@@ -276,6 +300,7 @@ def run_pipeline(
                 )
             store.require_dataset(name)
             summary.trajectories = store.count_trajectories(name)
+            _check_limits(store, name, cfg, str(config_path), summary.trajectories)
             if console is not None and summary.imported is not None:
                 i = summary.imported
                 console.print(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import sys
 from collections.abc import Iterator
@@ -137,6 +138,10 @@ def test_errors_are_reported_not_counted_as_verdicts(fake: Any, db_url: str) -> 
         (["ds", "--judge", "b=ollama/llama3:8b:no_such_rubric"], "no_such_rubric: rubric: unknown"),
         (["missing", "--judge", "f=openai/x:trajectory_reasonableness"], "no dataset 'missing'"),
         ([], "give a dataset name"),
+        # an option that would change nothing is refused, with the reason
+        (["ds", "-j", "f=openai/x:trajectory_reasonableness", "--swap"], "every judge here is"),
+        (["ds", "--api-base", "http://127.0.0.1:1/v1"], "does not apply to 'local/gemma-3-270m'"),
+        (["ds", "--cache", "c.db"], "--cache and --no-cache contradict each other"),
     ],
 )
 def test_user_errors_are_one_red_line_and_exit_2(
@@ -163,3 +168,87 @@ def test_spec_file_adds_gates_over_the_stored_specs(fake: Any, db_url: str, tmp_
     assert "gate-skipped 3 trajectories" in " ".join(result.output.split())
     frame = Store(db_url).judgments_frame("ds")
     assert fake.calls == 1 and list(frame["trajectory_id"]) == ["b-1"]
+
+
+def _config(tmp_path: Path, fake: Any, db: str, **judge: object) -> Path:
+    spec = {
+        "name": "cfg",
+        "model": "openai/fake",
+        "api_base": fake.api_base,
+        "rubric": "trajectory_reasonableness",
+        **judge,
+    }
+    config = tmp_path / "trajudge.yaml"
+    config.write_text(
+        f"db: {db}\ndataset: {{name: ds}}\njudges: [{json.dumps(spec)}]\n", encoding="utf-8"
+    )
+    return config
+
+
+def test_the_configs_db_is_used_and_no_empty_store_is_left_behind(
+    fake: Any, db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake.reset()
+    _dataset(db_url)
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    monkeypatch.delenv("TRAJUDGE_DB", raising=False)
+    config = _config(tmp_path, fake, db_url)
+    result = run("--config", str(config), "--no-cache")
+    assert result.exit_code == 0, result.output
+    assert len(Store(db_url).judgments_frame("ds")) == 3
+    assert list(cwd.iterdir()) == []  # no trajudge.db (nor anything else) in the cwd
+    # TRAJUDGE_DB comes before the config's db (a team's shared store); --db before both
+    other = f"sqlite:///{tmp_path / 'other.db'}"
+    _dataset(other)
+    result = runner.invoke(
+        app, ["judge", "--config", str(config), "--no-cache"], env={"TRAJUDGE_DB": other}
+    )
+    assert result.exit_code == 0, result.output
+    assert len(Store(other).judgments_frame("ds")) == 3
+    assert len(Store(db_url).judgments_frame("ds")) == 3  # the config's store left alone
+    other = f"sqlite:///{tmp_path / 'other2.db'}"
+    _dataset(other)
+    result = run("--config", str(config), "--no-cache", "--db", other)
+    assert result.exit_code == 0, result.output
+    assert "judged 3 of 3" in result.output, result.output
+    assert len(Store(other).judgments_frame("ds")) == 3
+    # no store where one is expected: a clear error, and no file created
+    missing = tmp_path / "missing.db"
+    result = run("ds", "--db", f"sqlite:///{missing}", "--no-cache")
+    assert result.exit_code == 2 and "no store here" in result.output
+    assert not missing.exists() and list(cwd.iterdir()) == []
+
+
+def test_concurrency_option_raises_each_judges_limit(
+    fake: Any, db_url: str, tmp_path: Path
+) -> None:
+    fake.reset()
+    _dataset(db_url)
+    fake.default = "hold:6"  # every answer waits until 6 requests are in flight at once
+    config = _config(tmp_path, fake, db_url, samples=3, swap=False)  # 3 items x 3 samples
+    result = run("--config", str(config), "--no-cache", "--concurrency", "6")
+    assert result.exit_code == 0, result.output
+    assert fake.max_in_flight == 6  # not the judge's default of 4
+    fake.reset()
+    fake.default = "hold:3"
+    result = run("--config", str(config), "--no-cache", "--concurrency", "2", "--samples", "4")
+    assert result.exit_code == 0, result.output
+    assert fake.max_in_flight == 2  # the option bounds calls in flight too
+
+
+def test_timeout_option_reaches_the_judge_and_its_error_names_the_setting(
+    fake: Any, db_url: str, tmp_path: Path
+) -> None:
+    fake.reset()
+    _dataset(db_url)
+    fake.default = "delay:5"
+    config = _config(tmp_path, fake, db_url, max_retries=0)
+    result = run("--config", str(config), "--no-cache", "--timeout", "1")
+    assert result.exit_code == 0, result.output
+    errors = Store(db_url).judgments_frame("ds")["error"].tolist()
+    assert len(errors) == 3
+    for error in errors:
+        assert error.startswith("timed out after 1 s (1 attempt(s)): raise `timeout:` of judge")
+        assert "'cfg' in trajudge.yaml or --timeout" in error

@@ -6,10 +6,16 @@ the next behaviour from ``server.script`` (then ``server.default``):
 - ``"ok"``: a valid verdict for the requested JSON schema (``server.choose`` picks values),
 - ``"500"`` / ``"503"`` / ``"429"`` / ``"400"`` / ``"401"``: that HTTP error,
 - ``"garbage"``: HTTP 200 with content that is not JSON,
-- ``"delay:<seconds>"``: sleep, then answer like ``"ok"``.
+- ``"delay:<seconds>"``: sleep, then answer like ``"ok"``,
+- ``"hold:<n>"``: wait until ``n`` requests are in flight at once (60 s at most), then
+  answer like ``"ok"``: a test of a concurrency limit waits on that state, not on time,
+- ``"length"``: HTTP 200 with the verdict cut short and ``finish_reason: "length"`` (the
+  output ran into ``max_tokens``),
+- ``"401-echo"``: HTTP 401 quoting the credentials it received, as some gateways do
+  ("Incorrect API key provided: <the Authorization bearer token>; api-key header: <value>").
 
-It records every request body (``server.requests``) and the peak number of requests in flight
-(``server.max_in_flight``).
+It records every request body (``server.requests``), its headers (``server.headers``) and the
+peak number of requests in flight (``server.max_in_flight``).
 """
 
 from __future__ import annotations
@@ -51,6 +57,7 @@ class FakeLLM:
         self.script: list[str] = []
         self.default = "ok"
         self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
         self.in_flight = 0
         self.max_in_flight = 0
         self.choose: Callable[[str, list[Any]], Any] = lambda name, values: values[-1]
@@ -92,6 +99,7 @@ class FakeLLM:
             time.sleep(0.05)
         with self._lock:
             self.requests.clear()
+            self.headers.clear()
             self.script.clear()
             self.default = "ok"
             self.max_in_flight = 0
@@ -122,21 +130,46 @@ class FakeLLM:
         body = await request.json()
         with self._lock:
             self.requests.append(body)
+            self.headers.append(dict(request.headers))
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
         try:
             action = self._next()
+            if action.startswith("hold:"):
+                deadline = time.monotonic() + 60
+                while self.max_in_flight < int(action.split(":", 1)[1]):
+                    if time.monotonic() > deadline:
+                        break
+                    await asyncio.sleep(0.02)
+                action = "ok"
             if action.startswith("delay:"):
                 await asyncio.sleep(float(action.split(":", 1)[1]))
                 action = "ok"
+            if action == "401-echo":
+                token = request.headers.get("Authorization", "").removeprefix("Bearer ")
+                header = request.headers.get("api-key", "")
+                return web.json_response(
+                    {
+                        "error": {
+                            "message": f"Incorrect API key provided: {token}; api-key header: "
+                            f"{header}. You can find your API key in your dashboard.",
+                            "type": "invalid_request_error",
+                            "code": "invalid_api_key",
+                        }
+                    },
+                    status=401,
+                )
             if action.isdigit():
                 code = int(action)
                 return web.json_response(
                     {"error": {"message": f"fake error {code}", "type": "fake", "code": code}},
                     status=code,
                 )
+            finish = "stop"
             if action == "garbage":
                 content = "this is not JSON {"
+            elif action == "length":
+                content, finish = json.dumps(self._verdict(body))[:20], "length"
             else:
                 content = json.dumps(self._verdict(body))
             return web.json_response(
@@ -148,7 +181,7 @@ class FakeLLM:
                     "choices": [
                         {
                             "index": 0,
-                            "finish_reason": "stop",
+                            "finish_reason": finish,
                             "message": {"role": "assistant", "content": content},
                         }
                     ],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import subprocess
@@ -251,3 +252,78 @@ def test_spec_reference_never_uses_the_outcome() -> None:
     assert from_spec is not None and from_spec[1] is True
     assert [s.tool for s in from_spec[0].steps] == ["b"]
     assert choose_reference(cand, [cand, good], None, prefer="spec") is None
+
+
+def test_a_gated_trajectory_reaches_no_prompt_not_even_as_a_reference(
+    fake_llm: FakeLLM, db_url: str
+) -> None:
+    """A passing trial that fails a gate is never the REFERENCE (or the other of a pair) of its
+    sibling trials, whether it is among the judged trajectories or outside them."""
+    marker = "GATED-CONTENT-7f3a91"
+
+    def trial(task: str, i: int, outcome: bool, tool: str = "search") -> Trajectory:
+        return Trajectory(
+            id=f"{task}-{i}",
+            task_id=task,
+            trial=i,
+            input=f"task {task}",
+            steps=[Step(tool=tool, args={"q": task}, output=marker if tool == "wipe" else "ok")],
+            final_answer=marker if tool == "wipe" else "done",
+            outcome=outcome,
+        )
+
+    store = Store(db_url)
+    store.import_dataset(
+        "ds",
+        [
+            trial("a", 0, True, "wipe"),  # the only passing trial, and it fails a gate
+            trial("a", 1, False),
+            trial("b", 0, False),
+            trial("b", 1, True, "wipe"),  # outside max_trials=1, still the passing trial
+        ],
+        {
+            "a": TaskSpec(forbidden_tools=["wipe"]),
+            "b": TaskSpec(
+                forbidden_tools=["wipe"], reference=[ExpectedCall(tool="book", args={"q": "b"})]
+            ),
+        },
+    )
+    judges = [
+        _judge(fake_llm, "ref", "trajectory_reasonableness_reference"),
+        _judge(fake_llm, "pair", "trajectory_preference"),
+        _judge(fake_llm, "point", "trajectory_reasonableness"),
+    ]
+    subset = score_dataset(store, "ds", judges, max_trials=1)
+    every = score_dataset(store, "ds", judges)
+    prompts = [json.dumps(body) for body in fake_llm.requests]
+    assert prompts and not [p for p in prompts if marker in p]
+    assert subset.gate_failures == {"a-0": ["forbidden_tools"]}
+    # a-1 has no reference left (task a has no spec reference); no pair survives in a or b
+    assert every.gate_failures == {"a-0": ["forbidden_tools"], "b-1": ["forbidden_tools"]}
+    assert every.no_reference == 1 and every.errors == 0
+    frame = store.judgments_frame("ds")
+    assert not ({"a-0", "b-1"} & (set(frame["trajectory_id"]) | set(frame["other_id"])))
+    ref = frame[frame["judge"] == "ref"]
+    assert set(zip(ref["trajectory_id"], ref["other_id"], strict=True)) == {("b-0", "spec:b")}
+
+
+def test_resume_never_reuses_judgments_of_another_configuration(
+    fake_llm: FakeLLM, db_url: str
+) -> None:
+    store = _store(db_url)
+    first = score_dataset(store, "ds", [_judge(fake_llm, "j", "trajectory_reasonableness")])
+    assert first.judged == 7 and fake_llm.calls == 7
+    # the same judge name with another model: every call is made again, none resumed
+    changed = _judge(fake_llm, "j", "trajectory_reasonableness", model="openai/fake-2")
+    second = score_dataset(store, "ds", [changed])
+    assert second.resumed == 0 and second.judged == 7 and fake_llm.calls == 14
+    assert {r["model"] for r in fake_llm.requests[7:]} == {"fake-2"}
+    frame = store.judgments_frame("ds")
+    assert len(frame) == 14
+    assert frame.groupby("config_sha256")["model"].unique().map(list).to_dict() == {
+        changed.config_sha256: ["openai/fake-2"],
+        _judge(fake_llm, "j", "trajectory_reasonableness").config_sha256: ["openai/fake"],
+    }
+    # and the same configuration again resumes everything
+    again = score_dataset(store, "ds", [changed])
+    assert again.resumed == 7 and again.judged == 0 and fake_llm.calls == 14

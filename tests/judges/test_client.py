@@ -4,6 +4,8 @@ retries, error recording, concurrency and RPM limits, the response cache, modes.
 from __future__ import annotations
 
 import asyncio
+import json
+import socket
 import time
 from pathlib import Path
 
@@ -214,3 +216,72 @@ def test_api_key_is_read_from_the_named_env_var_and_sent(
 )
 def test_instructor_mode_per_provider(model: str, api_base: str | None, mode: str) -> None:
     assert choose_mode(model, api_base) == mode
+
+
+def test_a_judge_on_another_endpoint_is_not_served_from_the_cache(
+    fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    cache = ResponseCache(tmp_path / "cache.db")
+    served = _judge(fake_llm, cache).judge(_traj()).judgments[0]
+    assert served.error is None and fake_llm.calls == 1
+    # the same model, rubric and parameters on a dead endpoint: an error, not a cached verdict
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"  # bound, never listening
+        [j] = _judge(fake_llm, cache, api_base=dead, max_retries=0).judge(_traj()).judgments
+    assert not j.cache_hit and j.score is None
+    assert j.error is not None and "Connection" in j.error
+    assert j.request_sha256 != served.request_sha256
+    assert j.config_sha256 != served.config_sha256
+
+
+def test_the_judge_configuration_names_what_changes_a_request_and_no_key(
+    fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TRAJUDGE_TEST_KEY", "sk-test-abcdefghijklmnop")
+    judge = _judge(fake_llm, api_key_env="TRAJUDGE_TEST_KEY", seed=7)
+    config = json.loads(judge.config_json)
+    assert config["model"] == "openai/fake" and config["api_base"] == fake_llm.api_base
+    assert config["params"] == {"temperature": 0.0, "max_tokens": 512, "seed": 7}
+    assert config["mode"] == "json_schema_mode"
+    assert config["rubric"]["id"] == "trajectory_reasonableness"
+    assert "sk-test" not in judge.config_json and "TRAJUDGE_TEST_KEY" not in judge.config_json
+    j = judge.judge(_traj()).judgments[0]
+    assert (j.config_sha256, j.judge_config) == (judge.config_sha256, judge.config_json)
+    # limits that do not change an answer leave the configuration alone; the rest change it
+    same = {"timeout": 99, "concurrency": 9, "max_retries": 0, "rpm": 100, "samples": 3}
+    assert _judge(fake_llm, api_key_env="TRAJUDGE_TEST_KEY", seed=7, **same).config_sha256 == (
+        judge.config_sha256
+    )
+    for change in (
+        {"model": "openai/other"},
+        {"api_base": "http://127.0.0.1:1/v1"},
+        {"temperature": 0.5},
+        {"max_tokens": 300},
+        {"seed": 8},
+        {"mode": "json_mode"},
+        {"max_reasoning_chars": 100},
+        {"prompt_budget": 3000},
+        {"rubric": "answer_faithfulness"},
+    ):
+        other = _judge(fake_llm, **{"api_key_env": "TRAJUDGE_TEST_KEY", "seed": 7, **change})
+        assert other.config_sha256 != judge.config_sha256, change
+
+
+def test_a_timeout_error_names_the_setting_to_raise(fake_llm: FakeLLM) -> None:
+    fake_llm.default = "delay:5"
+    [j] = _judge(fake_llm, timeout=1, max_retries=1).judge(_traj()).judgments
+    assert j.score is None and fake_llm.calls == 2
+    assert j.error is not None and j.error.startswith(
+        "timed out after 1 s (2 attempt(s)): raise `timeout:` of judge 'fake' in trajudge.yaml "
+        "or --timeout."
+    )
+
+
+def test_a_verdict_cut_by_max_tokens_names_the_setting_to_raise(fake_llm: FakeLLM) -> None:
+    fake_llm.default = "length"
+    [j] = _judge(fake_llm, max_retries=0, max_tokens=64).judge(_traj()).judgments
+    assert j.error is not None and j.error.startswith(
+        "the verdict did not fit in max_tokens=64 (1 attempt(s)): raise `max_tokens:` of judge "
+        "'fake' in trajudge.yaml or --max-tokens."
+    )

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from trajudge.config import load_config
+from trajudge.config import load_config, parse_config
+from trajudge.judges import JudgeSpec
 from trajudge.trajectories import InputError
 
 FULL = """\
@@ -122,3 +123,24 @@ def test_missing_and_invalid_yaml(tmp_path: Path) -> None:
     bad.write_text("judges: [\n", encoding="utf-8")
     with pytest.raises(InputError, match="invalid YAML"):
         load_config(bad)
+
+
+def test_the_embedded_model_has_its_own_measured_defaults() -> None:
+    from trajudge.judges import LOCAL_DEFAULTS
+
+    local = JudgeSpec(name="l", model="local/gemma-3-270m")
+    hosted = JudgeSpec(name="h", model="openai/gpt-4o-mini")
+    assert (local.timeout, local.max_tokens) == (1800.0, 160)  # benchmarks/local_judge_latency
+    default = JudgeSpec(name="d")  # the default model is the embedded one
+    assert default.model == "local/gemma-3-270m" and default.timeout == 1800.0
+    assert LOCAL_DEFAULTS == {"timeout": 1800.0, "max_tokens": 160}
+    assert (hosted.timeout, hosted.max_tokens) == (120.0, 512)
+    # a value given wins, from Python or from trajudge.yaml
+    assert JudgeSpec(name="l", model="local/gemma-3-270m", timeout=60).timeout == 60
+    cfg = parse_config(
+        {"judges": [{"name": "l", "model": "local/gemma-3-270m", "max_tokens": 300}]},
+        "/p/trajudge.yaml",
+    )
+    assert (cfg.judges[0].max_tokens, cfg.judges[0].timeout) == (300, 1800.0)
+    with pytest.raises(ValueError, match="api_base does not apply to 'local/gemma-3-270m'"):
+        JudgeSpec(name="l", model="local/gemma-3-270m", api_base="http://127.0.0.1:8080/v1")

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +26,7 @@ from trajudge.cli import app
 from trajudge.store import Store
 from trajudge.trajectories import Step, Trajectory, write_jsonl
 
+ROOT = Path(__file__).resolve().parents[2]
 # task -> per-trial (outcome, judge says good, human label)
 PLAN = {
     "a": [(True, True, 1), (True, True, 1), (False, False, 0)],
@@ -192,3 +196,60 @@ def test_dev_share_tunes_on_dev_and_reports_on_holdout(tmp_path: Path, fake_llm:
     # 8 judged trajectories (c-0 is gated), of which b-0, b-1, b-2 are dev: 5 holdout items
     assert row["n_items"] == 5
     assert row["calibration"]["threshold"]["source"] == "dev"
+
+
+def test_trajudge_db_is_the_store_when_neither_db_option_nor_config_names_one(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    """In a real process TRAJUDGE_DB is set before the CLI is imported (the default of --db
+    is read from it then), which a CliRunner in this process cannot reproduce."""
+    config = write_project(tmp_path, fake_llm, report={"out": "out", "formats": ["json"]})
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    env = {
+        **os.environ,
+        "TRAJUDGE_DB": f"sqlite:///{tmp_path / 'env.db'}",
+        "PYTHONPATH": str(ROOT / "src"),
+        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+    }
+    proc = subprocess.run(
+        [sys.executable, "-c", "from trajudge.cli import main; main()", "run", str(config)],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert Store(f"sqlite:///{tmp_path / 'env.db'}").count_trajectories("demo") == 9
+    assert list(cwd.iterdir()) == []  # no trajudge.db beside the command
+
+
+def test_limits_that_leave_out_stored_trajectories_are_refused(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    config = write_project(tmp_path, fake_llm, report={"out": "out", "formats": ["json"]})
+    db = f"sqlite:///{tmp_path / 's.db'}"
+    assert invoke(config, db).exit_code == 0  # the whole dataset: 9 trajectories stored
+    calls = len(fake_llm.requests)
+    limited = write_project(
+        tmp_path, fake_llm, report={"out": "out", "formats": ["json"]}, limits={"tasks": ["a"]}
+    )
+    result = invoke(limited, db)
+    assert result.exit_code == 2
+    [line] = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert "limits: the limits select 3 of the 9 trajectories" in line
+    assert "Traceback" not in result.output
+    assert len(fake_llm.requests) == calls  # nothing judged
+    # the same limits under a dataset name of their own: fine
+    own = write_project(
+        tmp_path,
+        fake_llm,
+        report={"out": "out", "formats": ["json"]},
+        limits={"tasks": ["a"]},
+        dataset={"path": "runs.jsonl", "name": "only_a"},
+        labels={"path": "labels.csv", "source": "human", "only_dataset": True},
+    )
+    result = invoke(own, db)
+    assert result.exit_code == 0, result.output
+    assert Store(db).count_trajectories("only_a") == 3

@@ -30,7 +30,7 @@ EXPECTED_SCHEMA = {
         "id", "dataset", "trajectory_id", "other_id", "judge", "rubric_id", "rubric_version",
         "model", "mode", "order", "sample", "score", "verdict", "reasoning", "criteria", "raw",
         "prompt_tokens", "completion_tokens", "cost_usd", "latency_s", "cache_hit", "error",
-        "request_sha256", "created_at",
+        "request_sha256", "created_at", "config_sha256", "judge_config",
     ],
     "labels": [
         "id", "dataset", "trajectory_id", "rubric_id", "annotator", "value", "criteria", "note",
@@ -61,9 +61,9 @@ def test_sqlite_uses_wal_and_records_migrations(tmp_path: Path) -> None:
     Store(f"sqlite:///{path}")
     con = sqlite3.connect(path)
     assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    assert con.execute("SELECT version FROM schema_migrations").fetchall() == [(1,)]
+    assert con.execute("SELECT version FROM schema_migrations").fetchall() == [(1,), (2,)]
     Store(f"sqlite:///{path}")  # re-opening does not re-apply
-    assert con.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == 1
+    assert con.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == 2
 
 
 def test_import_is_idempotent_and_detects_changes(db_url: str) -> None:
@@ -117,7 +117,13 @@ def test_judgments_resume_without_duplicates_and_errors_are_replaced(db_url: str
     assert not store.add_judgment("d", {**row, "score": 2.0})  # resumed run: kept once
     frame = store.judgments_frame("d")
     assert frame["score"].tolist() == [4.0]
-    assert store.judgment_keys("d") == {("a", None, "j", "v1", "ab", 0)}
+    assert store.judgment_keys("d") == {("a", None, "j", None, "v1", "ab", 0)}
+    # another judge configuration under the same name is another judgment, kept beside it
+    assert store.add_judgment("d", {**row, "config_sha256": "c2", "score": 2.0})
+    assert store.judgment_keys("d") == {
+        ("a", None, "j", None, "v1", "ab", 0),
+        ("a", None, "j", "c2", "v1", "ab", 0),
+    }
 
 
 def test_label_edits_keep_history(db_url: str) -> None:

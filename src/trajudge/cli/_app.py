@@ -42,6 +42,24 @@ R = TypeVar("R")
 DEFAULT_DB = os.environ.get("TRAJUDGE_DB", DEFAULT_URL)
 
 
+def store_url(ctx: typer.Context, db: str, config_db: str | None) -> str:
+    """The store a command uses: ``--db`` given on the command line, else ``TRAJUDGE_DB``,
+    else the config's ``db:``, else the default (``sqlite:///trajudge.db``).
+
+    The environment comes before the config so that a team can point every command at one
+    shared database (README, "A team store on PostgreSQL") whatever a checked-in
+    trajudge.yaml says; the variable is read now, not when the CLI was imported.
+    """
+    source = ctx.get_parameter_source("db")
+    # compared by name: typer vendors its own copy of click's ParameterSource enum
+    if source is not None and source.name == "COMMANDLINE":
+        return db
+    env = os.environ.get("TRAJUDGE_DB")
+    if env:
+        return env
+    return config_db or db
+
+
 def fail(message: str, code: int = 2) -> typer.Exit:
     """Print one red line to stderr and return the Exit to raise."""
     err_console.print(

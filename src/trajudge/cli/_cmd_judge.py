@@ -6,22 +6,25 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from pydantic import ValidationError
 
-from trajudge.cli._app import DEFAULT_DB, DbOption, app, console, handle_user_errors
+from trajudge.cli._app import DEFAULT_DB, DbOption, app, console, handle_user_errors, store_url
 from trajudge.config import TrajudgeConfig, load_config
 from trajudge.judges import (
     DEFAULT_CACHE_PATH,
     BatchSummary,
+    Judge,
     JudgeSpec,
     ResponseCache,
     build_judges,
     parse_judge_arg,
     score_dataset,
 )
-from trajudge.pipeline import judge_progress
+from trajudge.pipeline import dataset_name, judge_progress
 from trajudge.rules import load_specs, resolve_specs
-from trajudge.store import Store
+from trajudge.store import Store, sqlite_path
 from trajudge.trajectories import InputError
+from trajudge.trajectories._errors import pydantic_field
 
 DEFAULT_JUDGE = "local=local/gemma-3-270m:trajectory_reasonableness"
 
@@ -35,10 +38,30 @@ def _specs(
     if not specs:
         specs = [parse_judge_arg(DEFAULT_JUDGE).model_copy(update={"concurrency": 2})]
     changes = {k: v for k, v in overrides.items() if v is not None}
-    try:
-        return [JudgeSpec.model_validate({**s.model_dump(), **changes}) for s in specs]
-    except ValueError as exc:
-        raise InputError("options", None, None, str(exc).splitlines()[-1]) from None
+    out = []
+    for s in specs:
+        try:
+            # fields the user set, plus the overrides: a local model's own defaults still apply
+            out.append(JudgeSpec.model_validate({**s.model_dump(exclude_unset=True), **changes}))
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            msg = str(err["msg"]).removeprefix("Value error, ")
+            raise InputError(
+                f"judge {s.name}", None, pydantic_field(tuple(err["loc"])), msg
+            ) from None
+    return out
+
+
+def _refuse_unused(judges: list[Judge], swap: bool | None) -> None:
+    """An option that would change nothing is refused, with the reason."""
+    if swap is not None and all(j.rubric.mode == "pointwise" for j in judges):
+        raise InputError(
+            "--swap/--no-swap",
+            None,
+            None,
+            "every judge here is pointwise (one trajectory, one order): swapping applies to "
+            "pairwise and reference rubrics only",
+        )
 
 
 def print_summary(s: BatchSummary) -> None:
@@ -65,9 +88,13 @@ def print_summary(s: BatchSummary) -> None:
 @app.command("judge")
 @handle_user_errors
 def judge_command(
+    ctx: typer.Context,
     dataset: Annotated[
         str | None,
-        typer.Argument(help="A stored dataset (default: dataset.name from --config)."),
+        typer.Argument(
+            help="A stored dataset (default: dataset.name, else the stem of dataset.path, "
+            "from --config)."
+        ),
     ] = None,
     judge: Annotated[
         list[str] | None,
@@ -75,19 +102,29 @@ def judge_command(
             "--judge",
             "-j",
             help="NAME=MODEL:RUBRIC, repeatable; MODEL may hold ':' or '/' "
-            f"(ollama/llama3:8b). Default: {DEFAULT_JUDGE}.",
+            f"(ollama/llama3:8b). Replaces the judges of --config. Default: {DEFAULT_JUDGE}.",
         ),
     ] = None,
     config: Annotated[
-        Path | None, typer.Option("--config", "-c", help="trajudge.yaml (judges, limits).")
+        Path | None,
+        typer.Option(
+            "--config", "-c", help="trajudge.yaml: judges, db, cache, rubric_dirs, gates, limits."
+        ),
     ] = None,
     samples: Annotated[
         int | None, typer.Option("--samples", min=1, help="Samples per order, all judges.")
     ] = None,
     concurrency: Annotated[
-        int | None, typer.Option("--concurrency", min=1, help="Calls in flight in all.")
+        int | None,
+        typer.Option("--concurrency", min=1, help="Calls in flight in all (and for each judge)."),
     ] = None,
-    max_tokens: Annotated[int | None, typer.Option("--max-tokens", min=16)] = None,
+    max_tokens: Annotated[
+        int | None, typer.Option("--max-tokens", min=16, help="Verdict tokens, all judges.")
+    ] = None,
+    timeout: Annotated[
+        float | None,
+        typer.Option("--timeout", min=1, help="Seconds per call attempt, all judges."),
+    ] = None,
     max_retries: Annotated[
         int | None, typer.Option("--max-retries", min=0, help="Retries per call (default 4).")
     ] = None,
@@ -113,34 +150,52 @@ def judge_command(
 ) -> None:
     """Score trajectories with LLM judges; rule gates run first and skip failing ones.
 
-    Each judgment is stored as soon as it completes, and a re-run skips stored judgments, so an
-    interrupted run resumes where it stopped.
+    Each judgment is stored as soon as it completes, and a re-run skips stored judgments made
+    with the same judge configuration, so an interrupted run resumes where it stopped. The
+    store is --db, else TRAJUDGE_DB, else the config's db:; command-line options override the
+    config's values for every judge.
     """
     cfg = load_config(config) if config is not None else None
-    name = dataset or (cfg.dataset.name if cfg is not None else None)
+    name = dataset or (dataset_name(cfg) if cfg is not None else None)
     if not name:
         raise InputError("trajudge judge", None, "DATASET", "give a dataset name")
+    if cache is not None and no_cache:
+        raise InputError("--cache", None, None, "--cache and --no-cache contradict each other")
+    url = store_url(ctx, db, cfg.db if cfg is not None else None)
+    sqlite_file = sqlite_path(url)
+    if sqlite_file is not None and not sqlite_file.exists():
+        raise InputError(url, None, "db", "no store here: import a dataset first (trajudge import)")
     overrides: dict[str, object] = {
         "samples": samples,
         "max_tokens": max_tokens,
+        "timeout": timeout,
         "swap": swap,
         "api_base": api_base,
         "max_retries": max_retries,
+        "concurrency": concurrency,
     }
     specs = _specs(judge or [], cfg, overrides)
+    rubric_dirs = [str(p) for p in cfg.rubric_dirs] if cfg is not None else []
     cache_path = cache or (cfg.cache if cfg is not None else None) or DEFAULT_CACHE_PATH
     response_cache = None if no_cache else ResponseCache(cache_path)
-    rubric_dirs = [str(p) for p in cfg.rubric_dirs] if cfg is not None else []
-    judges = build_judges(specs, rubric_dirs=rubric_dirs, cache=response_cache)
+    try:
+        judges = build_judges(specs, rubric_dirs=rubric_dirs, cache=response_cache)
+        _refuse_unused(judges, swap)
+    except InputError:
+        if response_cache is not None:
+            response_cache.close()
+        raise
     limits = cfg.limits if cfg is not None else None
     spec_path = specs_file or (cfg.specs.path if cfg is not None and cfg.specs else None)
-    store = Store(db)
+    store = Store(url)
     try:
         store.require_dataset(name)
         spec_set = load_specs(spec_path) if spec_path is not None else None
         task_specs, spec_defaults = resolve_specs(store.task_specs(name), spec_set)
     except InputError:
         store.close()
+        if response_cache is not None:
+            response_cache.close()
         raise
     progress, on_progress = judge_progress(console)
     assert progress is not None

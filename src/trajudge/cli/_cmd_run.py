@@ -9,10 +9,18 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from trajudge.cli._app import DEFAULT_DB, DbOption, app, console, err_console, handle_user_errors
+from trajudge.cli._app import (
+    DEFAULT_DB,
+    DbOption,
+    app,
+    console,
+    err_console,
+    handle_user_errors,
+    store_url,
+)
+from trajudge.config import load_config
 from trajudge.pipeline import RunSummary, run_pipeline
 from trajudge.report import print_report
-from trajudge.store import DEFAULT_URL
 
 
 def print_run_summary(s: RunSummary) -> None:
@@ -39,6 +47,7 @@ def print_run_summary(s: RunSummary) -> None:
 @app.command("run")
 @handle_user_errors
 def run_cmd(
+    ctx: typer.Context,
     config: Annotated[Path, typer.Argument(help="trajudge.yaml")],
     n_boot: Annotated[
         int | None, typer.Option("--n-boot", min=1, help="Bootstrap resamples (config default).")
@@ -46,10 +55,10 @@ def run_cmd(
     db: DbOption = DEFAULT_DB,
 ) -> None:
     """The whole job: import, rule checks, judges (gates first, cache, resume), labels,
-    calibration and reliability report; exits 1 when a CI gate fails."""
-    # --db or TRAJUDGE_DB names the store; otherwise the config's db:, else the default
-    explicit_db = None if db == DEFAULT_URL else db
-    summary = run_pipeline(config, db=explicit_db, console=console, n_boot=n_boot)
+    calibration and reliability report; exits 1 when a CI gate fails. The store is --db,
+    else TRAJUDGE_DB, else the config's db:."""
+    url = store_url(ctx, db, load_config(config).db)
+    summary = run_pipeline(config, db=url, console=console, n_boot=n_boot)
     if summary.report is not None:
         print_report(summary.report, console)
     print_run_summary(summary)

@@ -20,14 +20,7 @@ from trajudge.judges._batch import (
 )
 from trajudge.judges._cache import DEFAULT_CACHE_PATH, CachedResponse, ResponseCache, request_key
 from trajudge.judges._client import CallResult, LLMClient, RateLimiter, choose_mode
-from trajudge.judges._judge import (
-    Judge,
-    JudgeResult,
-    JudgeSpec,
-    build_judges,
-    parse_judge_arg,
-    run_sync,
-)
+from trajudge.judges._judge import Judge, JudgeResult, build_judges, run_sync
 from trajudge.judges._judgment import Judgment, Order
 from trajudge.judges._local import (
     LOCAL_MODELS,
@@ -61,12 +54,14 @@ from trajudge.judges._rubric import (
     load_rubric_file,
     parse_rubric,
 )
+from trajudge.judges._spec import LOCAL_DEFAULTS, JudgeSpec, parse_judge_arg, reasoning_cap
 from trajudge.judges._verdict import PREFERENCE_SCORE, response_schema, verdict_model
 
 __all__ = [
     "DEFAULT_CACHE_PATH",
     "DEFAULT_TEMPLATES",
     "DELIMITER_TAGS",
+    "LOCAL_DEFAULTS",
     "LOCAL_MODELS",
     "LOCAL_PREFIX",
     "PREFERENCE_SCORE",
@@ -115,6 +110,7 @@ __all__ = [
     "parse_judge_arg",
     "parse_rubric",
     "plan_items",
+    "reasoning_cap",
     "render_trajectory",
     "request_key",
     "response_schema",

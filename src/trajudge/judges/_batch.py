@@ -6,6 +6,10 @@ finished judgments and without duplicates), and runs the rest with bounded concu
 judgment is written in its own transaction the moment it completes, so a kill loses at most
 the calls in flight.
 
+A trajectory that fails a gate never reaches a prompt: not as a candidate, not as the other
+trajectory of a pair, not as a reference. Gates are evaluated over every trajectory a prompt
+could show (the chosen ones and the other trials of their tasks), not only the chosen ones.
+
 Items per mode:
 
 - pointwise: each trajectory that passes its gates;
@@ -80,7 +84,15 @@ class _Item:
     def key(self) -> tuple[Any, ...]:
         other_id = None if self.other is None else self.other.id
         j = self.judge
-        return (self.trajectory.id, other_id, j.name, j.rubric.version, self.order, self.sample)
+        return (
+            self.trajectory.id,
+            other_id,
+            j.name,
+            j.config_sha256,
+            j.rubric.version,
+            self.order,
+            self.sample,
+        )
 
 
 def choose_reference(
@@ -91,6 +103,9 @@ def choose_reference(
     prefer: str = "passing",
 ) -> tuple[Trajectory, bool] | None:
     """The reference for ``candidate`` and whether it was built from the task spec.
+
+    ``same_task`` are the trajectories a reference may be taken from: leave out those that
+    failed a gate (:func:`plan_items` does), since the reference is shown to the judge.
 
     ``prefer="passing"``: a passing trajectory of the same task (lowest trial, not the
     candidate itself), else the spec's expected calls, else None. ``prefer="spec"``: the
@@ -138,11 +153,13 @@ def plan_items(
 ) -> tuple[list[_Item], int]:
     """Every call the judges need; returns the items and the no-reference count.
 
-    ``pool`` is where references are looked for (default: ``trajectories``).
+    ``pool`` is where references are looked for (default: ``trajectories``). No trajectory
+    whose id is in ``gated`` is planned, as a candidate or as the other one shown.
     """
     by_task: dict[str, list[Trajectory]] = defaultdict(list)
     for t in pool if pool is not None else trajectories:
-        by_task[t.task_id].append(t)
+        if t.id not in gated:
+            by_task[t.task_id].append(t)
     eligible = [t for t in trajectories if t.id not in gated]
     items: list[_Item] = []
     no_reference = 0
@@ -213,10 +230,14 @@ async def ascore_dataset(
     chosen = _select(every, tasks, max_tasks, max_trials)
     specs = dict(store.task_specs(dataset) if specs is None else specs)
     summary = BatchSummary(dataset, [j.name for j in judges], trajectories=len(chosen))
-    failures = _gate_failures(chosen, specs, set(gates), spec_defaults) if gates else {}
-    summary.gate_failures = failures
-    summary.gate_skipped = len(failures)
-    items, summary.no_reference = plan_items(judges, chosen, specs, gated=failures, pool=every)
+    # references are drawn from the other trials of the chosen tasks: gate them all
+    tasks_shown = {t.task_id for t in chosen}
+    pool = [t for t in every if t.task_id in tasks_shown]
+    failures = _gate_failures(pool, specs, set(gates), spec_defaults) if gates else {}
+    chosen_ids = {t.id for t in chosen}
+    summary.gate_failures = {k: v for k, v in failures.items() if k in chosen_ids}
+    summary.gate_skipped = len(summary.gate_failures)
+    items, summary.no_reference = plan_items(judges, chosen, specs, gated=failures, pool=pool)
     summary.planned = len(items)
     stored: set[tuple[Any, ...]] = set()
     for name in {j.name for j in judges}:

@@ -9,7 +9,8 @@ must be reported per judgment (``cache_hit``) with the tokens, cost and latency 
 call. A small table keyed by the SHA-256 of the FULL request does all of that with the standard
 library: model, messages, every sampling parameter, the response schema, the instructor mode,
 the rubric id and version, and the sample index (see :func:`request_key`). Changing any of them
-is a miss. Only successful, parsed responses are stored; errors never are.
+is a miss. Only successful, parsed responses are stored; errors never are. What is stored is
+redacted (:func:`trajudge.store.redact`): a response quoting a key does not put it on disk.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from trajudge.store import redact, redact_value
 from trajudge.trajectories import canonical_json
 
 DEFAULT_CACHE_PATH = Path(".trajudge") / "cache.db"
@@ -89,8 +91,8 @@ class ResponseCache:
                 (
                     key,
                     model,
-                    canonical_json(response.verdict),
-                    response.content,
+                    canonical_json(redact_value(response.verdict)),
+                    redact(response.content),
                     response.prompt_tokens,
                     response.completion_tokens,
                     response.cost_usd,

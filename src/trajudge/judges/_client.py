@@ -8,6 +8,11 @@ pass or a fail. Tokens, cost and latency are measured per call.
 
 litellm's and the OpenAI SDK's own retries are switched off (``num_retries=0``,
 ``max_retries=0`` on the SDK client) so that every attempt is counted here, once.
+
+Secrets: the client reads the API key and the ``extra_headers`` values from the environment
+variables the judge names, registers each value with :func:`trajudge.store.register_secret`
+and redacts every error it builds (:func:`trajudge.store.redact`); log records of the whole
+process are redacted too (:func:`trajudge.store.install_log_redaction`).
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from pydantic import BaseModel
 
 from trajudge.judges._cache import CachedResponse, ResponseCache, request_key
 from trajudge.judges._verdict import response_schema
+from trajudge.store import install_log_redaction, redact, register_secret
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
@@ -105,6 +111,8 @@ class CallResult:
     cache_hit: bool = False
     error: str | None = None
     attempts: int = 0
+    timed_out: bool = False  # the last attempt hit ``timeout``
+    truncated: bool = False  # the last attempt's output was cut by ``max_tokens``
 
 
 class _Retryable(Exception):
@@ -122,7 +130,10 @@ class LLMClient:
     """Calls one model through litellm + instructor, with cache, limits and retries.
 
     ``model`` is a litellm model string; ``api_key_env`` names an environment variable that
-    holds the key (the key itself is never stored).
+    holds the key, and ``extra_headers`` maps HTTP header names to environment variables that
+    hold their values (a gateway's ``api-key`` or ``x-api-key``); no value is ever stored, and
+    every value is redacted from errors and logs. ``endpoint`` is what identifies the server in
+    cache keys when ``api_base`` does not (the embedded model's port changes every run).
     """
 
     model: str
@@ -136,9 +147,26 @@ class LLMClient:
     backoff_max_s: float = 30.0
     mode: str | None = None
     cache: ResponseCache | None = None
+    extra_headers: dict[str, str] = field(default_factory=dict)
+    endpoint: str | None = None
     _states: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState] = field(
         default_factory=weakref.WeakKeyDictionary, repr=False
     )
+
+    def __post_init__(self) -> None:
+        install_log_redaction()
+        self._secrets()
+
+    def _secrets(self) -> tuple[str | None, dict[str, str]]:
+        """The API key and header values from the environment, each registered as a secret."""
+        key = os.environ.get(self.api_key_env) if self.api_key_env else None
+        register_secret(key, self.api_key_env or "")
+        headers = {}
+        for header, env in self.extra_headers.items():
+            value = os.environ.get(env, "")
+            register_secret(value, env)
+            headers[header] = value
+        return key, headers
 
     @property
     def instructor_mode(self) -> str:
@@ -166,9 +194,11 @@ class LLMClient:
         params: dict[str, Any],
         extra: dict[str, Any],
     ) -> dict[str, Any]:
-        """The full request description that the cache key hashes."""
+        """The full request description that the cache key hashes (never a secret value)."""
         return {
             "model": self.model,
+            "api_base": self.endpoint or self.api_base,
+            "headers": sorted(self.extra_headers),
             "messages": messages,
             "params": params,
             "schema": response_schema(response_model),
@@ -232,6 +262,8 @@ class LLMClient:
             last = exc.last_attempt.exception()
             cause = last.__cause__ if last is not None and last.__cause__ else last
             result.error = _one_line(cause, result.attempts)
+            result.timed_out = cause is not None and _is_timeout(cause)
+            result.truncated = type(cause).__name__ == "IncompleteOutputException"
         except _Fatal as exc:
             result.error = _one_line(exc.__cause__ or exc, result.attempts)
         if result.error is None and self.cache is not None and result.verdict is not None:
@@ -260,12 +292,15 @@ class LLMClient:
         mode = instructor.Mode(self.instructor_mode)
         client = instructor.from_litellm(litellm.acompletion, mode=mode)
         kwargs: dict[str, Any] = dict(params)
+        key, headers = self._secrets()
         if self.api_base:
             kwargs["api_base"] = self.api_base
         if self.api_key_env:
-            kwargs["api_key"] = os.environ.get(self.api_key_env, "")
+            kwargs["api_key"] = key or ""
         elif self.api_base:
             kwargs["api_key"] = "sk-no-key-needed"  # OpenAI-compatible local servers
+        if headers:
+            kwargs["extra_headers"] = headers
         t0 = time.perf_counter()
         try:
             verdict, completion = await client.chat.completions.create_with_completion(
@@ -341,7 +376,15 @@ def _retryable(exc: BaseException) -> bool:
     return isinstance(status, int) and (status == 429 or status >= 500)
 
 
+def _is_timeout(exc: BaseException) -> bool:
+    return isinstance(exc, (asyncio.TimeoutError, TimeoutError)) or type(exc).__name__ in (
+        "Timeout",
+        "APITimeoutError",
+    )
+
+
 def _one_line(exc: BaseException | None, attempts: int) -> str:
-    text = " ".join(str(exc).split()) if exc is not None else "unknown error"
+    """One line for the ``error`` column: redacted first, then cut (a cut key would slip by)."""
+    text = redact(" ".join(str(exc).split())) if exc is not None else "unknown error"
     name = type(exc).__name__ if exc is not None else "Error"
     return f"{name} after {attempts} attempt(s): {text[:400]}"

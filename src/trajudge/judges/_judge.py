@@ -17,98 +17,34 @@ pair whose conclusions differ is flagged ``inconsistent`` (see :func:`aggregate_
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import os
 import threading
 from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from typing import Any, TypeVar
 
 from trajudge.judges._aggregate import Aggregate, aggregate_judgments
-from trajudge.judges._cache import ResponseCache
-from trajudge.judges._client import LLMClient
+from trajudge.judges._cache import ResponseCache, request_key
+from trajudge.judges._client import CallResult, LLMClient, choose_mode
 from trajudge.judges._judgment import Judgment, Order
-from trajudge.judges._local import LOCAL_PREFIX, shared_local_server
-from trajudge.judges._prompt import Shown, build_prompt
+from trajudge.judges._local import (
+    DEFAULT_N_CTX,
+    DEFAULT_N_PARALLEL,
+    LOCAL_PREFIX,
+    shared_local_server,
+)
+from trajudge.judges._prompt import DEFAULT_TEMPLATES, SYSTEM_PROMPT, Shown, build_prompt
 from trajudge.judges._rubric import Rubric, load_rubric
-from trajudge.judges._verdict import PREFERENCE_SCORE, verdict_model
+from trajudge.judges._spec import JudgeSpec, reasoning_cap
+from trajudge.judges._verdict import PREFERENCE_SCORE, response_schema, verdict_model
 from trajudge.trajectories import InputError, Trajectory
-from trajudge.trajectories._errors import pydantic_field
 
 T = TypeVar("T")
 
 _SWAP = {"A": "B", "B": "A", "tie": "tie"}
 _OUTCOME = {"A": "win", "tie": "tie", "B": "loss"}
-
-
-class JudgeSpec(BaseModel):
-    """How to build a judge: the ``judges:`` entries of ``trajudge.yaml`` use these fields.
-
-    ``api_key_env`` names an environment variable holding the key; keys are never stored.
-    ``prompt_budget`` is the prompt size (tokens, estimated) that trajectory outputs are
-    elided to fit; by default the local server's slot size minus ``max_tokens``, else 12,000.
-    ``reference`` (reference mode) says where the reference comes from: ``passing`` (a
-    passing trial of the same task, else the spec's expected calls) or ``spec`` (always the
-    task spec's expected calls: choosing a reference by outcome tells the judge something
-    about the label, which matters when the judge is calibrated against that outcome).
-    ``max_reasoning_chars`` caps the verdict's reasoning, lowered when needed so that the whole
-    verdict fits in ``max_tokens`` (see :func:`reasoning_cap`).
-    """
-
-    model_config = ConfigDict(extra="forbid")
-
-    name: str = Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9_.:@/-]+$")
-    model: str = Field(default="local/gemma-3-270m", min_length=1)
-    rubric: str = "trajectory_reasonableness"
-    temperature: float = Field(default=0.0, ge=0, le=2)
-    samples: int = Field(default=1, ge=1, le=50)
-    swap: bool = True
-    max_tokens: int = Field(default=512, ge=16)
-    api_base: str | None = None
-    api_key_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
-    timeout: float = Field(default=120.0, gt=0)
-    concurrency: int = Field(default=4, ge=1)
-    rpm: float | None = Field(default=None, gt=0)
-    max_retries: int = Field(default=4, ge=0)
-    retry_backoff_s: float = Field(default=1.0, ge=0)
-    prompt_budget: int | None = Field(default=None, ge=256)
-    max_reasoning_chars: int = Field(default=800, ge=20)
-    seed: int | None = None
-    mode: str | None = None
-    reference: Literal["passing", "spec"] = "passing"
-
-
-def reasoning_cap(spec: JudgeSpec, rubric: Rubric) -> int:
-    """The reasoning length cap: ``max_reasoning_chars``, lowered so the verdict fits.
-
-    A verdict cut off by ``max_tokens`` never parses, so the cap leaves room for the score
-    fields (about 12 tokens each, JSON punctuation and whitespace included) and counts 2
-    characters per reasoning token (English prose runs 3-4).
-    """
-    per_slot = 1 + len(rubric.criteria)
-    fields = 2 * per_slot if rubric.mode == "reference" else per_slot
-    room = spec.max_tokens - 24 - 12 * fields
-    return max(20, min(spec.max_reasoning_chars, 2 * room))
-
-
-def parse_judge_arg(text: str) -> JudgeSpec:
-    """Parse ``NAME=MODEL:RUBRIC``; the rubric is split off the LAST colon.
-
-    >>> s = parse_judge_arg("big=ollama/llama3:8b:trajectory_reasonableness")
-    >>> (s.name, s.model, s.rubric)
-    ('big', 'ollama/llama3:8b', 'trajectory_reasonableness')
-    """
-    name, sep, rest = text.partition("=")
-    model, colon, rubric = rest.rpartition(":")
-    if not sep or not colon or not name.strip() or not model.strip() or not rubric.strip():
-        raise InputError("--judge", None, text, "expected NAME=MODEL:RUBRIC")
-    try:
-        return JudgeSpec(name=name.strip(), model=model.strip(), rubric=rubric.strip())
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        raise InputError("--judge", None, pydantic_field(tuple(err["loc"])), err["msg"]) from None
 
 
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:
@@ -157,16 +93,60 @@ class Judge:
         self.cache = cache
         self.reasoning_chars = reasoning_cap(spec, self.rubric)
         self.verdict_model = verdict_model(self.rubric, max_reasoning_chars=self.reasoning_chars)
-        if spec.api_key_env is not None and spec.api_key_env not in os.environ:
-            raise InputError(
-                f"judge {spec.name}",
-                None,
-                "api_key_env",
-                f"environment variable {spec.api_key_env} is not set",
-            )
+        needed = {"api_key_env": spec.api_key_env} if spec.api_key_env is not None else {}
+        needed.update({f"extra_headers.{h}": env for h, env in spec.extra_headers.items()})
+        for field, env in needed.items():
+            if env not in os.environ:
+                raise InputError(
+                    f"judge {spec.name}", None, field, f"environment variable {env} is not set"
+                )
         self._client: LLMClient | None = None
-        self._budget = spec.prompt_budget or 12000
         self._client_lock = threading.Lock()
+        self._set_budget(spec.prompt_budget or self._default_budget(DEFAULT_N_CTX))
+
+    def _default_budget(self, n_ctx: int, n_parallel: int = DEFAULT_N_PARALLEL) -> int:
+        if self.is_local:  # the server's slot, less the verdict and the chat template
+            return max(256, n_ctx // max(1, n_parallel) - self.spec.max_tokens - 128)
+        return 12000
+
+    def _set_budget(self, budget: int) -> None:
+        self._budget = budget
+        self.config = self._make_config()
+        self.config_sha256 = request_key(self.config)
+        self.config_json = json.dumps(self.config, sort_keys=True, ensure_ascii=False)
+
+    def _make_config(self) -> dict[str, Any]:
+        """Everything that changes a request besides the trajectories shown; never a key.
+
+        Model and endpoint, the request parameters, the instructor mode, the rubric, the
+        prompt templates, the prompt budget (outputs are elided to fit it) and the response
+        schema (the last two as SHA-256). ``samples``, ``swap`` and ``reference`` are left
+        out: they decide which calls are made, and each call's order, sample and other
+        trajectory are in the judgment's key; so are limits that do not change an answer
+        (timeout, concurrency, rpm, retries).
+        """
+        spec, rubric = self.spec, self.rubric
+        wire_model, wire_base = (
+            (f"openai/{spec.model[len(LOCAL_PREFIX) :]}", "embedded")
+            if self.is_local
+            else (spec.model, spec.api_base)
+        )
+        template = rubric.template or DEFAULT_TEMPLATES[rubric.mode]
+        return {
+            "model": spec.model,
+            "api_base": spec.api_base,
+            "headers": sorted(spec.extra_headers),
+            "mode": choose_mode(wire_model, wire_base, spec.mode),
+            "params": {
+                "temperature": spec.temperature,
+                "max_tokens": spec.max_tokens,
+                "seed": spec.seed,
+            },
+            "rubric": {"id": rubric.id, "version": rubric.version},
+            "prompt_sha256": _sha256(SYSTEM_PROMPT + "\n" + template),
+            "prompt_budget": self._budget,
+            "schema_sha256": request_key(response_schema(self.verdict_model)),
+        }
 
     @property
     def name(self) -> str:
@@ -191,16 +171,21 @@ class Judge:
             if self._client is None:
                 spec = self.spec
                 model, api_base = spec.model, spec.api_base
+                endpoint = None
                 if self.is_local:
                     name = spec.model[len(LOCAL_PREFIX) :]
                     server = shared_local_server(name)
-                    model, api_base = f"openai/{name}", server.api_base
-                    if spec.prompt_budget is None:
-                        self._budget = max(256, server.ctx_per_slot - spec.max_tokens - 128)
+                    model, api_base, endpoint = f"openai/{name}", server.api_base, spec.model
+                    if spec.prompt_budget is None:  # a shared server started with other sizes
+                        budget = self._default_budget(server.n_ctx, server.n_parallel)
+                        if budget != self._budget:
+                            self._set_budget(budget)
                 self._client = LLMClient(
                     model=model,
                     api_base=api_base,
                     api_key_env=spec.api_key_env,
+                    extra_headers=dict(spec.extra_headers),
+                    endpoint=endpoint,
                     timeout=spec.timeout,
                     concurrency=spec.concurrency,
                     rpm=spec.rpm,
@@ -254,6 +239,8 @@ class Judge:
             mode=rubric.mode,
             order=order,
             sample=sample,
+            config_sha256=self.config_sha256,
+            judge_config=self.config_json,
         )
         if prompt.est_tokens > self._budget:
             base.error = (
@@ -267,12 +254,7 @@ class Judge:
         }
         if self.spec.seed is not None:
             params["seed"] = self.spec.seed + sample
-        extra = {
-            "rubric_id": rubric.id,
-            "rubric_version": rubric.version,
-            "sample": sample,
-            "order": order,
-        }
+        extra = {"judge_config": self.config_sha256, "sample": sample, "order": order}
         result = await client.complete(prompt.messages, self.verdict_model, params, extra)
         base.request_sha256 = result.request_sha256
         base.prompt_tokens = result.prompt_tokens
@@ -281,7 +263,7 @@ class Judge:
         base.latency_s = result.latency_s
         base.cache_hit = result.cache_hit
         if result.error is not None or result.verdict is None:
-            base.error = result.error or "no verdict"
+            base.error = self._error_text(result)
             return base
         self._apply(base, result.verdict, order)
         base.raw = json.dumps(
@@ -296,6 +278,22 @@ class Judge:
             sort_keys=True,
         )
         return base
+
+    def _error_text(self, result: CallResult) -> str:
+        """The stored error; a timeout or a cut verdict names the setting to raise."""
+        where = f"of judge {self.name!r} in trajudge.yaml"
+        if result.timed_out:
+            return (
+                f"timed out after {self.spec.timeout:g} s ({result.attempts} attempt(s)): "
+                f"raise `timeout:` {where} or --timeout. {result.error}"
+            )
+        if result.error is not None and result.truncated:
+            return (
+                f"the verdict did not fit in max_tokens={self.spec.max_tokens} "
+                f"({result.attempts} attempt(s)): raise `max_tokens:` {where} or --max-tokens. "
+                f"{result.error}"
+            )
+        return result.error or "no verdict"
 
     def _apply(self, j: Judgment, v: dict[str, Any], order: Order) -> None:
         scale = self.rubric.scale
@@ -373,3 +371,7 @@ def build_judges(
         seen.add(spec.name)
         judges.append(Judge(spec, rubric_dirs=rubric_dirs, cache=cache))
     return judges
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()

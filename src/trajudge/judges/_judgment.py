@@ -15,6 +15,9 @@ class Judgment:
     ``score`` is on the rubric's scale from ``trajectory_id``'s side; ``verdict`` is
     ``pass``/``fail`` (pointwise, reference) or ``win``/``tie``/``loss`` (pairwise); both are
     None when ``error`` is set. ``other_score`` is the reference's score (reference mode).
+    ``config_sha256`` and ``judge_config`` are the judge configuration that made the call
+    (see :attr:`trajudge.judges.Judge.config`): part of the key, so a resumed run never reuses
+    a judgment made with another model, endpoint or parameters.
     """
 
     trajectory_id: str
@@ -38,6 +41,8 @@ class Judgment:
     cache_hit: bool = False
     error: str | None = None
     request_sha256: str | None = None
+    config_sha256: str | None = None
+    judge_config: str | None = None
     other_score: float | None = None
 
     @property
@@ -47,6 +52,7 @@ class Judgment:
             self.trajectory_id,
             self.other_id,
             self.judge,
+            self.config_sha256,
             self.rubric_version,
             self.order,
             self.sample,

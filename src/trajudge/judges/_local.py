@@ -29,6 +29,9 @@ from trajudge.trajectories import InputError
 
 LOCAL_PREFIX = "local/"
 LOCAL_EXTRA_HINT = "pip install 'trajudge[local]'"
+#: The shared server's context and slots (:func:`shared_local_server` starts it with these).
+DEFAULT_N_CTX = 16384
+DEFAULT_N_PARALLEL = 2
 
 
 def _gemma_270m() -> Path:
@@ -72,8 +75,8 @@ class LocalModelServer:
         model_path: str | Path | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
-        n_ctx: int = 16384,
-        n_parallel: int = 2,
+        n_ctx: int = DEFAULT_N_CTX,
+        n_parallel: int = DEFAULT_N_PARALLEL,
         n_threads: int | None = None,
         prompt_cache: bool = True,
         start_timeout_s: float = 120.0,

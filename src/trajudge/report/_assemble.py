@@ -325,6 +325,7 @@ def _judge_row(
     seed: int,
 ) -> JudgeRow:
     models = sorted({str(m) for m in rows.get("judge_model", pd.Series(dtype=object)).dropna()})
+    config = judge_config(rows)
     if trajs is None:
         return JudgeRow(
             name,
@@ -335,6 +336,7 @@ def _judge_row(
             None,
             report.corrected_rate,
             report.corrected_pass_hat,
+            config,
         )
     verdict = item_pass(rows, report.threshold)
     success = gate(verdict, trajs) if has_rules else verdict
@@ -361,4 +363,23 @@ def _judge_row(
             corrected_k = corrected_pass_hat_k(
                 v.to_numpy(), truth.to_numpy(), tasks.to_numpy(), ks=ks, n_boot=n_boot, seed=seed
             )
-    return JudgeRow(name, judge, rubric, models, report, source, corrected_rate, corrected_k)
+    return JudgeRow(
+        name, judge, rubric, models, report, source, corrected_rate, corrected_k, config
+    )
+
+
+def judge_config(rows: pd.DataFrame) -> dict[str, Any] | None:
+    """The configuration of a judge's rows (one, see ``_sources``); None for files without."""
+    if "judge_config_sha256" not in rows or rows.empty:
+        return None
+    first = rows.iloc[0]
+
+    def text(col: str) -> str | None:
+        value = first.get(col)
+        return value if isinstance(value, str) else None  # NaN / None: not recorded
+
+    return {
+        "sha256": text("judge_config_sha256"),
+        "model": text("judge_model"),
+        "api_base": text("judge_api_base"),
+    }

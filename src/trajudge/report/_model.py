@@ -76,6 +76,9 @@ class JudgeRow:
     source: SourceResult | None  # None without task ids
     corrected_rate: CorrectedRate | None
     corrected_pass_hat: CorrectedPassK | None
+    # the judge configuration behind every figure of the row: sha256 (None: unrecorded,
+    # judged before trajudge stored configurations), model and api_base
+    config: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         cal = self.calibration
@@ -85,6 +88,7 @@ class JudgeRow:
             "judge": self.judge,
             "rubric_id": self.rubric_id,
             "models": self.models,
+            "config": self.config,
             "kappa": full["kappa"],
             "ac1": full["ac1"],
             "agreement": full["agreement"],

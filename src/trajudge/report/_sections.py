@@ -95,6 +95,30 @@ def main_table(report: Report, *, intervals: bool = True, pass_at: bool = True) 
     return Section("Judges and verdict sources", lines, header, rows)
 
 
+def _configs(report: Report) -> Section | None:
+    """Which judge configuration produced each judge's figures (model, endpoint, hash)."""
+    rows = []
+    for j in report.judges:
+        c = j.config or {}
+        sha = c.get("sha256")
+        rows.append(
+            [
+                j.name,
+                str(c.get("model") or ", ".join(j.models) or DASH),
+                str(c.get("api_base") or DASH),
+                sha[:12] if sha else "unrecorded",
+            ]
+        )
+    if not any(j.config is not None for j in report.judges):
+        return None
+    lines = [
+        "Every figure of a judge comes from one configuration: the hash covers the model, "
+        "api_base, request parameters, rubric, prompt and response schema (never a key); "
+        "'unrecorded' = judged before trajudge stored configurations."
+    ]
+    return Section("Judge configurations", lines, ["judge", "model", "api_base", "config"], rows)
+
+
 def _flags(report: Report) -> Section:
     rows = [
         [f.judge, f.probe.replace("_", " "), fmt_est(f.estimate), f.rule, f.detail]
@@ -254,8 +278,9 @@ def sections(report: Report, *, compact: bool = False) -> list[Section]:
 
     ``compact`` (the terminal) drops the intervals and pass@k from the main table.
     """
-    out = [
-        main_table(report, intervals=not compact, pass_at=not compact),
+    out = [main_table(report, intervals=not compact, pass_at=not compact)]
+    out += [s for s in (_configs(report),) if s is not None]
+    out += [
         _flags(report),
         _ceiling(report),
         _budget(report),

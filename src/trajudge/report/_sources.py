@@ -7,6 +7,7 @@ plain frame that :func:`trajudge.calibration.reliability` takes.
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -119,6 +120,8 @@ _JUDGMENT_COLUMNS = [
     "trial",
     "agent_model",
     "judge_model",
+    "judge_api_base",
+    "judge_config_sha256",
 ]
 _LABEL_COLUMNS = ["item", "annotator", "label", "rubric_id"]
 
@@ -144,6 +147,7 @@ def _judgments(store: Store, dataset: str, trajs: pd.DataFrame, notes: list[str]
             "trajectory_id",
             f"{first['trajectory_id']!r} is not a trajectory of dataset {dataset!r}",
         )
+    rows = _one_configuration(rows, notes)
     key = ["trajectory_id", "judge", "rubric_id", "order", "sample"]
     dup = rows.duplicated(key, keep="last")  # ordered by id: the newest call wins
     if dup.any():
@@ -169,11 +173,48 @@ def _judgments(store: Store, dataset: str, trajs: pd.DataFrame, notes: list[str]
             "prompt_tokens": rows["prompt_tokens"],
             "completion_tokens": rows["completion_tokens"],
             "judge_model": rows["model"],
+            "judge_api_base": [_config(c).get("api_base") for c in rows["judge_config"]],
+            "judge_config_sha256": rows["config_sha256"].map(_none),
         }
     )
     for col in ("length", "task_id", "trial", "agent_model"):
         out[col] = out["item"].map(info[col]).to_numpy()
     return out.reset_index(drop=True)[_JUDGMENT_COLUMNS]
+
+
+def _config(text: Any) -> dict[str, Any]:
+    return json.loads(text) if isinstance(text, str) else {}
+
+
+def _one_configuration(rows: pd.DataFrame, notes: list[str]) -> pd.DataFrame:
+    """The judgments of each judge (and rubric) under ONE configuration: the newest.
+
+    A judge name whose model, endpoint or parameters changed holds judgments of several
+    configurations; figures mixing them would describe no judge. The configuration of the
+    newest judgment is kept, and a note says what was left out (rows stored before
+    configurations were recorded count as one configuration, "unrecorded").
+    """
+    if rows.empty:
+        return rows
+    config = rows["config_sha256"].map(lambda v: "unrecorded" if _none(v) is None else str(v))
+    keep = pd.Series(True, index=rows.index)
+    for (judge, rubric), group in rows.groupby(["judge", "rubric_id"], sort=True):
+        configs = config.loc[group.index]
+        if configs.nunique() < 2:
+            continue
+        newest = group.loc[group["id"] == group["id"].max()].iloc[0]
+        chosen = config.loc[newest.name]
+        dropped = configs[configs != chosen]
+        keep.loc[dropped.index] = False
+        info = _config(newest["judge_config"])
+        others = ", ".join(sorted(str(c)[:12] for c in dropped.unique()))
+        notes.append(
+            f"judge {judge!r} (rubric {rubric}): judgments under {configs.nunique()} "
+            f"configurations; this report uses the newest, {chosen[:12]} (model "
+            f"{newest['model']}, api_base {info.get('api_base')}), and leaves out "
+            f"{len(dropped)} judgments of {others}"
+        )
+    return rows[keep]
 
 
 def _labels(

@@ -11,8 +11,22 @@ from trajudge.store._label_files import (
     labels_export_frame,
     write_atomic,
 )
+from trajudge.store._redact import (
+    forget_secrets,
+    install_log_redaction,
+    redact,
+    redact_value,
+    register_secret,
+)
 from trajudge.store._schema import MIGRATIONS, metadata
-from trajudge.store._store import DEFAULT_URL, ImportSummary, Store, make_engine, now_iso
+from trajudge.store._store import (
+    DEFAULT_URL,
+    ImportSummary,
+    Store,
+    make_engine,
+    now_iso,
+    sqlite_path,
+)
 
 __all__ = [
     "DEFAULT_URL",
@@ -24,11 +38,17 @@ __all__ = [
     "Store",
     "encode_labels",
     "export_labels",
+    "forget_secrets",
     "import_labels",
+    "install_log_redaction",
     "label_format",
     "labels_export_frame",
     "make_engine",
     "metadata",
     "now_iso",
+    "redact",
+    "redact_value",
+    "register_secret",
+    "sqlite_path",
     "write_atomic",
 ]

@@ -11,9 +11,17 @@ from sqlalchemy import Engine, delete, select
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
+from trajudge.store._redact import redact
 from trajudge.store._schema import datasets, judgments, trajectories
 
 JUDGMENT_COLUMNS = [c.name for c in judgments.columns if c.name != "id"]
+#: Free-text columns, redacted on write (:func:`trajudge.store.redact`): an error quoting a
+#: key, or a verdict quoting one from a trajectory, never reaches the disk.
+_TEXT_COLUMNS = ("error", "reasoning", "raw", "criteria", "judge_config")
+
+
+def _nullable_eq(column: Any, value: Any) -> Any:
+    return column.is_(None) if value is None else column == value
 
 
 def _lock_trajectory(conn: Connection, dataset: str, trajectory_id: str) -> None:
@@ -48,8 +56,9 @@ class JudgmentsMixin:
         """Insert one judgment in its own transaction.
 
         Returns False (and writes nothing) when the same judgment key (trajectory, other,
-        judge, rubric version, order, sample) is already stored, so a resumed batch never
-        duplicates. An earlier row that holds only an error is replaced by a new result.
+        judge, judge configuration, rubric version, order, sample) is already stored, so a
+        resumed batch never duplicates. An earlier row that holds only an error is replaced by
+        a new result. Text fields are redacted before they are written.
         """
         from trajudge.store._store import now_iso
 
@@ -59,13 +68,16 @@ class JudgmentsMixin:
         values.setdefault("cache_hit", False)
         if isinstance(values.get("criteria"), dict):
             values["criteria"] = json.dumps(values["criteria"], sort_keys=True)
+        for col in _TEXT_COLUMNS:
+            text = values.get(col)
+            if isinstance(text, str):
+                values[col] = redact(text)
         key = (
             judgments.c.dataset == dataset,
             judgments.c.trajectory_id == values["trajectory_id"],
-            judgments.c.other_id.is_(None)
-            if values.get("other_id") is None
-            else judgments.c.other_id == values["other_id"],
+            _nullable_eq(judgments.c.other_id, values.get("other_id")),
             judgments.c.judge == values["judge"],
+            _nullable_eq(judgments.c.config_sha256, values.get("config_sha256")),
             judgments.c.rubric_version == values["rubric_version"],
             judgments.c.order == values["order"],
             judgments.c.sample == values["sample"],
@@ -85,11 +97,15 @@ class JudgmentsMixin:
         return True
 
     def judgment_keys(self, dataset: str, judge: str | None = None) -> set[tuple[Any, ...]]:
-        """Keys of judgments already stored without error: what a resumed batch skips."""
+        """Keys of judgments already stored without error: what a resumed batch skips.
+
+        A key is (trajectory, other, judge, config_sha256, rubric version, order, sample).
+        """
         q = select(
             judgments.c.trajectory_id,
             judgments.c.other_id,
             judgments.c.judge,
+            judgments.c.config_sha256,
             judgments.c.rubric_version,
             judgments.c.order,
             judgments.c.sample,

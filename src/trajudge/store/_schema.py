@@ -108,12 +108,18 @@ judgments = Table(
     Column("error", Text, nullable=True),
     Column("request_sha256", String(64), nullable=True),
     Column("created_at", String(40), nullable=False),
+    # version 2: the judge configuration (model, api_base, request parameters; never a key)
+    # as JSON and its SHA-256, part of the key: resume never reuses another configuration's
+    # judgments. NULL on rows judged before version 2.
+    Column("config_sha256", String(64), nullable=True),
+    Column("judge_config", Text, nullable=True),
     ForeignKeyConstraint(["dataset"], ["datasets.name"], ondelete="CASCADE"),
     UniqueConstraint(
         "dataset",
         "trajectory_id",
         "other_id",
         "judge",
+        "config_sha256",
         "rubric_version",
         "order",
         "sample",
@@ -161,8 +167,10 @@ label_history = Table(
 )
 Index("ix_label_history_label", label_history.c.label_id)
 
-# Ordered migrations: (version, name). Version 1 creates the tables above; later versions
-# append here with the DDL they run, and a test pins the resulting schema.
+# Ordered migrations: (version, name). Version 1 creates the tables; each later version has
+# its DDL in ``_migrations.UPGRADES`` for databases created before it, and a test pins the
+# resulting schema (and that an upgraded database equals a new one).
 MIGRATIONS: list[tuple[int, str]] = [
     (1, "initial schema"),
+    (2, "judge configuration on judgments"),
 ]

@@ -38,6 +38,7 @@ from sqlalchemy.pool import NullPool, StaticPool
 
 from trajudge.store._judgments import JudgmentsMixin
 from trajudge.store._labels import _IN_CHUNK, LabelsMixin
+from trajudge.store._migrations import UPGRADES
 from trajudge.store._schema import (
     MIGRATIONS,
     datasets,
@@ -216,20 +217,29 @@ class Store(JudgmentsMixin, LabelsMixin):
 
     # -- schema -------------------------------------------------------------------------------
     def migrate(self) -> None:
-        """Create missing tables and record applied migrations, in order.
+        """Bring the schema up to date and record the migrations, in order.
 
-        Looks first with a read, so opening an up-to-date store takes no write lock.
+        Looks first with a read, so opening an up-to-date store takes no write lock. A new
+        database gets the current tables from ``metadata`` (nothing to upgrade); an existing
+        one first runs, in order, the upgrades (``_migrations.UPGRADES``) of the versions it
+        has not recorded. Tables new to this version are created either way.
         """
         with self.engine.connect() as conn:
             tables = set(inspect(conn).get_table_names())
             if schema_migrations.name in tables:
-                done = {r[0] for r in conn.execute(select(schema_migrations.c.version))}
-                if set(metadata.tables) <= tables and {v for v, _ in MIGRATIONS} <= done:
+                recorded = {r[0] for r in conn.execute(select(schema_migrations.c.version))}
+                if set(metadata.tables) <= tables and {v for v, _ in MIGRATIONS} <= recorded:
                     return
         with self.write_engine.begin() as conn:
             _lock_schema(conn)
+            existing = inspect(conn).has_table(schema_migrations.name)
+            done: set[int] = set()
+            if existing:
+                done = {r[0] for r in conn.execute(select(schema_migrations.c.version))}
+            for version, _ in MIGRATIONS:
+                if existing and version not in done and version in UPGRADES:
+                    UPGRADES[version](conn)
             metadata.create_all(conn)
-            done = {r[0] for r in conn.execute(select(schema_migrations.c.version))}
             for version, name in MIGRATIONS:
                 if version not in done:
                     conn.execute(

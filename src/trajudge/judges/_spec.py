@@ -1,0 +1,144 @@
+"""JudgeSpec: how to build a judge (the ``judges:`` entries of ``trajudge.yaml``).
+
+Also the embedded model's measured defaults (:data:`LOCAL_DEFAULTS`), the reasoning cap a
+spec implies (:func:`reasoning_cap`) and the ``--judge NAME=MODEL:RUBRIC`` parser.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from trajudge.judges._local import LOCAL_PREFIX
+from trajudge.judges._rubric import Rubric
+from trajudge.trajectories import InputError
+from trajudge.trajectories._errors import pydantic_field
+
+_ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
+
+#: Defaults of the embedded ``local/`` model (gemma-3-270m through xllamacpp), set from
+#: ``benchmarks/local_judge_latency.py``: reference-mode calls on the demo's τ-bench tasks with
+#: the demo's rubric, 2 calls in flight over the server's 2 slots, one CPU-spinning process
+#: beside it, on a 2-core machine that other work kept at a load average of 10-18 (2026-11-30):
+#:
+#: ====================  =====  =========  ======  ===================  ========  ==========
+#: settings              max    reasoning  budget  wall s/call med/max  CPU s     completion
+#:                       tokens cap chars  tokens                       per call  tokens max
+#: ====================  =====  =========  ======  ===================  ========  ==========
+#: before (512, 120 s)   512    800        7552    967 / 1595           90        252
+#: demo config           160    200        2000    696 / 801            48        92
+#: these defaults        160    224        7904    357 / 573            45        87
+#: ====================  =====  =========  ======  ===================  ========  ==========
+#:
+#: Not one of the 12 calls ended within the old 120 s. Generating a token costs far more than
+#: reading one (server counters of the demo run: 0.16 generated vs 11 prompt tokens/s per
+#: slot), so ``max_tokens`` (which caps the reasoning, see :func:`reasoning_cap`) is what
+#: makes a call slow: 160 leaves 1.8x the longest verdict seen (87-92 tokens) and halved the
+#: time per call on the same 3,986-token prompt (1016 and 1595 s -> 509 and 573 s). The
+#: timeout of 1800 s is 3x the slowest call at these defaults and above the slowest call of any
+#: setting measured; an in-process server is slow under load, not gone, and a timed-out call
+#: starts again from nothing.
+LOCAL_DEFAULTS: dict[str, Any] = {"timeout": 1800.0, "max_tokens": 160}
+
+
+class JudgeSpec(BaseModel):
+    """How to build a judge: the ``judges:`` entries of ``trajudge.yaml`` use these fields.
+
+    ``api_key_env`` names an environment variable holding the key; keys are never stored.
+    ``prompt_budget`` is the prompt size (tokens, estimated) that trajectory outputs are
+    elided to fit; by default the local server's slot size minus ``max_tokens``, else 12,000.
+    ``reference`` (reference mode) says where the reference comes from: ``passing`` (a
+    passing trial of the same task, else the spec's expected calls) or ``spec`` (always the
+    task spec's expected calls: choosing a reference by outcome tells the judge something
+    about the label, which matters when the judge is calibrated against that outcome).
+    ``max_reasoning_chars`` caps the verdict's reasoning, lowered when needed so that the whole
+    verdict fits in ``max_tokens`` (see :func:`reasoning_cap`). ``extra_headers`` maps HTTP
+    header names to environment variables holding their values (e.g. ``api-key:
+    AZURE_API_KEY`` for a gateway that wants its key in a header): like ``api_key_env``, a
+    value is read when a call is made, never written anywhere, and redacted from every error
+    and log line. A ``local/`` model runs embedded (no ``api_base``); its ``timeout`` and
+    ``max_tokens`` default to :data:`LOCAL_DEFAULTS`, measured on a loaded 2-core machine.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9_.:@/-]+$")
+    model: str = Field(default="local/gemma-3-270m", min_length=1)
+    rubric: str = "trajectory_reasonableness"
+    temperature: float = Field(default=0.0, ge=0, le=2)
+    samples: int = Field(default=1, ge=1, le=50)
+    swap: bool = True
+    max_tokens: int = Field(default=512, ge=16)
+    api_base: str | None = None
+    api_key_env: str | None = Field(default=None, pattern=_ENV_NAME)
+    extra_headers: dict[str, str] = Field(default_factory=dict)
+    timeout: float = Field(default=120.0, gt=0)
+    concurrency: int = Field(default=4, ge=1)
+    rpm: float | None = Field(default=None, gt=0)
+    max_retries: int = Field(default=4, ge=0)
+    retry_backoff_s: float = Field(default=1.0, ge=0)
+    prompt_budget: int | None = Field(default=None, ge=256)
+    max_reasoning_chars: int = Field(default=800, ge=20)
+    seed: int | None = None
+    mode: str | None = None
+    reference: Literal["passing", "spec"] = "passing"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _local_defaults(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        model = data.get("model", cls.model_fields["model"].default)
+        if str(model).startswith(LOCAL_PREFIX):
+            data = {**LOCAL_DEFAULTS, **data}
+        return data
+
+    @model_validator(mode="after")
+    def _check(self) -> JudgeSpec:
+        if self.model.startswith(LOCAL_PREFIX) and self.api_base is not None:
+            raise ValueError(
+                f"api_base does not apply to {self.model!r}, which runs embedded; for a server "
+                "of your own use model 'openai/<name>' with api_base"
+            )
+        for header, env in self.extra_headers.items():
+            if not re.fullmatch(r"[A-Za-z0-9!#$%&'*+.^_`|~-]+", header):
+                raise ValueError(f"extra_headers: {header!r} is not an HTTP header name")
+            if not re.fullmatch(_ENV_NAME, env):
+                raise ValueError(
+                    f"extra_headers: {header}: {env!r} is not an environment variable name "
+                    "(header values are read from the environment, never written in a file)"
+                )
+        return self
+
+
+def reasoning_cap(spec: JudgeSpec, rubric: Rubric) -> int:
+    """The reasoning length cap: ``max_reasoning_chars``, lowered so the verdict fits.
+
+    A verdict cut off by ``max_tokens`` never parses, so the cap leaves room for the score
+    fields (about 12 tokens each, JSON punctuation and whitespace included) and counts 2
+    characters per reasoning token (English prose runs 3-4).
+    """
+    per_slot = 1 + len(rubric.criteria)
+    fields = 2 * per_slot if rubric.mode == "reference" else per_slot
+    room = spec.max_tokens - 24 - 12 * fields
+    return max(20, min(spec.max_reasoning_chars, 2 * room))
+
+
+def parse_judge_arg(text: str) -> JudgeSpec:
+    """Parse ``NAME=MODEL:RUBRIC``; the rubric is split off the LAST colon.
+
+    >>> s = parse_judge_arg("big=ollama/llama3:8b:trajectory_reasonableness")
+    >>> (s.name, s.model, s.rubric)
+    ('big', 'ollama/llama3:8b', 'trajectory_reasonableness')
+    """
+    name, sep, rest = text.partition("=")
+    model, colon, rubric = rest.rpartition(":")
+    if not sep or not colon or not name.strip() or not model.strip() or not rubric.strip():
+        raise InputError("--judge", None, text, "expected NAME=MODEL:RUBRIC")
+    try:
+        return JudgeSpec(name=name.strip(), model=model.strip(), rubric=rubric.strip())
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise InputError("--judge", None, pydantic_field(tuple(err["loc"])), err["msg"]) from None

@@ -1,0 +1,113 @@
+"""The DDL of each schema migration after version 1, applied in order to existing databases.
+
+A new database gets the current schema from ``metadata.create_all`` and every version is
+recorded as applied; an existing one runs the upgrades it has not recorded. Each upgrade is
+frozen: it spells out the tables as they are at its version, so that a later change to
+``_schema.py`` cannot change what an older upgrade does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from sqlalchemy import (
+    Boolean,
+    Column,
+    Float,
+    ForeignKeyConstraint,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.engine import Connection
+from sqlalchemy.schema import AddConstraint
+
+_V1_JUDGMENT_COLUMNS = [
+    "id", "dataset", "trajectory_id", "other_id", "judge", "rubric_id", "rubric_version",
+    "model", "mode", "order", "sample", "score", "verdict", "reasoning", "criteria", "raw",
+    "prompt_tokens", "completion_tokens", "cost_usd", "latency_s", "cache_hit", "error",
+    "request_sha256", "created_at",
+]  # fmt: skip
+_V2_KEY = (
+    "dataset",
+    "trajectory_id",
+    "other_id",
+    "judge",
+    "config_sha256",
+    "rubric_version",
+    "order",
+    "sample",
+)
+
+
+def _judgments_v2(md: MetaData, name: str = "judgments") -> Table:
+    """The judgments table as of version 2 (frozen)."""
+    table = Table(
+        name,
+        md,
+        Column("id", Integer, primary_key=True, autoincrement=True),
+        Column("dataset", String(200), nullable=False),
+        Column("trajectory_id", String(400), nullable=False),
+        Column("other_id", String(400), nullable=True),
+        Column("judge", String(200), nullable=False),
+        Column("rubric_id", String(200), nullable=False),
+        Column("rubric_version", String(64), nullable=False),
+        Column("model", String(300), nullable=False),
+        Column("mode", String(20), nullable=False),
+        Column("order", String(2), nullable=False),
+        Column("sample", Integer, nullable=False),
+        Column("score", Float, nullable=True),
+        Column("verdict", String(40), nullable=True),
+        Column("reasoning", Text, nullable=True),
+        Column("criteria", Text, nullable=True),
+        Column("raw", Text, nullable=True),
+        Column("prompt_tokens", Integer, nullable=True),
+        Column("completion_tokens", Integer, nullable=True),
+        Column("cost_usd", Float, nullable=True),
+        Column("latency_s", Float, nullable=True),
+        Column("cache_hit", Boolean, nullable=False, default=False),
+        Column("error", Text, nullable=True),
+        Column("request_sha256", String(64), nullable=True),
+        Column("created_at", String(40), nullable=False),
+        Column("config_sha256", String(64), nullable=True),
+        Column("judge_config", Text, nullable=True),
+        ForeignKeyConstraint(["dataset"], ["datasets.name"], ondelete="CASCADE"),
+        UniqueConstraint(*_V2_KEY, name="uq_judgment"),
+    )
+    Index("ix_judgments_dataset_judge", table.c.dataset, table.c.judge)
+    return table
+
+
+def _v2_judge_config(conn: Connection) -> None:
+    """Judgments carry their judge configuration, and it is part of the judgment's key.
+
+    Two columns are added, ``config_sha256`` (SHA-256 of the configuration) and
+    ``judge_config`` (its JSON: model, api_base, request parameters, never a key), and the
+    unique key ``uq_judgment`` gains ``config_sha256``. Rows judged before stay with NULL in
+    both: their configuration was never recorded, so no new run reuses them.
+    """
+    md = MetaData()
+    Table("datasets", md, Column("name", String(200), primary_key=True))
+    if conn.dialect.name == "sqlite":
+        # SQLite cannot drop a table constraint: rebuild the table, keeping ids and rows.
+        conn.exec_driver_sql("DROP INDEX IF EXISTS ix_judgments_dataset_judge")
+        conn.exec_driver_sql("ALTER TABLE judgments RENAME TO judgments_v1")
+        _judgments_v2(md).create(conn)
+        cols = ", ".join(f'"{c}"' for c in _V1_JUDGMENT_COLUMNS)
+        conn.exec_driver_sql(f"INSERT INTO judgments ({cols}) SELECT {cols} FROM judgments_v1")
+        conn.exec_driver_sql("DROP TABLE judgments_v1")
+        return
+    table = _judgments_v2(md)
+    conn.exec_driver_sql("ALTER TABLE judgments ADD COLUMN config_sha256 VARCHAR(64)")
+    conn.exec_driver_sql("ALTER TABLE judgments ADD COLUMN judge_config TEXT")
+    conn.exec_driver_sql("ALTER TABLE judgments DROP CONSTRAINT uq_judgment")
+    unique = next(c for c in table.constraints if isinstance(c, UniqueConstraint))
+    conn.execute(AddConstraint(unique))
+
+
+#: Version -> its upgrade for a database that was created at an earlier version.
+UPGRADES: dict[int, Callable[[Connection], None]] = {2: _v2_judge_config}

@@ -1,0 +1,87 @@
+"""Schema migrations: a store written by an older trajudge upgrades in place, rows kept.
+
+``data/store_v1.sql`` is a real version-1 store: written by trajudge's own ``Store`` at the
+last commit with schema version 1 and dumped with ``sqlite3 .dump``.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import inspect
+
+from trajudge.store import Store
+
+V1_DUMP = Path(__file__).parent / "data" / "store_v1.sql"
+
+
+def _v1_store(path: Path) -> str:
+    con = sqlite3.connect(path)
+    con.executescript(V1_DUMP.read_text())
+    con.close()
+    return f"sqlite:///{path}"
+
+
+def _shape(url: str) -> dict[str, Any]:
+    """Columns (name, type, nullable), unique constraints and indexes of every table."""
+    store = Store(url)
+    insp = inspect(store.engine)
+    shape = {
+        t: {
+            "columns": [(c["name"], str(c["type"]), c["nullable"]) for c in insp.get_columns(t)],
+            "unique": sorted(
+                (u["name"], tuple(u["column_names"])) for u in insp.get_unique_constraints(t)
+            ),
+            "indexes": sorted((i["name"], tuple(i["column_names"])) for i in insp.get_indexes(t)),
+            "fks": [(f["referred_table"], f["options"]) for f in insp.get_foreign_keys(t)],
+        }
+        for t in insp.get_table_names()
+    }
+    store.close()
+    return shape
+
+
+def test_a_version_1_store_upgrades_to_the_schema_of_a_new_one(tmp_path: Path) -> None:
+    old = _v1_store(tmp_path / "old.db")
+    con = sqlite3.connect(tmp_path / "old.db")
+    assert con.execute("SELECT version FROM schema_migrations").fetchall() == [(1,)]
+    before = con.execute("SELECT * FROM judgments ORDER BY id").fetchall()
+    assert len(before) == 3
+    upgraded = _shape(old)
+    fresh = _shape(f"sqlite:///{tmp_path / 'new.db'}")
+    assert upgraded == fresh
+    assert ("uq_judgment", ("dataset", "trajectory_id", "other_id", "judge", "config_sha256",
+            "rubric_version", "order", "sample")) in fresh["judgments"]["unique"]  # fmt: skip
+    assert con.execute("SELECT version FROM schema_migrations").fetchall() == [(1,), (2,)]
+    # every row kept, ids included; the configuration of old rows is unknown (NULL)
+    after = con.execute("SELECT * FROM judgments ORDER BY id").fetchall()
+    assert [row[:24] for row in after] == before
+    assert all(row[24:] == (None, None) for row in after)
+    # re-opening applies nothing twice
+    Store(old).close()
+    assert con.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == 2
+
+
+def test_an_upgraded_store_keeps_old_judgments_apart_from_new_configurations(
+    tmp_path: Path,
+) -> None:
+    store = Store(_v1_store(tmp_path / "old.db"))
+    assert store.judgment_keys("ds", "j") == {
+        ("a-0", None, "j", None, "0123456789abcdef", "ab", 0)
+    }  # the errored row (a-1) is not a finished judgment
+    row = dict(
+        trajectory_id="a-0", other_id="a-1", judge="p", rubric_id="trajectory_preference",
+        rubric_version="0123456789abcdef", model="openai/new-model", mode="pairwise",
+        order="ab", sample=0, score=3.0, verdict="win", config_sha256="c" * 64,
+        judge_config='{"model": "openai/new-model"}',
+    )  # fmt: skip
+    # same pair, judge, rubric, order and sample as the old row: a new configuration is a
+    # new judgment (the version-1 unique key would have refused it)
+    assert store.add_judgment("ds", row)
+    assert not store.add_judgment("ds", row)
+    frame = store.judgments_frame("ds", "p")
+    assert frame["config_sha256"].isna().tolist() == [True, False]
+    assert frame["config_sha256"].iloc[1] == "c" * 64
+    assert frame["model"].tolist() == ["openai/old-model", "openai/new-model"]
