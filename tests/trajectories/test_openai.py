@@ -169,7 +169,10 @@ def test_file_format_jsonl_and_json_list(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("record", "expected"),
     [
-        ({"task_id": "a", "messages": [], "tools": "f"}, "line 1: tools: Input should be a valid list"),
+        (
+            {"task_id": "a", "messages": [], "tools": "f"},
+            "line 1: tools: Input should be a valid list",
+        ),
         ({"task_id": "a"}, "line 1: messages: Field required"),
         ({"task_id": "a", "messages": [], "trail": 1}, "line 1: trail: Extra inputs are not"),
         (

@@ -31,7 +31,7 @@ from trajudge.labeling_app._serve import (
     serve,
     streamlit_command,
 )
-from trajudge.labeling_app._view import ItemView, RuleView, StepView, build_item_view
+from trajudge.labeling_app._view import ItemView, RuleView, StepView, TurnView, build_item_view
 
 __all__ = [
     "DEFAULT_RUBRIC",
@@ -43,6 +43,7 @@ __all__ = [
     "RuleView",
     "StepView",
     "Strategy",
+    "TurnView",
     "annotator_disagreements",
     "app_script",
     "build_item_view",

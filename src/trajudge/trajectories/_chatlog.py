@@ -30,7 +30,7 @@ class ChatRecord:
     """One conversation found in a file, with what the file says about it."""
 
     label: str
-    field: str  # where the items are, for errors: "items", "messages", "record 3"
+    where: str  # where the items are, for errors: "items" or "messages"
     items: list[Any]
     id: str
     task_id: str
@@ -74,7 +74,10 @@ def chat_records(
             continue
         if not isinstance(obj, dict) or key not in obj:
             raise InputError(
-                file, label, key, f"missing: expected a list of items or an object with {key!r}, got {kind(obj)}"
+                file,
+                label,
+                key,
+                f"missing: expected a list of items or an object with {key!r}, got {kind(obj)}",
             )
         items = obj[key]
         if not isinstance(items, list):

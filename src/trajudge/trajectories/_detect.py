@@ -55,7 +55,9 @@ def _record_format(first: Any, records: list[Record]) -> str | None:
     if isinstance(first, dict):
         if "traj" in first and "info" in first and "reward" in first:
             return "tau-bench"
-        if _NATIVE_KEYS & set(first) or ("id" in first and "task_id" in first and "messages" not in first):
+        if _NATIVE_KEYS & set(first) or (
+            "id" in first and "task_id" in first and "messages" not in first
+        ):
             return "jsonl"
         for key, fmt in (("messages", None), ("items", "responses")):
             inner = first.get(key)
@@ -134,7 +136,11 @@ def format_name(fmt: str) -> str:
 def describe(data: bytes, records: list[Record] | None) -> str:
     """What a file looks like, in a few words, for the error on an unrecognised file."""
     if data[:4] == ZIP_MAGIC:
-        return "a zip archive (an Inspect .eval log? install trajudge[inspect])"
+        import importlib.util
+
+        if importlib.util.find_spec("inspect_ai") is None:
+            return "a zip archive (an Inspect .eval log? install trajudge[inspect])"
+        return "a zip archive that is not an Inspect .eval log (no header.json)"
     if data[:4] == PARQUET_MAGIC:
         return "a Parquet file"
     if records is None:

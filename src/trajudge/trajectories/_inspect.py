@@ -84,10 +84,16 @@ def _sample(sample: Any, log: Any, file: str, label: str, ignored: Ignored) -> T
                     fields = {"ok": False, "error": f"arguments did not parse: {call.parse_error}"}
                 conv.call(call.function, dict(call.arguments or {}), call.id, **fields)
         elif m.role == "tool":
-            n = conv.pending(call_id=m.tool_call_id) if m.tool_call_id else conv.pending(tool=m.function)
+            n = (
+                conv.pending(call_id=m.tool_call_id)
+                if m.tool_call_id
+                else conv.pending(tool=m.function)
+            )
             error = getattr(m, "error", None)
             if n is None:
-                ignored.add("tool message answering no call", "tool messages answering no call", where)
+                ignored.add(
+                    "tool message answering no call", "tool messages answering no call", where
+                )
                 conv.result(None, text, name=m.function)
             elif error is not None:
                 conv.result(n, text or "", ok=False, error=error.message or error.type)
@@ -146,11 +152,14 @@ def read_inspect(path: Path, ignored: Ignored) -> list[tuple[str, Trajectory]]:
         log = read_eval_log(str(path))
     except Exception as exc:  # inspect_ai raises many kinds on a broken file
         reason = " ".join(str(exc).split())[:300]
-        raise InputError(file, None, None, f"not a readable Inspect log: {type(exc).__name__}: {reason}") from None
+        raise InputError(
+            file, None, None, f"not a readable Inspect log: {type(exc).__name__}: {reason}"
+        ) from None
     if not log.samples:
         raise InputError(file, None, "samples", f"the log has no samples (status {log.status})")
     items = [
-        (f"samples[{i}]", _sample(s, log, file, f"samples[{i}]", ignored)) for i, s in enumerate(log.samples)
+        (f"samples[{i}]", _sample(s, log, file, f"samples[{i}]", ignored))
+        for i, s in enumerate(log.samples)
     ]
     check_unique(file, items)
     return items

@@ -65,7 +65,7 @@ def from_langchain(rec: ChatRecord, file: str, ignored: Ignored) -> Trajectory:
     conv = Conversation()
     totals: list[int | None] = [None, None]
     for i, msg in enumerate(rec.items):
-        where = f"{rec.field}[{i}]"
+        where = f"{rec.where}[{i}]"
         if not is_langchain_message(msg):
             raise InputError(
                 file,
@@ -78,11 +78,18 @@ def from_langchain(rec: ChatRecord, file: str, ignored: Ignored) -> Trajectory:
         text = _text(data.get("content"), ignored, f"{rec.label}: {where}.data.content")
         name = data.get("name") if isinstance(data.get("name"), str) else None
         if role == "chat":
-            role = {"user": "user", "human": "user", "assistant": "assistant", "ai": "assistant"}.get(
-                str(data.get("role")), "system" if data.get("role") == "system" else None
-            )
+            role = {
+                "user": "user",
+                "human": "user",
+                "assistant": "assistant",
+                "ai": "assistant",
+            }.get(str(data.get("role")), "system" if data.get("role") == "system" else None)
             if role is None:
-                ignored.add("chat message of an unknown role", "chat messages of unknown roles", f"{rec.label}: {where}")
+                ignored.add(
+                    "chat message of an unknown role",
+                    "chat messages of unknown roles",
+                    f"{rec.label}: {where}",
+                )
                 continue
         if role in ("user", "system"):
             conv.say(role, text, name=name)  # type: ignore[arg-type]
@@ -95,11 +102,16 @@ def from_langchain(rec: ChatRecord, file: str, ignored: Ignored) -> Trajectory:
                     totals[j] = (totals[j] or 0) + value
             for j, call in enumerate(data.get("tool_calls") or []):
                 if not isinstance(call, dict) or not isinstance(call.get("name"), str):
-                    raise InputError(file, rec.label, f"{where}.data.tool_calls[{j}].name", "missing")
+                    raise InputError(
+                        file, rec.label, f"{where}.data.tool_calls[{j}].name", "missing"
+                    )
                 args = call.get("args") or {}
                 if not isinstance(args, dict):
                     raise InputError(
-                        file, rec.label, f"{where}.data.tool_calls[{j}].args", f"expected an object, got {kind(args)}"
+                        file,
+                        rec.label,
+                        f"{where}.data.tool_calls[{j}].args",
+                        f"expected an object, got {kind(args)}",
                     )
                 conv.call(call["name"], args, call.get("id"))
             for call in data.get("invalid_tool_calls") or []:
@@ -122,7 +134,9 @@ def from_langchain(rec: ChatRecord, file: str, ignored: Ignored) -> Trajectory:
             )
             if n is None:
                 ignored.add(
-                    "tool message answering no call", "tool messages answering no call", f"{rec.label}: {where}"
+                    "tool message answering no call",
+                    "tool messages answering no call",
+                    f"{rec.label}: {where}",
                 )
                 conv.result(None, text, name=name)
                 continue

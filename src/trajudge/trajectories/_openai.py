@@ -168,9 +168,7 @@ def content_text(
             texts.append(str(part.get("refusal") or ""))
         elif ignored is not None:
             what = part.get("type", "?") if isinstance(part, dict) else kind(part)
-            ignored.add(
-                "non-text message part", "non-text message parts", f"{where}[{i}] ({what})"
-            )
+            ignored.add("non-text message part", "non-text message parts", f"{where}[{i}] ({what})")
     return "\n".join(texts) if texts else None
 
 
@@ -217,7 +215,9 @@ def _add_usage(
             if value is None:
                 continue
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                raise InputError(file, record, f"{where}.usage.{key}", "expected a non-negative integer")
+                raise InputError(
+                    file, record, f"{where}.usage.{key}", "expected a non-negative integer"
+                )
             totals[i] = (totals[i] or 0) + value
             break
 
@@ -254,8 +254,8 @@ def from_openai_messages(
     ...     id="a-0", task_id="a")
     >>> [(s.tool, s.args, s.ok, s.output) for s in t.steps], t.final_answer, t.usage.turns
     ([('lookup', {'q': 1}, True, 'found')], 'done', 1)
-    >>> [(m.role, m.content, m.steps, m.step) for m in t.messages]
-    [('user', 'hi', [], None), ('assistant', None, [0], None), ('tool', None, [], 0), ('assistant', 'done', [], None)]
+    >>> [(m.role, m.steps, m.step) for m in t.messages]
+    [('user', [], None), ('assistant', [0], None), ('tool', [], 0), ('assistant', [], None)]
     """
     if not isinstance(messages, list):
         raise InputError(file, record, field, f"expected a list of messages, got {kind(messages)}")
@@ -280,7 +280,10 @@ def from_openai_messages(
                 continue
             for j, c in enumerate(m.tool_calls or []):
                 args = parse_args(
-                    c.function.arguments, file, record, f"{where}.tool_calls[{j}].function.arguments"
+                    c.function.arguments,
+                    file,
+                    record,
+                    f"{where}.tool_calls[{j}].function.arguments",
                 )
                 conv.call(c.function.name, args, c.id)
             if m.function_call is not None:
@@ -290,7 +293,9 @@ def from_openai_messages(
         elif m.role in ("tool", "function"):
             if m.role == "tool":
                 if m.tool_call_id is None:
-                    raise InputError(file, record, f"{where}.tool_call_id", "missing on a tool message")
+                    raise InputError(
+                        file, record, f"{where}.tool_call_id", "missing on a tool message"
+                    )
                 n = conv.pending(call_id=m.tool_call_id)
                 key, what, at = m.tool_call_id, "id", f"{where}.tool_call_id"
             else:
@@ -306,7 +311,9 @@ def from_openai_messages(
             conv.result(n, body, ok=not body.startswith("Error"))
         elif ignored is not None:
             ignored.add(
-                "message of an unknown role", "messages of unknown roles", f"{record}: {where} ({m.role})"
+                "message of an unknown role",
+                "messages of unknown roles",
+                f"{record}: {where} ({m.role})",
             )
     conv.finish()
     derived = Usage(prompt_tokens=totals[0], completion_tokens=totals[1], turns=conv.user_turns)

@@ -33,8 +33,7 @@ from trajudge.trajectories._conversation import Conversation
 from trajudge.trajectories._errors import InputError
 from trajudge.trajectories._io import Record, kind, validation_error
 from trajudge.trajectories._models import Trajectory, Usage
-from trajudge.trajectories._openai import content_text
-from trajudge.trajectories._options import Ignored, as_json_text
+from trajudge.trajectories._options import Ignored, as_dict, as_json_text
 
 _TEXT_ACTIONS = {"message", "think"}
 _BOOKKEEPING = {"agent_state_changed", "null", "change_agent_state", "recall"}
@@ -44,12 +43,16 @@ def _sdk_text(value: Any) -> str | None:
     if isinstance(value, dict):
         value = value.get("text", value.get("content"))
     if isinstance(value, list):
-        texts = [p.get("text") for p in value if isinstance(p, dict) and isinstance(p.get("text"), str)]
+        texts = [
+            str(p["text"]) for p in value if isinstance(p, dict) and isinstance(p.get("text"), str)
+        ]
         return "\n".join(texts) if texts else None
     return value if isinstance(value, str) else None
 
 
-def _v0(conv: Conversation, events: list[tuple[str, dict[str, Any]]], ignored: Ignored) -> tuple[str | None, list[int | None], float | None]:
+def _v0(
+    conv: Conversation, events: list[tuple[str, dict[str, Any]]], ignored: Ignored
+) -> tuple[str | None, list[int | None], float | None]:
     by_event: dict[Any, int] = {}
     final: str | None = None
     tokens: list[int | None] = [None, None]
@@ -63,7 +66,7 @@ def _v0(conv: Conversation, events: list[tuple[str, dict[str, Any]]], ignored: I
                     tokens[i] = usage[key]
             if isinstance(metrics.get("accumulated_cost"), int | float):
                 cost = float(metrics["accumulated_cost"])
-        args = e.get("args") if isinstance(e.get("args"), dict) else {}
+        args = as_dict(e.get("args"))
         if "action" in e:
             action = str(e["action"])
             if action == "system":
@@ -72,44 +75,56 @@ def _v0(conv: Conversation, events: list[tuple[str, dict[str, Any]]], ignored: I
                 text = args.get("content", args.get("thought")) or e.get("message")
                 conv.say("user" if e.get("source") == "user" else "assistant", text)
             elif action == "finish":
-                final = args.get("final_thought") or args.get("outputs", {}).get("content") or e.get("message")
+                final = (
+                    args.get("final_thought")
+                    or args.get("outputs", {}).get("content")
+                    or e.get("message")
+                )
                 conv.say("assistant", final)
             elif action in _BOOKKEEPING:
                 ignored.add("bookkeeping event", "bookkeeping events", f"{where} ({action})")
             else:
-                meta = e.get("tool_call_metadata") if isinstance(e.get("tool_call_metadata"), dict) else {}
+                meta = as_dict(e.get("tool_call_metadata"))
                 thought = args.get("thought")
                 conv.say("assistant", thought or None)
                 clean = {k: v for k, v in args.items() if k != "thought"}
-                n = conv.call(str(meta.get("function_name") or action), clean, meta.get("tool_call_id"))
+                n = conv.call(
+                    str(meta.get("function_name") or action), clean, meta.get("tool_call_id")
+                )
                 by_event[e.get("id")] = n
         elif "observation" in e:
             obs = str(e["observation"])
-            n = by_event.get(e.get("cause"))
-            if n is None:
-                meta = e.get("tool_call_metadata") if isinstance(e.get("tool_call_metadata"), dict) else {}
-                n = conv.pending(call_id=meta.get("tool_call_id")) if meta.get("tool_call_id") else None
-            if n is None or conv.answered(n):
-                ignored.add("observation answering no action", "observations answering no action", f"{where} ({obs})")
+            found: int | None = by_event.get(e.get("cause"))
+            if found is None:
+                call_id = as_dict(e.get("tool_call_metadata")).get("tool_call_id")
+                found = conv.pending(call_id=str(call_id)) if call_id else None
+            if found is None or conv.answered(found):
+                ignored.add(
+                    "observation answering no action",
+                    "observations answering no action",
+                    f"{where} ({obs})",
+                )
                 continue
-            conv.result(n, str(e.get("content") or ""), ok=obs != "error")
+            conv.result(found, str(e.get("content") or ""), ok=obs != "error")
         else:
             ignored.add("event of a kind not read", "events of kinds not read", where)
     return final, tokens, cost
 
 
-def _v1(conv: Conversation, events: list[tuple[str, dict[str, Any]]], ignored: Ignored) -> str | None:
+def _v1(
+    conv: Conversation, events: list[tuple[str, dict[str, Any]]], ignored: Ignored
+) -> str | None:
     final: str | None = None
     for where, e in events:
         k = e["kind"]
         if k == "SystemPromptEvent":
             conv.say("system", _sdk_text(e.get("system_prompt")))
         elif k == "MessageEvent":
-            msg = e.get("llm_message") if isinstance(e.get("llm_message"), dict) else {}
+            msg = as_dict(e.get("llm_message"))
             role = msg.get("role") or ("user" if e.get("source") == "user" else "assistant")
             text = _sdk_text(msg.get("content"))
             if role in ("user", "assistant", "system"):
-                conv.say(role, text)
+                conv.say(role, text)  # type: ignore[arg-type]
                 if role == "assistant":
                     final = text
             else:
@@ -117,31 +132,44 @@ def _v1(conv: Conversation, events: list[tuple[str, dict[str, Any]]], ignored: I
         elif k == "ActionEvent":
             thought = _sdk_text(e.get("thought"))
             conv.say("assistant", thought or None)
-            action = e.get("action") if isinstance(e.get("action"), dict) else {}
+            action = as_dict(e.get("action"))
             args = {key: v for key, v in action.items() if key != "kind"}
             name = str(e.get("tool_name") or action.get("kind") or "action")
             conv.call(name, args, e.get("tool_call_id"))
             if name == "finish" and isinstance(action.get("message"), str):
                 final = action["message"]
         elif k in ("ObservationEvent", "AgentErrorEvent", "UserRejectObservation"):
-            n = conv.pending(call_id=e.get("tool_call_id")) if e.get("tool_call_id") else conv.pending(tool=e.get("tool_name"))
+            n = (
+                conv.pending(call_id=e.get("tool_call_id"))
+                if e.get("tool_call_id")
+                else conv.pending(tool=e.get("tool_name"))
+            )
             if n is None:
-                ignored.add("observation answering no action", "observations answering no action", where)
+                ignored.add(
+                    "observation answering no action", "observations answering no action", where
+                )
                 continue
             if k == "ObservationEvent":
-                obs = e.get("observation") if isinstance(e.get("observation"), dict) else {}
+                obs = as_dict(e.get("observation"))
                 text = _sdk_text(obs.get("content")) or as_json_text(obs)
                 conv.result(n, text, ok=not obs.get("is_error"))
             elif k == "AgentErrorEvent":
                 conv.result(n, str(e.get("error") or "agent error"), ok=False)
             else:
-                conv.result(n, None, ok=False, error=f"rejected by the user: {e.get('rejection_reason') or ''}".strip())
+                conv.result(
+                    n,
+                    None,
+                    ok=False,
+                    error=f"rejected by the user: {e.get('rejection_reason') or ''}".strip(),
+                )
         else:
             ignored.add("event of a kind not read", "events of kinds not read", f"{where} ({k})")
     return final
 
 
-def openhands_from_records(path: Path, records: list[Record], ignored: Ignored) -> list[tuple[str, Trajectory]]:
+def openhands_from_records(
+    path: Path, records: list[Record], ignored: Ignored
+) -> list[tuple[str, Trajectory]]:
     file = str(path)
     if len(records) == 1 and isinstance(records[0][1], list):
         label0 = records[0][0]
@@ -169,7 +197,12 @@ def openhands_from_records(path: Path, records: list[Record], ignored: Ignored) 
             messages=conv.messages,
             steps=conv.steps,
             final_answer=final if final is not None else conv.final_answer,
-            usage=Usage(prompt_tokens=tokens[0], completion_tokens=tokens[1], cost_usd=cost, turns=conv.user_turns),
+            usage=Usage(
+                prompt_tokens=tokens[0],
+                completion_tokens=tokens[1],
+                cost_usd=cost,
+                turns=conv.user_turns,
+            ),
         )
     except ValidationError as exc:
         raise validation_error(file, label, exc) from None

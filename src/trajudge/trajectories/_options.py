@@ -102,7 +102,9 @@ def load_mapping(path: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
             raise InputError(src, None, "id", "missing column")
         extra = [c for c in cols if c not in ("id", *_MAP_FIELDS)]
         if extra:
-            raise InputError(src, None, extra[0], f"unknown column (known: id, {', '.join(_MAP_FIELDS)})")
+            raise InputError(
+                src, None, extra[0], f"unknown column (known: id, {', '.join(_MAP_FIELDS)})"
+            )
         for n, row in enumerate(reader, start=2):
             rows.append((f"line {n}", dict(row)))
     else:
@@ -113,7 +115,9 @@ def load_mapping(path: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
         except yaml.YAMLError as exc:
             raise InputError(src, None, None, f"invalid YAML/JSON: {exc}") from None
         if not isinstance(doc, dict):
-            raise InputError(src, None, None, f"expected an object of id -> fields, got {kind(doc)}")
+            raise InputError(
+                src, None, None, f"expected an object of id -> fields, got {kind(doc)}"
+            )
         for key, value in doc.items():
             if not isinstance(value, dict):
                 raise InputError(src, str(key), None, f"expected an object, got {kind(value)}")
@@ -170,7 +174,10 @@ def apply_options(
         if missing:
             ids = ", ".join(repr(i) for i in missing[:3])
             raise InputError(
-                file, None, "mapping", f"ids not in the file: {ids}" + (" ..." if len(missing) > 3 else "")
+                file,
+                None,
+                "mapping",
+                f"ids not in the file: {ids}" + (" ..." if len(missing) > 3 else ""),
             )
     return out
 
@@ -181,3 +188,7 @@ def as_json_text(value: Any) -> str:
         return value
     return json.dumps(value, ensure_ascii=False, default=str)
 
+
+def as_dict(value: Any) -> dict[str, Any]:
+    """``value`` when it is a JSON object, else an empty one."""
+    return value if isinstance(value, dict) else {}

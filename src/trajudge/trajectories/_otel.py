@@ -134,10 +134,9 @@ def _join(turns: list[list[Msg]]) -> tuple[list[Msg], list[int]]:
     acc: list[Msg] = []
     starts: list[int] = []
     for history in turns:
-        if acc and len(history) >= len(acc) and _same(history[: len(acc)], acc):
-            starts.append(len(acc))
-            acc = list(history)
-        elif acc and len(history) > len(acc) and _same(history[-len(acc) :], acc):
+        if (acc and len(history) >= len(acc) and _same(history[: len(acc)], acc)) or (
+            acc and len(history) > len(acc) and _same(history[-len(acc) :], acc)
+        ):
             starts.append(len(acc))
             acc = list(history)
         else:
@@ -167,7 +166,9 @@ def _conversation(
                 )
                 conv.result(None, m.text, name=m.name)
             else:
-                conv.result(n, m.text or "", ok=not m.failed)
+                text = m.text or ""
+                # the chat-log convention: a tool message starting with "Error" reports a failure
+                conv.result(n, text, ok=not (m.failed or text.startswith("Error")))
     matched: set[int] = set()
     for span, call in tools:
         n = _match(conv, call, matched)
@@ -175,9 +176,7 @@ def _conversation(
         if call.error is not None:
             fields.update(ok=False, error=call.error)
         if n is None:
-            if call.error is None:
-                fields["output"] = call.output
-            elif call.output is not None and call.output != call.error:
+            if call.error is None or (call.output is not None and call.output != call.error):
                 fields["output"] = call.output
             conv.call(call.name, call.args, call.call_id, **fields)
             continue
@@ -208,12 +207,16 @@ def _match(conv: Conversation, call: ToolCall, matched: set[int]) -> int | None:
     return None
 
 
-def _trajudge_attr(spans: list[Span], key: str, types: tuple[type, ...], what: str, file: str) -> Any:
+def _trajudge_attr(
+    spans: list[Span], key: str, types: tuple[type, ...], what: str, file: str
+) -> Any:
     for s in sorted(spans, key=lambda s: (s.depth, s.order)):
         if key in s.attrs and s.attrs[key] is not None:
             value = s.attrs[key]
             if not isinstance(value, types) or (bool not in types and isinstance(value, bool)):
-                raise InputError(file, s.record, s.where(key), f"expected {what}, got {kind(value)}")
+                raise InputError(
+                    file, s.record, s.where(key), f"expected {what}, got {kind(value)}"
+                )
             return value
     return None
 
@@ -263,10 +266,14 @@ def _trajectory(
         value = _first_attr(spans, *keys)
         if value is not None:
             metadata[name] = value
-    service = next((s.resource["service.name"] for s in spans if "service.name" in s.resource), None)
+    service = next(
+        (s.resource["service.name"] for s in spans if "service.name" in s.resource), None
+    )
     if service is not None:
         metadata["service_name"] = service
-    has_messages = bool(conv.messages) and any(m.role != "assistant" or m.content for m in conv.messages)
+    has_messages = bool(conv.messages) and any(
+        m.role != "assistant" or m.content for m in conv.messages
+    )
     try:
         return Trajectory(
             id=tid,

@@ -37,6 +37,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from trajudge.trajectories._options import as_dict
 from trajudge.trajectories._otel_spans import Span
 
 
@@ -124,7 +125,11 @@ def _content_text(content: Any) -> str | None:
                 texts.append(part)
             elif isinstance(part, dict):
                 text = part.get("text", part.get("content"))
-                if isinstance(text, str) and part.get("type", "text") in ("text", "input_text", "output_text"):
+                if isinstance(text, str) and part.get("type", "text") in (
+                    "text",
+                    "input_text",
+                    "output_text",
+                ):
                     texts.append(text)
         return "\n".join(texts) if texts else None
     return as_text(content)
@@ -135,7 +140,7 @@ def _openai_calls(calls: Any) -> list[tuple[str | None, str, dict[str, Any]]]:
     for c in calls or []:
         if not isinstance(c, dict):
             continue
-        fn = c.get("function") if isinstance(c.get("function"), dict) else c
+        fn = as_dict(c.get("function")) or c
         name = fn.get("name")
         if isinstance(name, str) and name:
             out.append((c.get("id"), name, args_of(fn.get("arguments", fn.get("args")))))
@@ -202,16 +207,24 @@ def _event_message(name: str, body: dict[str, Any]) -> Msg | None:
         body = msg if isinstance(msg, dict) else body
     text = _content_text(parse_json(body.get("content")))
     if role == "tool":
-        return Msg("tool", text, call_id=body.get("id") or body.get("tool_call_id"), name=body.get("name"))
-    return Msg(_role(body.get("role")) or role, text, _openai_calls(parse_json(body.get("tool_calls"))))
+        return Msg(
+            "tool", text, call_id=body.get("id") or body.get("tool_call_id"), name=body.get("name")
+        )
+    return Msg(
+        _role(body.get("role")) or role, text, _openai_calls(parse_json(body.get("tool_calls")))
+    )
 
 
-def _events_messages(events: list[tuple[str, dict[str, Any]]]) -> tuple[list[Msg], list[Msg]] | None:
+def _events_messages(
+    events: list[tuple[str, dict[str, Any]]],
+) -> tuple[list[Msg], list[Msg]] | None:
     inputs: list[Msg] = []
     outputs: list[Msg] = []
     for name, body in events:
         if name in ("gen_ai.content.prompt", "gen_ai.content.completion"):
-            value = parse_json(body.get("gen_ai.prompt" if name.endswith("prompt") else "gen_ai.completion"))
+            value = parse_json(
+                body.get("gen_ai.prompt" if name.endswith("prompt") else "gen_ai.completion")
+            )
             target = inputs if name.endswith("prompt") else outputs
             for m in value if isinstance(value, list) else []:
                 if isinstance(m, dict) and _role(m.get("role")):
@@ -262,10 +275,14 @@ def _openllmetry(attrs: dict[str, Any], prefix: str) -> list[Msg]:
             if isinstance(c.get("name"), str):
                 calls.append((c.get("id"), c["name"], args_of(c.get("arguments"))))
         if isinstance(fields.get("function_call.name"), str):
-            calls.append((None, fields["function_call.name"], args_of(fields.get("function_call.arguments"))))
+            calls.append(
+                (None, fields["function_call.name"], args_of(fields.get("function_call.arguments")))
+            )
         text = _content_text(parse_json(fields.get("content")))
         if role == "tool":
-            out.append(Msg("tool", text, call_id=fields.get("tool_call_id"), name=fields.get("name")))
+            out.append(
+                Msg("tool", text, call_id=fields.get("tool_call_id"), name=fields.get("name"))
+            )
         else:
             out.append(Msg(role, text, calls))
     return out
@@ -282,7 +299,9 @@ def _openinference(attrs: dict[str, Any], prefix: str) -> list[Msg]:
             parts = [
                 v
                 for k, v in sorted(
-                    (k, v) for k, v in fields.items() if k.startswith("message.contents.") and k.endswith(".message_content.text")
+                    (k, v)
+                    for k, v in fields.items()
+                    if k.startswith("message.contents.") and k.endswith(".message_content.text")
                 )
                 if isinstance(v, str)
             ]
@@ -291,10 +310,17 @@ def _openinference(attrs: dict[str, Any], prefix: str) -> list[Msg]:
         for _, c in sorted(_indexed(fields, "message.tool_calls").items()):
             name = c.get("tool_call.function.name")
             if isinstance(name, str):
-                calls.append((c.get("tool_call.id"), name, args_of(c.get("tool_call.function.arguments"))))
+                calls.append(
+                    (c.get("tool_call.id"), name, args_of(c.get("tool_call.function.arguments")))
+                )
         if role == "tool":
             out.append(
-                Msg("tool", as_text(text), call_id=fields.get("message.tool_call_id"), name=fields.get("message.name"))
+                Msg(
+                    "tool",
+                    as_text(text),
+                    call_id=fields.get("message.tool_call_id"),
+                    name=fields.get("message.name"),
+                )
             )
         else:
             out.append(Msg(role, as_text(text), calls, name=fields.get("message.name")))
@@ -323,7 +349,15 @@ def _gemini_content(content: Any) -> list[Msg]:
         if isinstance(fr, dict):
             response = fr.get("response")
             failed = isinstance(response, dict) and set(response) == {"error"}
-            results.append(Msg("tool", as_text(response), call_id=fr.get("id"), name=fr.get("name"), failed=failed))
+            results.append(
+                Msg(
+                    "tool",
+                    as_text(response),
+                    call_id=fr.get("id"),
+                    name=fr.get("name"),
+                    failed=failed,
+                )
+            )
     if results:
         return results
     return [Msg(role, "\n".join(texts) if texts else None, calls)]
@@ -336,7 +370,7 @@ def _adk(attrs: dict[str, Any]) -> tuple[list[Msg], list[Msg]] | None:
         return None
     inputs: list[Msg] = []
     if isinstance(request, dict):
-        config = request.get("config") if isinstance(request.get("config"), dict) else {}
+        config = as_dict(request.get("config"))
         system = config.get("system_instruction")
         if isinstance(system, str) and system:
             inputs.append(Msg("system", system))
@@ -373,7 +407,10 @@ def llm_messages(span: Span) -> tuple[list[Msg], list[Msg]] | None:
     found = _events_messages(span.events)
     if found is not None:
         return found
-    for prompt, completion in (("gen_ai.prompt", "gen_ai.completion"), ("llm.prompts", "llm.completions")):
+    for prompt, completion in (
+        ("gen_ai.prompt", "gen_ai.completion"),
+        ("llm.prompts", "llm.completions"),
+    ):
         if any(k.startswith(prompt + ".") for k in a):
             return _openllmetry(a, prompt), _openllmetry(a, completion)
     if any(k.startswith("llm.input_messages.") or k.startswith("llm.output_messages.") for k in a):

@@ -106,7 +106,9 @@ def _nanos(span: dict[str, Any], keys: tuple[str, ...], file: str, record: str, 
             return raw
         if isinstance(raw, str) and raw.isdigit():
             return int(raw)
-    raise InputError(file, record, f"{path}.{keys[0]}", f"expected nanoseconds, got {kind(span.get(keys[0]))}")
+    raise InputError(
+        file, record, f"{path}.{keys[0]}", f"expected nanoseconds, got {kind(span.get(keys[0]))}"
+    )
 
 
 def _get(obj: dict[str, Any], *keys: str) -> Any:
@@ -154,10 +156,14 @@ def _otlp(doc: dict[str, Any], key: str, file: str, label: str, spans: list[Span
                 span_id = _hex_id(_get(raw, "spanId", "span_id"), 8)
                 if not trace_id or not span_id:
                     raise InputError(file, label, f"{path}.traceId/spanId", "missing or empty")
-                start = _nanos(raw, ("startTimeUnixNano", "start_time_unix_nano"), file, label, path)
+                start = _nanos(
+                    raw, ("startTimeUnixNano", "start_time_unix_nano"), file, label, path
+                )
                 end = _nanos(raw, ("endTimeUnixNano", "end_time_unix_nano"), file, label, path)
                 if end < start:
-                    raise InputError(file, label, f"{path}.endTimeUnixNano", "is before startTimeUnixNano")
+                    raise InputError(
+                        file, label, f"{path}.endTimeUnixNano", "is before startTimeUnixNano"
+                    )
                 status = raw.get("status") or {}
                 code = status.get("code")
                 failed = code in (STATUS_ERROR, "STATUS_CODE_ERROR", "ERROR")
@@ -191,7 +197,11 @@ def _jaeger_tags(tags: Any) -> dict[str, Any]:
     for tag in tags or []:
         if isinstance(tag, dict) and isinstance(tag.get("key"), str):
             value = tag.get("value")
-            if tag.get("type") == "int64" and isinstance(value, str) and value.lstrip("-").isdigit():
+            if (
+                tag.get("type") == "int64"
+                and isinstance(value, str)
+                and value.lstrip("-").isdigit()
+            ):
                 value = int(value)
             out[tag["key"]] = value
     return out
@@ -242,7 +252,9 @@ def _jaeger(doc: dict[str, Any], file: str, label: str, spans: list[Span]) -> No
                     end=(start_us + duration_us) * 1000,
                     attrs=tags,
                     events=events,
-                    error=(str(tags.get("otel.status_description") or "status ERROR")) if failed else None,
+                    error=(str(tags.get("otel.status_description") or "status ERROR"))
+                    if failed
+                    else None,
                     resource=resource,
                     scope=str(tags.get("otel.scope.name") or tags.get("otel.library.name") or ""),
                     record=label,
@@ -279,7 +291,7 @@ def read_spans(file: str, records: list[Record]) -> list[Span]:
                 file,
                 label,
                 None,
-                "not a trace export (expected OTLP JSON resourceSpans, a Tempo export or Jaeger JSON)",
+                "not a trace export (expected OTLP JSON, a Tempo export or Jaeger JSON)",
             )
         if which == "jaeger":
             _jaeger(doc, file, label, spans)

@@ -3,7 +3,8 @@
 Scalar fields are columns of their own (``id``, ``task_id``, ``trial``, ``input``,
 ``final_answer``, ``outcome``, ``intent``); the nested ones (``messages``, ``steps``, ``usage``,
 ``metadata``, ``files_before``, ``files_after``) are JSON text columns, so the round trip is exact
-whatever the arguments and metadata hold. The schema version is kept in the file's key-value metadata.
+whatever the arguments and metadata hold. The schema version is kept in the file's key-value
+metadata.
 """
 
 from __future__ import annotations

@@ -65,10 +65,14 @@ class ImportResult:
 def _records_reader(
     fmt: str,
 ) -> Callable[[Path, list[Record], ReadOptions, Ignored], tuple[Items, Specs]]:
-    def no_specs(fn: Callable[[Path, list[Record], Ignored], Items]) -> Callable[..., tuple[Items, Specs]]:
+    def no_specs(
+        fn: Callable[[Path, list[Record], Ignored], Items],
+    ) -> Callable[..., tuple[Items, Specs]]:
         return lambda p, r, o, i: (fn(p, r, i), {})
 
-    readers: dict[str, Callable[[Path, list[Record], ReadOptions, Ignored], tuple[Items, Specs]]] = {
+    readers: dict[
+        str, Callable[[Path, list[Record], ReadOptions, Ignored], tuple[Items, Specs]]
+    ] = {
         "jsonl": lambda p, r, o, i: (trajectories_from_records(p, r), {}),
         "openai": no_specs(openai_from_records),
         "responses": no_specs(responses_from_records),
@@ -123,10 +127,14 @@ def read_trajectories(
     ignored = Ignored()
     auto = fmt == "auto"
     specs: Specs = {}
-    if fmt == "parquet" or (auto and (detect(data, None) == "parquet" or p.suffix.lower() in (".parquet", ".pq"))):
+    if fmt == "parquet" or (
+        auto and (detect(data, None) == "parquet" or p.suffix.lower() in (".parquet", ".pq"))
+    ):
         items = read_parquet_items(p)
         chosen = "parquet"
-    elif fmt == "inspect" or (auto and (detect(data, None) == "inspect" or p.suffix.lower() == ".eval")):
+    elif fmt == "inspect" or (
+        auto and (detect(data, None) == "inspect" or p.suffix.lower() == ".eval")
+    ):
         items = read_inspect(p, ignored)
         chosen = "inspect"
     else:
@@ -135,7 +143,10 @@ def read_trajectories(
         if auto and detected is None:
             supported = ", ".join(f for f in FORMATS if f != "auto")
             raise InputError(
-                file, None, None, f"unrecognised format: {describe(data, records)} (supported: {supported})"
+                file,
+                None,
+                None,
+                f"unrecognised format: {describe(data, records)} (supported: {supported})",
             )
         chosen = detected if auto and detected is not None else fmt
         assert records is not None
@@ -146,12 +157,8 @@ def read_trajectories(
                 items, specs = _records_reader(chosen)(p, records, opts, ignored)
         except InputError as exc:
             if detected is not None and detected != chosen:
-                raise InputError(
-                    exc.file,
-                    exc.record,
-                    exc.field,
-                    f"{exc.reason}; the file looks like {format_name(detected)}: use --format {detected}",
-                ) from None
+                hint = f"the file looks like {format_name(detected)}: use --format {detected}"
+                raise InputError(exc.file, exc.record, exc.field, f"{exc.reason}; {hint}") from None
             raise
     items = apply_options(file, items, opts)
     if strict and ignored:

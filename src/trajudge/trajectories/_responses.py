@@ -107,12 +107,16 @@ def _read_items(
                     totals[j] = (totals[j] or 0) + usage[key]
             output = item.get("output")
             if not isinstance(output, list):
-                raise InputError(file, record, f"{where}.output", f"expected a list, got {kind(output)}")
+                raise InputError(
+                    file, record, f"{where}.output", f"expected a list, got {kind(output)}"
+                )
             _read_items(conv, output, totals, file, record, f"{where}.output", ignored)
         elif t in (None, "message") and isinstance(item.get("role"), str):
             role = _ROLES.get(item["role"])
             if role is None:
-                ignored.add("item of an unknown role", "items of unknown roles", f"{record}: {where}")
+                ignored.add(
+                    "item of an unknown role", "items of unknown roles", f"{record}: {where}"
+                )
                 continue
             text = content_text(item.get("content"), ignored, f"{record}: {where}.content")
             conv.say(role, text)  # type: ignore[arg-type]
@@ -131,13 +135,25 @@ def _read_items(
             fields: dict[str, Any] = {}
             outs = {k: item[k] for k in out_keys if item.get(k) is not None}
             if outs:
-                fields["output"] = as_json_text(outs if len(outs) > 1 else next(iter(outs.values())))
+                fields["output"] = as_json_text(
+                    outs if len(outs) > 1 else next(iter(outs.values()))
+                )
             if _status_failed(item):
                 fields.update(ok=False, error=f"status {item.get('status')}")
-            elif t in ("web_search_call", "image_generation_call", "code_interpreter_call", "file_search_call"):
+            elif t in (
+                "web_search_call",
+                "image_generation_call",
+                "code_interpreter_call",
+                "file_search_call",
+            ):
                 fields.setdefault("output", None)  # the call is its own result
             call_id = item.get("call_id") or item.get("id")
-            conv.call(name, _hosted_args(item, arg_keys), None if call_id is None else str(call_id), **fields)
+            conv.call(
+                name,
+                _hosted_args(item, arg_keys),
+                None if call_id is None else str(call_id),
+                **fields,
+            )
         elif t == "mcp_call":
             args = parse_args(item.get("arguments"), file, record, f"{where}.arguments")
             error = item.get("error")
@@ -154,7 +170,9 @@ def _read_items(
             text = output if isinstance(output, str) or output is None else as_json_text(output)
             if n is None:
                 ignored.add(
-                    "tool output answering no call", "tool outputs answering no call", f"{record}: {where}"
+                    "tool output answering no call",
+                    "tool outputs answering no call",
+                    f"{record}: {where}",
                 )
                 conv.result(None, text)
                 continue
@@ -162,20 +180,30 @@ def _read_items(
             conv.result(n, text, ok=not failed)
         elif t == "reasoning":
             summary = item.get("summary") or []
-            texts = [p.get("text") for p in summary if isinstance(p, dict) and isinstance(p.get("text"), str)]
+            texts = [
+                str(p["text"])
+                for p in summary
+                if isinstance(p, dict) and isinstance(p.get("text"), str)
+            ]
             if texts:
                 conv.say("assistant", "\n".join(texts), name=REASONING)
             else:
-                ignored.add("reasoning item without a summary", "reasoning items without a summary", f"{record}: {where}")
+                ignored.add(
+                    "reasoning item without a summary",
+                    "reasoning items without a summary",
+                    f"{record}: {where}",
+                )
         else:
             what = t if t in _SKIPPED_KNOWN else f"unknown type {t!r}"
-            ignored.add("item of a kind not read", "items of kinds not read", f"{record}: {where} ({what})")
+            ignored.add(
+                "item of a kind not read", "items of kinds not read", f"{record}: {where} ({what})"
+            )
 
 
 def from_responses_items(rec: ChatRecord, file: str, ignored: Ignored) -> Trajectory:
     conv = Conversation()
     totals: list[int | None] = [None, None]
-    _read_items(conv, rec.items, totals, file, rec.label, rec.field, ignored)
+    _read_items(conv, rec.items, totals, file, rec.label, rec.where, ignored)
     conv.finish()
     usage = Usage(prompt_tokens=totals[0], completion_tokens=totals[1], turns=conv.user_turns)
     if rec.usage is not None:

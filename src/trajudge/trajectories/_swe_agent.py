@@ -30,14 +30,16 @@ from trajudge.trajectories._errors import InputError
 from trajudge.trajectories._io import Record, kind, validation_error
 from trajudge.trajectories._models import Trajectory, Usage
 from trajudge.trajectories._openai import content_text, parse_args
-from trajudge.trajectories._options import Ignored
+from trajudge.trajectories._options import Ignored, as_dict
 
 
 def _num(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
-def swe_agent_from_records(path: Path, records: list[Record], ignored: Ignored) -> list[tuple[str, Trajectory]]:
+def swe_agent_from_records(
+    path: Path, records: list[Record], ignored: Ignored
+) -> list[tuple[str, Trajectory]]:
     file = str(path)
     if len(records) != 1:
         raise InputError(file, records[1][0], None, "a .traj file is one JSON object")
@@ -46,11 +48,13 @@ def swe_agent_from_records(path: Path, records: list[Record], ignored: Ignored) 
     if not isinstance(steps_in, list):
         raise InputError(file, label, "trajectory", f"expected a list, got {kind(steps_in)}")
     history = doc.get("history") if isinstance(doc.get("history"), list) else []
-    info = doc.get("info") if isinstance(doc.get("info"), dict) else {}
+    info = as_dict(doc.get("info"))
     conv = Conversation()
     system = next((h for h in history if isinstance(h, dict) and h.get("role") == "system"), None)
     if system is not None:
-        conv.say("system", content_text(system.get("content"), ignored, f"{label}: history (system)"))
+        conv.say(
+            "system", content_text(system.get("content"), ignored, f"{label}: history (system)")
+        )
     assistants: list[dict[str, Any]] = []
     task: str | None = None
     for i, h in enumerate(history):
@@ -71,25 +75,43 @@ def swe_agent_from_records(path: Path, records: list[Record], ignored: Ignored) 
             raise InputError(file, label, where, f"expected an object, got {kind(entry)}")
         action = entry.get("action")
         if not isinstance(action, str):
-            raise InputError(file, label, f"{where}.action", f"expected a string, got {kind(action)}")
+            raise InputError(
+                file, label, f"{where}.action", f"expected a string, got {kind(action)}"
+            )
         calls = (assistants[i].get("tool_calls") or []) if use_calls else []
         if calls and isinstance(calls[0], dict) and isinstance(calls[0].get("function"), dict):
             fn = calls[0]["function"]
             tool = str(fn.get("name") or "")
-            args = parse_args(fn.get("arguments"), file, label, f"history (assistant {i}).tool_calls[0].function.arguments")
+            args = parse_args(
+                fn.get("arguments"),
+                file,
+                label,
+                f"history (assistant {i}).tool_calls[0].function.arguments",
+            )
             call_id = calls[0].get("id")
         else:
             tool = action.strip().split(maxsplit=1)[0] if action.strip() else ""
             args, call_id = {"command": action}, None
         conv.say("assistant", entry.get("thought") or None)
         seconds = _num(entry.get("execution_time"))
-        n = conv.call(tool or "(empty action)", args, call_id, latency_ms=None if seconds is None else seconds * 1000)
+        n = conv.call(
+            tool or "(empty action)",
+            args,
+            call_id,
+            latency_ms=None if seconds is None else seconds * 1000,
+        )
         observation = entry.get("observation")
-        conv.result(n, observation if isinstance(observation, str) else content_text(observation) or "")
+        conv.result(
+            n, observation if isinstance(observation, str) else content_text(observation) or ""
+        )
     conv.finish()
-    stats = info.get("model_stats") if isinstance(info.get("model_stats"), dict) else {}
+    stats = as_dict(info.get("model_stats"))
     tokens_in, tokens_out = stats.get("tokens_sent"), stats.get("tokens_received")
-    metadata = {k: info[k] for k in ("exit_status", "swe_agent_version", "swe_rex_version") if info.get(k) is not None}
+    metadata = {
+        k: info[k]
+        for k in ("exit_status", "swe_agent_version", "swe_rex_version")
+        if info.get(k) is not None
+    }
     if stats.get("api_calls") is not None:
         metadata["api_calls"] = stats["api_calls"]
     tid = path.name[: -len(".traj")] if path.name.endswith(".traj") else path.stem

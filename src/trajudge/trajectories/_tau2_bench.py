@@ -124,7 +124,9 @@ def _messages(
     flat: list[tuple[str, Any]] = []
     for i, m in enumerate(sim.messages):
         if isinstance(m, dict) and isinstance(m.get("tool_messages"), list):
-            flat += [(f"{where}[{i}].tool_messages[{j}]", t) for j, t in enumerate(m["tool_messages"])]
+            flat += [
+                (f"{where}[{i}].tool_messages[{j}]", t) for j, t in enumerate(m["tool_messages"])
+            ]
         else:
             flat.append((f"{where}[{i}]", m))
     for at, m in flat:
@@ -151,7 +153,10 @@ def _messages(
                 args = call.get("arguments") or {}
                 if not isinstance(args, dict):
                     raise InputError(
-                        file, label, f"{at}.tool_calls[{j}].arguments", f"expected an object, got {kind(args)}"
+                        file,
+                        label,
+                        f"{at}.tool_calls[{j}].arguments",
+                        f"expected an object, got {kind(args)}",
                     )
                 requestor = call.get("requestor") or role
                 call_id = str(call.get("id") or "") or None
@@ -169,16 +174,26 @@ def _messages(
                     entry = user_calls[queue.pop(0)]
                     entry["output" if not failed else "error"] = text
                     continue
-                ignored.add("user tool result answering no call", "user tool results answering no call", f"{label}: {at}")
+                ignored.add(
+                    "user tool result answering no call",
+                    "user tool results answering no call",
+                    f"{label}: {at}",
+                )
                 continue
             n = conv.pending(call_id=call_id) if call_id else None
             if n is None:
-                ignored.add("tool result answering no call", "tool results answering no call", f"{label}: {at}")
+                ignored.add(
+                    "tool result answering no call",
+                    "tool results answering no call",
+                    f"{label}: {at}",
+                )
                 conv.result(None, text)
                 continue
             conv.result(n, text or "", ok=not failed)
         else:
-            ignored.add("message of an unknown role", "messages of unknown roles", f"{label}: {at} ({role})")
+            ignored.add(
+                "message of an unknown role", "messages of unknown roles", f"{label}: {at} ({role})"
+            )
     conv.finish()
     return conv, user_calls, tokens, cost
 
@@ -194,7 +209,11 @@ def tau2_from_records(
     specs: dict[str, TaskSpec] = {}
     intents: dict[str, str] = {}
     for i, task in enumerate(results.tasks):
-        actions = [a for a in (task.evaluation_criteria.actions or []) if a.requestor != "user"] if task.evaluation_criteria else []
+        actions = (
+            [a for a in (task.evaluation_criteria.actions or []) if a.requestor != "user"]
+            if task.evaluation_criteria
+            else []
+        )
         if task.id in specs:
             raise InputError(file, f"tasks[{i}]", "id", f"duplicate task id {task.id!r}")
         specs[task.id] = TaskSpec(
@@ -213,7 +232,9 @@ def tau2_from_records(
         sim = validate(_Simulation, raw, file, label, where)
         trial = sim.trial if sim.trial is not None else trials.get(sim.task_id, 0)
         trials[sim.task_id] = trial + 1
-        conv, user_calls, tokens, msg_cost = _messages(sim, file, label, f"{where}.messages", ignored)
+        conv, user_calls, tokens, msg_cost = _messages(
+            sim, file, label, f"{where}.messages", ignored
+        )
         infra = sim.termination_reason == INFRASTRUCTURE_ERROR
         reward = None if sim.reward_info is None else sim.reward_info.reward
         outcome = (
