@@ -494,11 +494,20 @@ def tool_call(span: Span) -> ToolCall | None:
     if not isinstance(name, str) or not name:
         return None
     call_id = a.get("gen_ai.tool.call.id") or a.get("tool_call.id")
+    error = _error(span)
+    # LangChain instrumentors record the ToolMessage itself: {"type": "tool", "data": {...}}
+    message = parse_json(raw_out)
+    data = as_dict(message.get("data")) if isinstance(message, dict) else {}
+    if isinstance(message, dict) and message.get("type") == "tool" and data:
+        raw_out = data.get("content")
+        call_id = call_id or data.get("tool_call_id")
+        if data.get("status") == "error" and error is None:
+            error = as_text(raw_out) or "error"
     return ToolCall(
         name=name,
         args=args_of(raw_in),
         output=as_text(raw_out),
-        error=_error(span),
+        error=error,
         call_id=None if call_id is None else str(call_id),
     )
 
