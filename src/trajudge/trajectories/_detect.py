@@ -86,8 +86,12 @@ def _record_format(first: Any, records: list[Record]) -> str | None:
         return "langchain"
     if objs and all(is_chat_message(o) for o in objs):
         return "openai"
-    if objs and all(is_responses_item(o) for o in objs):
-        return "responses"
+    if (
+        objs
+        and any(is_responses_item(o) and isinstance(o.get("type"), str) for o in objs)
+        and all(is_responses_item(o) or isinstance(o, dict) and "type" in o for o in objs)
+    ):
+        return "responses"  # items of kinds trajudge does not read are counted by the reader
     return None
 
 

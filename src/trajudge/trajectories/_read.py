@@ -88,11 +88,16 @@ def _records_reader(
 
 def _parse(p: Path, data: bytes, auto: bool) -> list[Record] | None:
     """The JSON records of the file; None when it is not JSON at all (auto-detection only)."""
-    text = decode_utf8(p, data)
+    try:
+        text = decode_utf8(p, data)
+    except InputError:
+        if auto and data.lstrip()[:1] not in (b"{", b"["):
+            return None  # binary: the caller names what it looks like
+        raise
     try:
         return load_json_records(p, text)
     except InputError:
-        if auto and text.lstrip()[:1] not in ("{", "["):
+        if auto and text.strip() and text.lstrip()[:1] not in ("{", "["):
             return None
         raise
 

@@ -74,6 +74,11 @@ def is_responses_item(obj: Any) -> bool:
     return isinstance(obj.get("role"), str) and "tool_calls" not in obj and "data" not in obj
 
 
+def _is_entry(obj: Any) -> bool:
+    # an item of a kind the reader does not use still belongs to the list (and is counted)
+    return is_responses_item(obj) or (isinstance(obj, dict) and isinstance(obj.get("type"), str))
+
+
 def _is_failure(text: str | None) -> bool:
     return bool(text) and (text or "").startswith((AGENTS_TOOL_FAILURE, "Error"))
 
@@ -232,7 +237,7 @@ def responses_from_records(
     file = str(path)
     items = [
         (rec.label, from_responses_items(rec, file, ignored))
-        for rec in chat_records(path, records, is_responses_item, "items")
+        for rec in chat_records(path, records, _is_entry, "items")
     ]
     check_unique(file, items)
     return items
