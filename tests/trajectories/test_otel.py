@@ -1,4 +1,7 @@
-"""OpenTelemetry trace files: containers, errors and lenient parts (real exports in test_real_fixtures)."""
+"""OpenTelemetry trace files: containers, errors, lenient parts.
+
+The real exports of every convention are checked in test_real_fixtures.py.
+"""
 
 from __future__ import annotations
 

@@ -89,7 +89,7 @@ def _record_format(first: Any, records: list[Record]) -> str | None:
     if (
         objs
         and any(is_responses_item(o) and isinstance(o.get("type"), str) for o in objs)
-        and all(is_responses_item(o) or isinstance(o, dict) and "type" in o for o in objs)
+        and all(is_responses_item(o) or (isinstance(o, dict) and "type" in o) for o in objs)
     ):
         return "responses"  # items of kinds trajudge does not read are counted by the reader
     return None
