@@ -243,7 +243,7 @@ def _trajectory(
         call = tool_call(s)
         if call is not None:
             tools.append((s, call))
-        elif declares_tool(s):
+        elif declares_tool(s) and s.attrs.get("gen_ai.tool.name") != "(merged tools)":
             ignored.add(
                 "TOOL span without tool attributes",
                 "TOOL spans without tool attributes",

@@ -147,10 +147,24 @@ def _openai_calls(calls: Any) -> list[tuple[str | None, str, dict[str, Any]]]:
     return out
 
 
+ADK_SCOPE = "gcp.vertex.agent"
+
+
+def unwrap_adk(value: Any) -> tuple[Any, str | None]:
+    """ADK wraps a tool's return as ``{"result": value}`` and its failure as ``{"error": msg}``."""
+    parsed = parse_json(value)
+    if isinstance(parsed, dict) and len(parsed) == 1:
+        if "result" in parsed:
+            return parsed["result"], None
+        if "error" in parsed:
+            return None, as_text(parsed["error"])
+    return value, None
+
+
 # --- GenAI current: role + parts -------------------------------------------------------------
 
 
-def _parts_message(m: Any) -> list[Msg]:
+def _parts_message(m: Any, adk: bool = False) -> list[Msg]:
     if not isinstance(m, dict):
         return []
     role = _role(m.get("role"))
@@ -170,19 +184,25 @@ def _parts_message(m: Any) -> list[Msg]:
             calls.append((p.get("id"), p["name"], args_of(p.get("arguments"))))
         elif t == "tool_call_response":
             value = p.get("response", p.get("result"))
-            results.append(Msg("tool", as_text(value), call_id=p.get("id"), name=p.get("name")))
+            error = None
+            if adk:
+                value, error = unwrap_adk(value)
+            text = as_text(value) if error is None else error
+            results.append(
+                Msg("tool", text, call_id=p.get("id"), name=p.get("name"), failed=error is not None)
+            )
     if results:
         return results
     return [Msg(role, "\n".join(texts) if texts else None, calls, name=m.get("name"))]
 
 
-def _parts_messages(value: Any) -> list[Msg] | None:
+def _parts_messages(value: Any, adk: bool = False) -> list[Msg] | None:
     value = parse_json(value)
     if not isinstance(value, list):
         return None
     out: list[Msg] = []
     for m in value:
-        out += _parts_message(m)
+        out += _parts_message(m, adk)
     return out
 
 
@@ -392,13 +412,14 @@ def llm_messages(span: Span) -> tuple[list[Msg], list[Msg]] | None:
             if msgs is not None:
                 return msgs, []
     if "gen_ai.input.messages" in a or "gen_ai.output.messages" in a:
-        inputs = _parts_messages(a.get("gen_ai.input.messages")) or []
+        adk = span.scope.startswith(ADK_SCOPE)
+        inputs = _parts_messages(a.get("gen_ai.input.messages"), adk) or []
         system = _parts_messages(
             [{"role": "system", "parts": parse_json(a.get("gen_ai.system_instructions")) or []}]
         )
         if system and system[0].text and not any(m.role == "system" for m in inputs):
             inputs = system + inputs
-        return inputs, _parts_messages(a.get("gen_ai.output.messages")) or []
+        return inputs, _parts_messages(a.get("gen_ai.output.messages"), adk) or []
     for key in ("all_messages_events", "events"):
         if key in a:
             found = _events_messages(_json_events(a[key]))
@@ -493,8 +514,13 @@ def tool_call(span: Span) -> ToolCall | None:
         name = span.name[len(prefix) :].strip() if span.name.startswith(prefix) else None
     if not isinstance(name, str) or not name:
         return None
+    if name == "(merged tools)":
+        return None  # ADK's summary span over parallel calls that have their own spans
     call_id = a.get("gen_ai.tool.call.id") or a.get("tool_call.id")
     error = _error(span)
+    if span.scope.startswith(ADK_SCOPE) or "gcp.vertex.agent.tool_response" in a:
+        raw_out, adk_error = unwrap_adk(raw_out)
+        error = adk_error or error  # the tool's message beats ADK's "TOOL_ERROR"
     # LangChain instrumentors record the ToolMessage itself: {"type": "tool", "data": {...}}
     message = parse_json(raw_out)
     data = as_dict(message.get("data")) if isinstance(message, dict) else {}
