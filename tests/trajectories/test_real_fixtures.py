@@ -203,3 +203,26 @@ def test_tau2_results_import_with_agent_steps_and_the_same_pass_hat_k() -> None:
     assert theirs == pytest.approx({1: 0.75, 2: 0.5})  # create: 1 of 2, update: 2 of 2
     assert ours[1] == pytest.approx(theirs[1], abs=1e-12)
     assert ours[2] == pytest.approx(theirs[2], abs=1e-12)
+
+
+SWE = json.loads((FIXTURES / "swe_agent" / "manifest.json").read_text())
+
+
+@pytest.mark.parametrize("name", sorted(SWE))
+def test_swe_agent_traj_steps_thoughts_and_patch(name: str) -> None:
+    expected = SWE[name]["expected"]
+    result = read_trajectories(FIXTURES / "swe_agent" / name)
+    assert result.fmt == "swe-agent"
+    assert not result.ignored
+    (t,) = result.trajectories
+    assert t.id == name.removesuffix(".traj")
+    assert expected["task"] in t.input
+    assert [(s.tool, s.args, s.output) for s in t.steps] == [
+        (e["tool"], e["args"], e["output"]) for e in expected["steps"]
+    ]
+    assistant = [m for m in t.messages if m.role == "assistant"]
+    assert [m.content for m in assistant] == expected["thoughts"]
+    assert [m.steps for m in assistant] == [[n] for n in range(len(t.steps))]
+    assert t.final_answer == expected["final_answer"]
+    assert t.metadata["exit_status"] == expected["exit_status"]
+    assert t.outcome is None  # graded elsewhere

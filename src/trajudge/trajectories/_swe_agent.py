@@ -78,6 +78,7 @@ def swe_agent_from_records(
             raise InputError(
                 file, label, f"{where}.action", f"expected a string, got {kind(action)}"
             )
+        action = action.rstrip("\n")  # SWE-agent ends every action with a newline
         calls = (assistants[i].get("tool_calls") or []) if use_calls else []
         if calls and isinstance(calls[0], dict) and isinstance(calls[0].get("function"), dict):
             fn = calls[0]["function"]
@@ -92,7 +93,9 @@ def swe_agent_from_records(
         else:
             tool = action.strip().split(maxsplit=1)[0] if action.strip() else ""
             args, call_id = {"command": action}, None
-        conv.say("assistant", entry.get("thought") or None)
+        thought = entry.get("thought")
+        text = thought.strip() if isinstance(thought, str) else ""
+        conv.say("assistant", text or None)
         seconds = _num(entry.get("execution_time"))
         n = conv.call(
             tool or "(empty action)",
