@@ -226,3 +226,21 @@ def test_swe_agent_traj_steps_thoughts_and_patch(name: str) -> None:
     assert t.final_answer == expected["final_answer"]
     assert t.metadata["exit_status"] == expected["exit_status"]
     assert t.outcome is None  # graded elsewhere
+
+
+OPENHANDS = json.loads((FIXTURES / "openhands" / "manifest.json").read_text())["events"]
+
+
+def test_openhands_sdk_events_folder_and_the_same_events_as_one_list(tmp_path: Path) -> None:
+    folder = FIXTURES / "openhands" / "events"
+    result = read_trajectories(folder)
+    assert result.fmt == "openhands"
+    assert not result.ignored
+    (t,) = result.trajectories
+    assert_scenario(t, OPENHANDS["expected"], OPENHANDS["call_ids"])
+    # the same events joined into one JSON list (jq -s . events/*.json > trajectory.json)
+    joined = tmp_path / "trajectory.json"
+    events = [json.loads(f.read_text()) for f in sorted(folder.glob("event-*.json"))]
+    joined.write_text(json.dumps(events), encoding="utf-8")
+    (u,) = read_trajectories(joined).trajectories
+    assert u.messages == t.messages and u.steps == t.steps

@@ -18,8 +18,9 @@ Both generations of OpenHands are read:
   ``tool_call_id``; ``observation.is_error`` fails it), ``AgentErrorEvent`` and
   ``UserRejectObservation`` (fail the call they name).
 
-Events of other kinds (state changes, condensations, ...) are counted as ignored. One file is
-one trajectory, ``id`` = ``task_id`` = the file name without suffix.
+Events of other kinds (state changes, condensations, ...) are counted as ignored. One file (or
+one SDK ``events`` folder of ``event-*.json`` files) is one trajectory, ``id`` = ``task_id`` = the
+file name without suffix (for a folder: the conversation folder's name).
 """
 
 from __future__ import annotations
@@ -189,10 +190,11 @@ def openhands_from_records(
         final, tokens, cost = _v0(conv, events, ignored)
     conv.finish()
     label = events[0][0] if events else "record 0"
+    name = path.parent.name if path.is_dir() and path.name == "events" else path.stem
     try:
         t = Trajectory(
-            id=path.stem,
-            task_id=path.stem,
+            id=name,
+            task_id=name,
             input=conv.first_user,
             messages=conv.messages,
             steps=conv.steps,

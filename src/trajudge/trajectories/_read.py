@@ -125,6 +125,9 @@ def read_trajectories(
             str(path), None, "format", f"unknown format {fmt!r} (choose from {', '.join(FORMATS)})"
         )
     opts = options or ReadOptions()
+    folder = Path(path)
+    if folder.is_dir() and fmt in ("auto", "openhands") and any(folder.glob("event-*.json")):
+        return _read_event_folder(folder, opts, strict)
     p = check_file(path)
     file = str(p)
     data = p.read_bytes()
@@ -169,6 +172,30 @@ def read_trajectories(
     if strict and ignored:
         raise InputError(file, None, None, "; ".join(ignored.lines()) + " (--strict)")
     return ImportResult([t for _, t in items], specs, chosen, sha, file, ignored)
+
+
+def _read_event_folder(folder: Path, opts: ReadOptions, strict: bool) -> ImportResult:
+    """An OpenHands SDK ``events`` folder: one JSON file per event, in file-name order."""
+    import json
+
+    records: list[Record] = []
+    digest = hashlib.sha256()
+    for f in sorted(folder.glob("event-*.json")):
+        data = f.read_bytes()
+        digest.update(data)
+        try:
+            records.append((f.name, json.loads(decode_utf8(f, data))))
+        except json.JSONDecodeError as exc:
+            raise InputError(
+                str(f), None, None, f"invalid JSON: {exc.msg} (line {exc.lineno})"
+            ) from None
+    ignored = Ignored()
+    items = apply_options(str(folder), openhands_from_records(folder, records, ignored), opts)
+    if strict and ignored:
+        raise InputError(str(folder), None, None, "; ".join(ignored.lines()) + " (--strict)")
+    return ImportResult(
+        [t for _, t in items], {}, "openhands", digest.hexdigest(), str(folder), ignored
+    )
 
 
 def detect_format(path: str | os.PathLike[str]) -> str | None:
