@@ -529,10 +529,13 @@ def tool_call(span: Span) -> ToolCall | None:
         call_id = call_id or data.get("tool_call_id")
         if data.get("status") == "error" and error is None:
             error = as_text(raw_out) or "error"
+    output = as_text(raw_out)
+    if error is not None and output and (not error.strip() or error.rstrip().endswith(":")):
+        error = output  # the exception had no message ("ToolRetryError: "): the tool's own words
     return ToolCall(
         name=name,
         args=args_of(raw_in),
-        output=as_text(raw_out),
+        output=output,
         error=error,
         call_id=None if call_id is None else str(call_id),
     )
