@@ -88,7 +88,22 @@ def load_json_records(path: Path, text: str) -> list[Record]:
                 # maybe one pretty-printed object spanning several lines
                 with contextlib.suppress(json.JSONDecodeError):
                     return [("record 0", json.loads(text))]
+                # or several, one after the other (OpenTelemetry's ConsoleSpanExporter)
+                with contextlib.suppress(json.JSONDecodeError):
+                    return _concatenated(text)
             raise InputError(str(path), f"line {n}", None, json_error_reason(exc)) from None
+    return records
+
+
+def _concatenated(text: str) -> list[Record]:
+    """Pretty-printed JSON objects written one after another, as ``record N``."""
+    decoder = json.JSONDecoder()
+    records: list[Record] = []
+    pos = len(text) - len(text.lstrip())
+    while pos < len(text):
+        value, end = decoder.raw_decode(text, pos)
+        records.append((f"record {len(records)}", value))
+        pos = end + (len(text[end:]) - len(text[end:].lstrip()))
     return records
 
 

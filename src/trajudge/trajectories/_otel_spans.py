@@ -6,7 +6,11 @@
 * Grafana Tempo trace exports: ``{"batches": [...]}`` (the v1 API) and ``{"trace":
   {"resourceSpans" | "batches": [...]}}`` (v2); ids in base64 are turned into hex;
 * Jaeger UI / query API JSON: ``{"data": [{"traceID", "spans": [...], "processes": {...}}]}``
-  with ``tags``, ``references`` (CHILD_OF / FOLLOWS_FROM), ``logs`` and times in microseconds.
+  with ``tags``, ``references`` (CHILD_OF / FOLLOWS_FROM), ``logs`` and times in microseconds;
+* the OpenTelemetry SDK's own span JSON (``ReadableSpan.to_json()``, what the
+  ``ConsoleSpanExporter`` prints: one pretty-printed object per span, one after the other):
+  ``context.trace_id`` / ``span_id`` as ``0x...`` hex, ``parent_id``, ISO-8601 times, plain
+  ``attributes`` (nested objects are flattened to dotted keys).
 
 Attribute values (OTLP ``AnyValue`` or Jaeger typed tags) are decoded to plain Python values.
 """
@@ -264,10 +268,78 @@ def _jaeger(doc: dict[str, Any], file: str, label: str, spans: list[Span]) -> No
             )
 
 
+def _iso_nanos(value: Any, file: str, record: str, field: str) -> int:
+    from datetime import datetime
+
+    if isinstance(value, str):
+        try:
+            stamp = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            pass
+        else:
+            whole = int(stamp.timestamp())
+            return whole * 1_000_000_000 + stamp.microsecond * 1000
+    raise InputError(file, record, field, f"expected an ISO-8601 time, got {kind(value)}")
+
+
+def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
+    """Nested attribute objects (Phoenix, to_json of kvlists) as dotted keys."""
+    out: dict[str, Any] = {}
+    if isinstance(value, dict):
+        for k, v in value.items():
+            out.update(_flatten(v, f"{prefix}.{k}" if prefix else str(k)))
+    elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+        for i, v in enumerate(value):
+            out.update(_flatten(v, f"{prefix}.{i}"))
+    else:
+        out[prefix] = value
+    return out
+
+
+def _sdk_span(doc: dict[str, Any], file: str, label: str, spans: list[Span]) -> None:
+    context = doc.get("context") if isinstance(doc.get("context"), dict) else {}
+    trace_id = _hex_id(str(context.get("trace_id") or "").removeprefix("0x"), 16)
+    span_id = _hex_id(str(context.get("span_id") or "").removeprefix("0x"), 8)
+    if not trace_id or not span_id:
+        raise InputError(file, label, "context.trace_id/span_id", "missing or empty")
+    start = _iso_nanos(doc.get("start_time"), file, label, "start_time")
+    end = _iso_nanos(doc.get("end_time"), file, label, "end_time")
+    status = doc.get("status") if isinstance(doc.get("status"), dict) else {}
+    failed = status.get("status_code") in ("ERROR", "StatusCode.ERROR")
+    events = [
+        (str(e.get("name") or ""), _flatten(e.get("attributes") or {}))
+        for e in doc.get("events") or []
+        if isinstance(e, dict)
+    ]
+    resource = doc.get("resource") if isinstance(doc.get("resource"), dict) else {}
+    parent = doc.get("parent_id")
+    spans.append(
+        Span(
+            trace_id=trace_id,
+            span_id=span_id,
+            parent_id=_hex_id(str(parent).removeprefix("0x"), 8) if parent else "",
+            name=str(doc.get("name") or ""),
+            start=start,
+            end=end,
+            attrs=_flatten(doc.get("attributes") or {}),
+            events=events,
+            error=(str(status.get("description") or "status ERROR")) if failed else None,
+            resource=_flatten(resource.get("attributes") or {}),
+            scope=str((doc.get("instrumentation_scope") or {}).get("name") or ""),
+            record=label,
+            path="span",
+            order=len(spans),
+        )
+    )
+
+
 def container_of(doc: Any) -> str | None:
     """Which trace container a parsed JSON value is (None: not one)."""
     if not isinstance(doc, dict):
         return None
+    context = doc.get("context")
+    if isinstance(context, dict) and "trace_id" in context and "span_id" in context:
+        return "sdk-span"
     if any(k in doc for k in ("resourceSpans", "resource_spans")):
         return "otlp"
     if "batches" in doc:
@@ -291,10 +363,13 @@ def read_spans(file: str, records: list[Record]) -> list[Span]:
                 file,
                 label,
                 None,
-                "not a trace export (expected OTLP JSON, a Tempo export or Jaeger JSON)",
+                "not a trace export (expected OTLP JSON, a Tempo or Jaeger export, or span JSON)",
             )
         if which == "jaeger":
             _jaeger(doc, file, label, spans)
+            continue
+        if which == "sdk-span":
+            _sdk_span(doc, file, label, spans)
             continue
         if "trace" in doc and isinstance(doc["trace"], dict):
             doc = doc["trace"]
