@@ -31,7 +31,8 @@ Any of:
 * a JSON list (or JSON Lines) of chat messages: one conversation, one trajectory, ``id`` =
   ``task_id`` = the file name without suffix;
 * OpenAI fine-tuning JSONL: one ``{"messages": [...], "tools": [...]}`` per line; ``id`` =
-  ``task_id`` = ``f"{file stem}-{n}"`` for the n-th line (from 0);
+  ``task_id`` = ``f"{file stem}-{n}"`` for the n-th line (from 0); likewise JSON Lines whose
+  every line is a bare list of messages;
 * JSON Lines, or one JSON list, of records::
 
     {"id": "t1-0",            # optional; default f"{task_id}-{trial}"
@@ -383,6 +384,13 @@ def openai_from_records(
         return [(records[0][0], t)]
     items: list[tuple[str, Trajectory]] = []
     for n, (label, obj) in enumerate(records):
+        if isinstance(obj, list):  # JSON Lines of conversations: one message list per line
+            default = f"{path.stem}-{n}"
+            t = from_openai_messages(
+                obj, id=default, task_id=default, file=file, record=label, ignored=ignored
+            )
+            items.append((label, t))
+            continue
         rec = validate(OpenAIRecord, obj, file, label)
         default_id = f"{rec.task_id}-{rec.trial}" if rec.task_id else f"{path.stem}-{n}"
         metadata = dict(rec.metadata)
