@@ -268,6 +268,10 @@ def _jaeger(doc: dict[str, Any], file: str, label: str, spans: list[Span]) -> No
             )
 
 
+def _obj(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
 def _iso_nanos(value: Any, file: str, record: str, field: str) -> int:
     from datetime import datetime
 
@@ -297,21 +301,21 @@ def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
 
 
 def _sdk_span(doc: dict[str, Any], file: str, label: str, spans: list[Span]) -> None:
-    context = doc.get("context") if isinstance(doc.get("context"), dict) else {}
+    context = _obj(doc.get("context"))
     trace_id = _hex_id(str(context.get("trace_id") or "").removeprefix("0x"), 16)
     span_id = _hex_id(str(context.get("span_id") or "").removeprefix("0x"), 8)
     if not trace_id or not span_id:
         raise InputError(file, label, "context.trace_id/span_id", "missing or empty")
     start = _iso_nanos(doc.get("start_time"), file, label, "start_time")
     end = _iso_nanos(doc.get("end_time"), file, label, "end_time")
-    status = doc.get("status") if isinstance(doc.get("status"), dict) else {}
+    status = _obj(doc.get("status"))
     failed = status.get("status_code") in ("ERROR", "StatusCode.ERROR")
     events = [
         (str(e.get("name") or ""), _flatten(e.get("attributes") or {}))
         for e in doc.get("events") or []
         if isinstance(e, dict)
     ]
-    resource = doc.get("resource") if isinstance(doc.get("resource"), dict) else {}
+    resource = _obj(doc.get("resource"))
     parent = doc.get("parent_id")
     spans.append(
         Span(
@@ -325,7 +329,7 @@ def _sdk_span(doc: dict[str, Any], file: str, label: str, spans: list[Span]) -> 
             events=events,
             error=(str(status.get("description") or "status ERROR")) if failed else None,
             resource=_flatten(resource.get("attributes") or {}),
-            scope=str((doc.get("instrumentation_scope") or {}).get("name") or ""),
+            scope=str(_obj(doc.get("instrumentation_scope")).get("name") or ""),
             record=label,
             path="span",
             order=len(spans),
