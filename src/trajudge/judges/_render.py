@@ -124,34 +124,59 @@ def _render_turn(m: Message, text_cap: int, cap: int) -> str | None:
     return None  # a tool turn: its result is shown with its step
 
 
+def _middle(traj: Trajectory, kept: set[int]) -> tuple[int, int]:
+    """The message range [lo, hi] holding the elided steps (empty when none are elided)."""
+    owner = {n: i for i, m in enumerate(traj.messages) for n in m.steps}
+    gone = [owner[n] for n in range(len(traj.steps)) if n not in kept and n in owner]
+    return (min(gone), max(gone)) if gone else (1, 0)
+
+
 def _render_conversation(
     traj: Trajectory, cap: int, text_cap: int, max_steps: int | None, skip_system: bool
 ) -> str:
+    """The turns in order. Under a step cap the steps in the middle are elided, and so are the
+    assistant's words except (shortened) those a user turn answers; markers count what was
+    elided. User turns always stay whole."""
     kept = _kept_steps(len(traj.steps), max_steps)
+    lo, hi = _middle(traj, kept)
     lines: list[str] = []
-    elided = 0
+    elided_steps = elided_turns = 0
     linked: set[int] = set()
 
     def flush() -> None:
-        nonlocal elided
-        if elided:
-            lines.append(f"[... {elided} steps elided ...]")
-            elided = 0
+        nonlocal elided_steps, elided_turns
+        if elided_steps or elided_turns:
+            what = [f"{elided_steps} steps"] if elided_steps else []
+            what += [f"{elided_turns} assistant turns"] if elided_turns else []
+            lines.append(f"[... {' and '.join(what)} elided ...]")
+            elided_steps = elided_turns = 0
 
-    for m in traj.messages:
+    tight = max_steps is not None
+    first_user = next((i for i, m in enumerate(traj.messages) if m.role == "user"), -1)
+    for i, m in enumerate(traj.messages):
         if m.role == "system" and skip_system:
             continue
-        turn = _render_turn(m, text_cap, cap)
+        in_middle = lo <= i <= hi and m.role != "user"
+        if tight and m.role == "assistant" and not in_middle:
+            # under a step cap, keep (shortened) only the words a user turn answers
+            follows = traj.messages[i + 1].role if i + 1 < len(traj.messages) else None
+            in_middle = follows != "user"
+        turn = _render_turn(m, cap if tight else text_cap, cap)
+        if m.role == "user" and i == first_user and m.content == traj.input:
+            turn = "user: (the task above)"  # shown once, whole, in <task>
         if turn is not None:
-            flush()
-            lines.append(turn)
+            if in_middle:
+                elided_turns += 1 if m.role == "assistant" else 0
+            else:
+                flush()
+                lines.append(turn)
         for n in m.steps:
             linked.add(n)
             if n in kept:
                 flush()
                 lines.append(_indent(_render_step(n + 1, traj.steps[n], cap)))
             else:
-                elided += 1
+                elided_steps += 1
     flush()
     rest = [n for n in range(len(traj.steps)) if n not in linked]
     if rest:
@@ -181,12 +206,15 @@ def render_trajectory(
     """
     text_cap = max(4 * max_output_chars, 240)
     parts = [f'<trajectory label="{label}">']
-    parts.append("<task>\n" + neutralise(elide(traj.input or "(no task text)", text_cap)))
+    conversation = bool(traj.messages) and not expected
+    task = traj.input or "(no task text)"
+    # with a conversation the task is its first user turn: shown whole, and only here
+    parts.append("<task>\n" + neutralise(task if conversation else elide(task, text_cap)))
     parts.append("</task>")
     context = traj.metadata.get("policy") if isinstance(traj.metadata, dict) else None
     if isinstance(context, str) and context.strip():
         parts.append("<context>\n" + neutralise(elide(context, text_cap)) + "\n</context>")
-    if traj.messages and not expected:
+    if conversation:
         body = _render_conversation(
             traj,
             max_output_chars,
@@ -196,7 +224,10 @@ def render_trajectory(
         )
         parts.append("<conversation>\n" + body + "\n</conversation>")
         answer = traj.final_answer if traj.final_answer is not None else "(no final answer)"
-        parts.append("<final_answer>\n" + neutralise(elide(answer, text_cap)) + "\n</final_answer>")
+        answer_cap = text_cap if max_steps is None else max(max_output_chars, 120)
+        parts.append(
+            "<final_answer>\n" + neutralise(elide(answer, answer_cap)) + "\n</final_answer>"
+        )
         parts.append("</trajectory>")
         return "\n".join(parts)
     steps = list(enumerate(traj.steps, start=1))
