@@ -112,8 +112,6 @@ def _render_turn(m: Message, text_cap: int, cap: int) -> str | None:
     text = m.content or ""
     if m.role == "user":
         return "user: " + neutralise(text)  # never elided
-    if m.role == "system":
-        return "system: " + neutralise(elide(text, text_cap))
     if m.role == "assistant":
         if not text:
             return None
@@ -131,9 +129,7 @@ def _middle(traj: Trajectory, kept: set[int]) -> tuple[int, int]:
     return (min(gone), max(gone)) if gone else (1, 0)
 
 
-def _render_conversation(
-    traj: Trajectory, cap: int, text_cap: int, max_steps: int | None, skip_system: bool
-) -> str:
+def _render_conversation(traj: Trajectory, cap: int, text_cap: int, max_steps: int | None) -> str:
     """The turns in order. Under a step cap the steps in the middle are elided, and so are the
     assistant's words except (shortened) those a user turn answers; markers count what was
     elided. User turns always stay whole."""
@@ -154,8 +150,8 @@ def _render_conversation(
     tight = max_steps is not None
     first_user = next((i for i, m in enumerate(traj.messages) if m.role == "user"), -1)
     for i, m in enumerate(traj.messages):
-        if m.role == "system" and skip_system:
-            continue
+        if m.role == "system":
+            continue  # the agent's instructions, not the conversation (policy: <context>)
         in_middle = lo <= i <= hi and m.role != "user"
         if tight and m.role == "assistant" and not in_middle:
             # under a step cap, keep (shortened) only the words a user turn answers
@@ -200,8 +196,9 @@ def render_trajectory(
     """One trajectory as a delimited block: task, conversation (or numbered steps), answer.
 
     With a conversation, every turn is shown in order with the numbered steps under the
-    assistant turn that made them; system turns are left out when the trajectory carries its
-    policy as context. ``expected=True`` marks a block built from a task spec's expected calls
+    assistant turn that made them; system turns (the agent's instructions) are left out: a
+    policy the judge should apply is shown as ``<context>`` from ``metadata["policy"]``.
+    ``expected=True`` marks a block built from a task spec's expected calls
     (no outputs).
     """
     text_cap = max(4 * max_output_chars, 240)
@@ -215,13 +212,7 @@ def render_trajectory(
     if isinstance(context, str) and context.strip():
         parts.append("<context>\n" + neutralise(elide(context, text_cap)) + "\n</context>")
     if conversation:
-        body = _render_conversation(
-            traj,
-            max_output_chars,
-            text_cap,
-            max_steps,
-            skip_system=isinstance(context, str) and bool(context.strip()),
-        )
+        body = _render_conversation(traj, max_output_chars, text_cap, max_steps)
         parts.append("<conversation>\n" + body + "\n</conversation>")
         answer = traj.final_answer if traj.final_answer is not None else "(no final answer)"
         answer_cap = text_cap if max_steps is None else max(max_output_chars, 120)
