@@ -24,6 +24,7 @@ from trajudge.rules import CheckResult, RuleReport, load_specs, run_checks
 from trajudge.store import Store
 from trajudge.trajectories import (
     InputError,
+    Message,
     Step,
     TaskSpec,
     Trajectory,
@@ -42,6 +43,7 @@ __all__ = [
     "InputError",
     "Judge",
     "JudgeSpec",
+    "Message",
     "Report",
     "Rubric",
     "RuleReport",

@@ -155,10 +155,10 @@ def test_failure_on_reimport_keeps_the_previous_rows(tmp_path: Path, db_url: str
 
 
 def test_otel_and_openai_via_cli(tmp_path: Path, db_url: str) -> None:
-    fixture = Path(__file__).parents[1] / "trajectories" / "data" / "otel_genai_traces.jsonl"
+    fixture = Path(__file__).parents[1] / "fixtures" / "traces" / "pydantic_ai_v6.jsonl"
     result = run(str(fixture), "--db", db_url, "--format", "otel")
     assert result.exit_code == 0, result.output
-    assert "imported 2 trajectories (2 added" in result.stdout
+    assert "imported 1 trajectories (1 added" in result.stdout
     chats = write(
         tmp_path,
         "chats.json",
@@ -169,5 +169,104 @@ def test_otel_and_openai_via_cli(tmp_path: Path, db_url: str) -> None:
     store = Store(db_url)
     t = store.trajectory("chats", "1-0")
     assert t is not None and t.input == "hi"
-    assert store.datasets() == ["chats", "otel_genai_traces"]
+    assert store.datasets() == ["chats", "pydantic_ai_v6"]
+    store.close()
+
+
+TRACES = Path(__file__).parents[1] / "fixtures" / "traces"
+
+
+def test_unknown_file_gets_a_one_line_diagnosis_and_nothing_is_stored(
+    tmp_path: Path, db_url: str
+) -> None:
+    cases = {
+        "settings.json": ('{"theme": "dark", "size": 3}', "a JSON object with keys size, theme"),
+        "notes.csv": ("a,b\n1,2\n", "not JSON"),
+    }
+    for name, (text, looks) in cases.items():
+        path = write(tmp_path, name, text)
+        result = run(str(path), "--db", db_url)
+        assert result.exit_code == 2
+        assert result.stderr == (
+            f"error: {path}: unrecognised format: {looks} (supported: jsonl, parquet, openai, "
+            "responses, langchain, otel, tau-bench, tau2-bench, inspect, swe-agent, openhands)\n"
+        )
+        assert_nothing_stored(db_url, path.stem)
+
+
+def test_a_zip_that_is_not_an_inspect_log(tmp_path: Path, db_url: str) -> None:
+    import zipfile
+
+    path = tmp_path / "bundle.zip"
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("readme.txt", "hi")
+    result = run(str(path), "--db", db_url)
+    assert result.exit_code == 2
+    # the message is shown as text: "[inspect]"-like brackets must not be eaten as markup
+    assert "unrecognised format: a zip archive" in result.stderr
+    assert result.stderr.count("\n") == 1
+    assert_nothing_stored(db_url, "bundle")
+
+
+def test_error_text_is_never_read_as_markup(tmp_path: Path, db_url: str) -> None:
+    path = tmp_path / "[red]runs.jsonl"
+    path.write_text("{oops\n", encoding="utf-8")
+    result = run(str(path), "--db", db_url)
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"error: {path}: line 1: invalid JSON")
+
+
+def test_ignored_parts_are_counted_and_strict_fails(tmp_path: Path, db_url: str) -> None:
+    # a real to_input_list() dump plus an item kind the reader does not use
+    items = json.loads((TRACES / "responses_openai_agents.json").read_text())
+    items.insert(1, {"type": "mcp_list_tools", "id": "mcpl_1", "server_label": "s", "tools": []})
+    path = write(tmp_path, "items.json", json.dumps(items))
+    result = run(str(path), "--db", db_url)
+    assert result.exit_code == 0, result.output
+    assert "1 item of a kind not read was ignored (see --verbose)" in result.stdout
+    verbose = run(str(path), "--db", db_url, "--dataset", "v", "--verbose")
+    assert "item of a kind not read: record 0: items[1] (mcp_list_tools)" in verbose.stdout
+    strict = run(str(path), "--db", db_url, "--dataset", "s", "--strict")
+    assert strict.exit_code == 2
+    assert strict.stderr == (f"error: {path}: 1 item of a kind not read was ignored (--strict)\n")
+    assert_nothing_stored(db_url, "s")
+
+
+def test_task_trial_outcome_from_the_command_line_and_a_mapping(
+    tmp_path: Path, db_url: str
+) -> None:
+    chat = TRACES / "openai_chat.json"
+    result = run(
+        str(chat),
+        "--db",
+        db_url,
+        "--dataset",
+        "d",
+        "--task-id",
+        "cancel",
+        "--trial",
+        "3",
+        "--failed",
+    )
+    assert result.exit_code == 0, result.output
+    store = Store(db_url)
+    (t,) = store.trajectories("d")
+    assert (t.id, t.task_id, t.trial, t.outcome) == ("openai_chat", "cancel", 3, False)
+    # fine-tuning JSONL has no task ids: a mapping gives them by trajectory id
+    mapping = write(
+        tmp_path, "map.csv", "id,task_id,trial,outcome\nopenai_finetune-0,cancel,7,pass\n"
+    )
+    result = run(str(TRACES / "openai_finetune.jsonl"), "--db", db_url, "--map", str(mapping))
+    assert result.exit_code == 0, result.output
+    (t,) = store.trajectories("openai_finetune")
+    assert (t.task_id, t.trial, t.outcome) == ("cancel", 7, True)
+    bad = write(tmp_path, "bad.csv", "id,task_id\nnope,x\n")
+    result = run(
+        str(TRACES / "openai_finetune.jsonl"), "--db", db_url, "--map", str(bad), "--dataset", "b"
+    )
+    assert result.exit_code == 2
+    assert result.stderr.startswith(
+        f"error: {TRACES / 'openai_finetune.jsonl'}: mapping: ids not in the file: 'nope'"
+    )
+    assert not store.has_dataset("b")
     store.close()

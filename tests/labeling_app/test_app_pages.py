@@ -322,3 +322,32 @@ def test_real_tau_bench_trajectories_render(tau_bench_file: Any, db_url: str) ->
     assert len([c for c in at.code if c.language == "json"]) == len(shown.steps)
     at.button(key="value-3").click().run()
     assert store.labels_frame("tau")["trajectory_id"].tolist() == [tid]
+
+
+def test_label_page_shows_every_user_turn_as_inert_text(store_url: str, store: Store) -> None:
+    from trajudge.trajectories import Message, Step, Trajectory
+
+    conv = Trajectory(
+        id="conv",
+        task_id="conv",
+        input=f"Cancel ABC123 {SCRIPT}",
+        messages=[
+            Message(role="user", content=f"Cancel ABC123 {SCRIPT}"),
+            Message(role="assistant", content="Shall I cancel it? Please answer yes or no."),
+            Message(role="user", content=f"yes {IMG}"),
+            Message(role="assistant", steps=[0]),
+            Message(role="tool", step=0),
+            Message(role="assistant", content="Cancelled."),
+        ],
+        steps=[Step(tool="cancel_reservation", args={"id": "ABC123"}, output=LINK)],
+    )
+    store.import_dataset(DATASET, [conv])
+    at = run_page("label", store_url, **{S.CURRENT: "conv", S.CURSOR: 0})
+    assert not at.exception
+    shown = plain_texts(at)
+    for text in (f"Cancel ABC123 {SCRIPT}", "Shall I cancel it?", f"yes {IMG}", LINK):
+        assert text in shown
+    assert shown.index("Shall I cancel it?") < shown.index(f"yes {IMG}") < shown.index(LINK)
+    for text in rich_texts(at):
+        for bad in ("<script", "onerror", "javascript:", "<img"):
+            assert bad not in text, text

@@ -125,3 +125,33 @@ def test_rule_view_reads_what_the_rules_engine_stores() -> None:
     assert by_name["forbidden_tools"]["passed"] is False
     assert "delete_all" in by_name["forbidden_tools"]["detail"]
     assert view.gates_passed is False
+
+
+def test_item_view_shows_the_conversation_with_its_user_turns() -> None:
+    from trajudge.labeling_app import TurnView
+    from trajudge.trajectories import Message
+
+    t = Trajectory(
+        id="c",
+        task_id="c",
+        input="Cancel ABC123.",
+        messages=[
+            Message(role="user", content="Cancel ABC123."),
+            Message(role="assistant", content="Shall I cancel it?"),
+            Message(role="user", content="yes"),
+            Message(role="assistant", steps=[0]),
+            Message(role="tool", step=0),
+            Message(role="assistant", content="<b>Done</b>"),
+        ],
+        steps=[Step(tool="cancel_reservation", args={"id": "ABC123"}, output="cancelled")],
+    )
+    view = build_item_view(t)
+    assert [(v.role, v.text, [s.tool for s in v.steps]) for v in view.turns] == [
+        ("user", "Cancel ABC123.", []),
+        ("assistant", "Shall I cancel it?", []),
+        ("user", "yes", []),
+        ("assistant", "", ["cancel_reservation"]),
+        ("assistant", "<b>Done</b>", []),  # text stays text
+    ]
+    assert all(isinstance(v, TurnView) for v in view.turns)
+    assert build_item_view(Trajectory(id="s", task_id="s")).turns == []

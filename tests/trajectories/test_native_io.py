@@ -213,3 +213,55 @@ def test_parquet_errors(tmp_path: Path) -> None:
     with pytest.raises(InputError) as info:
         read_parquet(path)
     assert str(info.value).startswith(f"{path}: not a readable Parquet file")
+
+
+def test_a_conversation_round_trips_through_jsonl_and_parquet(tmp_path: Path) -> None:
+    from trajudge.trajectories import Message, read_jsonl, read_parquet, write_jsonl, write_parquet
+
+    t = Trajectory(
+        id="c-0",
+        task_id="c",
+        input="Cancel ABC123.",
+        messages=[
+            Message(role="system", content="policy"),
+            Message(role="user", content="Cancel ABC123."),
+            Message(role="assistant", content="Sure?"),
+            Message(role="user", content="yes"),
+            Message(role="assistant", steps=[0]),
+            Message(role="tool", step=0),
+        ],
+        steps=[Step(tool="cancel", args={"id": "ABC123"}, output="ok")],
+    )
+    plain = Trajectory(id="p-0", task_id="p")
+    write_jsonl(tmp_path / "a.jsonl", [t, plain])
+    write_parquet(tmp_path / "a.parquet", [t, plain])
+    assert read_jsonl(tmp_path / "a.jsonl") == [t, plain]
+    assert read_parquet(tmp_path / "a.parquet") == [t, plain]
+    # a trajectory without a conversation is stored exactly as before messages existed
+    assert "messages" not in json.loads(plain.model_dump_json())
+
+
+@pytest.mark.parametrize(
+    ("messages", "reason"),
+    [
+        ([{"role": "assistant", "steps": [1]}], "messages[0].steps: no step 1 (there are 1)"),
+        ([{"role": "user", "steps": [0]}], "messages[0].steps: only an assistant turn"),
+        (
+            [{"role": "assistant", "steps": [0]}, {"role": "assistant", "steps": [0]}],
+            "messages[1].steps: step 0 is already made by messages[0]",
+        ),
+        ([{"role": "tool", "step": 3}], "messages[0].step: no step 3 (there are 1)"),
+    ],
+)
+def test_bad_links_between_turns_and_steps_are_named(
+    tmp_path: Path, messages: list[dict[str, object]], reason: str
+) -> None:
+    from trajudge.trajectories import InputError, read_jsonl
+
+    path = tmp_path / "bad.jsonl"
+    record = {"id": "a", "task_id": "a", "steps": [{"tool": "x"}], "messages": messages}
+    path.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    with pytest.raises(InputError) as info:
+        read_jsonl(path)
+    assert reason in str(info.value)
+    assert str(info.value).startswith(f"{path}: line 1:")

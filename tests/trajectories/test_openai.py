@@ -169,7 +169,10 @@ def test_file_format_jsonl_and_json_list(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("record", "expected"),
     [
-        ({"messages": []}, "line 1: task_id: Field required"),
+        (
+            {"task_id": "a", "messages": [], "tools": "f"},
+            "line 1: tools: Input should be a valid list",
+        ),
         ({"task_id": "a"}, "line 1: messages: Field required"),
         ({"task_id": "a", "messages": [], "trail": 1}, "line 1: trail: Extra inputs are not"),
         (
@@ -192,3 +195,18 @@ def test_file_format_duplicate_default_ids(tmp_path: Path) -> None:
     with pytest.raises(InputError) as info:
         read_openai(path)
     assert str(info.value) == f"{path}: record 1: id: duplicate id 'a-0' (first at record 0)"
+
+
+def test_json_lines_of_message_lists_from_a_real_chat(tmp_path: Path) -> None:
+    # two runs of the real openai-client conversation, one message list per line
+    chat = json.loads(
+        (Path(__file__).parents[1] / "fixtures" / "traces" / "openai_chat.json").read_text()
+    )
+    path = tmp_path / "runs.jsonl"
+    path.write_text(json.dumps(chat) + "\n" + json.dumps(chat[:4]) + "\n", encoding="utf-8")
+    from trajudge.trajectories import read_trajectories
+
+    a, b = read_trajectories(path).trajectories
+    assert (a.id, b.id) == ("runs-0", "runs-1")
+    assert a.user_turns() == ["Please cancel reservation ABC123 for user mia_li_3668.", "yes"]
+    assert [s.tool for s in b.steps] == ["get_reservation_details"]

@@ -18,12 +18,25 @@ from trajudge.trajectories import (
     write_parquet,
 )
 
-OTEL_FIXTURE = Path(__file__).parent / "data" / "otel_genai_traces.jsonl"
+OTEL_FIXTURE = Path(__file__).parents[1] / "fixtures" / "traces" / "pydantic_ai_v6.jsonl"
 ITEMS = [Trajectory(id="a-0", task_id="a"), Trajectory(id="a-1", task_id="a", trial=1)]
 
 
 def test_formats_listed() -> None:
-    assert FORMATS == ("auto", "jsonl", "parquet", "openai", "otel", "tau-bench")
+    assert FORMATS == (
+        "auto",
+        "jsonl",
+        "parquet",
+        "openai",
+        "responses",
+        "langchain",
+        "otel",
+        "tau-bench",
+        "tau2-bench",
+        "inspect",
+        "swe-agent",
+        "openhands",
+    )
 
 
 def test_auto_detects_each_format(tmp_path: Path) -> None:
@@ -69,7 +82,11 @@ def test_explicit_format_overrides_detection(tmp_path: Path) -> None:
     path.write_text(json.dumps({"task_id": "a", "messages": []}) + "\n", encoding="utf-8")
     with pytest.raises(InputError) as info:
         read_trajectories(path, fmt="jsonl")
-    assert str(info.value).startswith(f"{path}: line 1: id: Field required")
+    # the explicit format is read, and the error says what the file looks like
+    assert str(info.value) == (
+        f"{path}: line 1: id: Field required; "
+        "the file looks like OpenAI chat messages: use --format openai"
+    )
 
 
 def test_unknown_format(tmp_path: Path) -> None:
@@ -79,7 +96,8 @@ def test_unknown_format(tmp_path: Path) -> None:
         read_trajectories(path, fmt="csv")
     assert str(info.value) == (
         f"{path}: format: unknown format 'csv' "
-        "(choose from auto, jsonl, parquet, openai, otel, tau-bench)"
+        "(choose from auto, jsonl, parquet, openai, responses, langchain, otel, tau-bench, "
+        "tau2-bench, inspect, swe-agent, openhands)"
     )
 
 

@@ -62,8 +62,11 @@ def store_url(ctx: typer.Context, db: str, config_db: str | None) -> str:
 
 def fail(message: str, code: int = 2) -> typer.Exit:
     """Print one red line to stderr and return the Exit to raise."""
+    from rich.markup import escape
+
+    # the message names files and quotes their content: never read it as markup
     err_console.print(
-        f"[bold red]error:[/] {message}", markup=True, highlight=False, soft_wrap=True
+        f"[bold red]error:[/] {escape(message)}", markup=True, highlight=False, soft_wrap=True
     )
     return typer.Exit(code)
 

@@ -9,7 +9,7 @@ import typer
 
 from trajudge.cli._app import DEFAULT_DB, DbOption, app, console, handle_user_errors
 from trajudge.store import Store
-from trajudge.trajectories import FORMATS, read_trajectories
+from trajudge.trajectories import FORMATS, ReadOptions, load_mapping, read_trajectories
 
 
 @app.command("import")
@@ -24,15 +24,49 @@ def import_command(
         str | None,
         typer.Option("--dataset", help="Dataset name (default: the file name without suffix)."),
     ] = None,
+    task_id: Annotated[
+        str | None, typer.Option("--task-id", help="Task id for a file that has none.")
+    ] = None,
+    trial: Annotated[
+        int | None,
+        typer.Option(
+            "--trial", min=0, help="Trial (the first one when the file has several runs)."
+        ),
+    ] = None,
+    outcome: Annotated[
+        bool | None,
+        typer.Option("--outcome/--failed", help="Ground truth for runs that have none."),
+    ] = None,
+    mapping: Annotated[
+        Path | None,
+        typer.Option("--map", help="CSV/YAML/JSON: trajectory id -> task_id, trial, outcome."),
+    ] = None,
+    per_turn: Annotated[
+        bool, typer.Option("--per-turn", help="OTel: one trajectory per turn of a conversation.")
+    ] = False,
+    strict: Annotated[
+        bool, typer.Option("--strict", help="Fail (exit 2) when anything in the file was not used.")
+    ] = False,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="List every ignored span, message or item.")
+    ] = False,
     db: DbOption = DEFAULT_DB,
 ) -> None:
-    """Import trajectories (JSONL, Parquet, OpenAI messages, OTel GenAI traces, τ-bench).
+    """Import trajectories: native JSONL/Parquet, chat logs, OTel traces, τ-bench, τ²-bench,
+    Inspect, SWE-agent, OpenHands.
 
     The whole file is read and validated first and then stored in one transaction; importing
-    the same file again changes nothing.
+    the same file again changes nothing. What a reader did not use is counted and printed.
     """
+    options = ReadOptions(
+        task_id=task_id,
+        trial=trial,
+        outcome=outcome,
+        mapping=None if mapping is None else load_mapping(mapping),
+        per_turn=per_turn,
+    )
     with console.status(f"reading {file} ..."):
-        result = read_trajectories(file, fmt=fmt)
+        result = read_trajectories(file, fmt=fmt, options=options, strict=strict)
     name = dataset or file.stem
     store = Store(db)
     try:
@@ -55,3 +89,11 @@ def import_command(
         markup=False,
         soft_wrap=True,
     )
+    for line in result.ignored.lines():
+        hint = "" if verbose else " (see --verbose)"
+        console.print(
+            f"{line}{hint}", style="yellow", highlight=False, markup=False, soft_wrap=True
+        )
+    if verbose:
+        for line in result.ignored.details():
+            console.print(f"  {line}", highlight=False, markup=False, soft_wrap=True)

@@ -47,7 +47,7 @@ from trajudge.labeling_app._serve import (
     serve,
     streamlit_command,
 )
-from trajudge.labeling_app._view import ItemView, RuleView, StepView, build_item_view
+from trajudge.labeling_app._view import ItemView, RuleView, StepView, TurnView, build_item_view
 
 __all__ = [
     "DEFAULT_RUBRIC",
@@ -62,6 +62,7 @@ __all__ = [
     "RuleView",
     "StepView",
     "Strategy",
+    "TurnView",
     "Viewer",
     "adjudicator_password_set",
     "annotator_disagreements",

@@ -32,6 +32,15 @@ class StepView:
 
 
 @dataclass(frozen=True)
+class TurnView:
+    """One turn of the conversation: who, the text, and the steps an assistant turn made."""
+
+    role: str
+    text: str
+    steps: list[StepView] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
 class RuleView:
     """A stored rule result: the gate verdict, the score and one row per check."""
 
@@ -55,6 +64,8 @@ class ItemView:
     usage: dict[str, Any]
     rule: RuleView | None
     judgments: list[dict[str, Any]] = field(default_factory=list)
+    # the whole conversation (user turns included), empty for a trajectory of steps only
+    turns: list[TurnView] = field(default_factory=list)
 
 
 def _preview(text: str, limit: int) -> tuple[str, str | None]:
@@ -127,6 +138,15 @@ def build_item_view(
                 meta=_meta(s.tokens, s.latency_ms),
             )
         )
+    turns: list[TurnView] = []
+    for m in trajectory.messages:
+        if m.role == "tool" and m.step is not None:
+            continue  # its result is shown with its step
+        role = m.role if m.name is None else f"{m.role} ({m.name})"
+        text = m.content or ""
+        if not text and not m.steps:
+            continue
+        turns.append(TurnView(role, text, [steps[n] for n in m.steps]))
     usage = {k: v for k, v in trajectory.usage.model_dump().items() if v is not None}
     shown = [
         {**{k: j.get(k) for k in _JUDGMENT_FIELDS}, "reasoning": j.get("reasoning")}
@@ -144,4 +164,5 @@ def build_item_view(
         usage=usage,
         rule=None if rule_result is None else rule_view(rule_result),
         judgments=shown,
+        turns=turns,
     )

@@ -14,7 +14,7 @@ import streamlit as st
 
 from trajudge.judges import Rubric
 from trajudge.labeling_app._queue import Progress
-from trajudge.labeling_app._view import ItemView, RuleView
+from trajudge.labeling_app._view import ItemView, RuleView, StepView
 
 
 def render_progress(p: Progress) -> None:
@@ -47,26 +47,22 @@ def render_item(view: ItemView) -> None:
         meta += f" · intent {view.intent}"
     st.text(meta)
     st.code(view.input or "(empty input)", language=None, wrap_lines=True)
-    st.subheader(f"Steps ({len(view.steps)})", divider="gray")
-    if not view.steps:
-        st.text("No tool calls.")
-    for s in view.steps:
-        with st.container(border=True):
-            head, status = st.columns([5, 1])
-            head.text(f"Step {s.index}: {s.tool}" + (f"   ({s.meta})" if s.meta else ""))
-            if s.ok:
-                status.badge("ok", color="green")
-            else:
-                status.badge("error", color="red")
-            st.code(s.args_json, language="json", wrap_lines=True)
-            if s.error:
-                st.text("error:")
-                st.code(s.error, language=None, wrap_lines=True)
-            if s.output_preview:
-                st.code(s.output_preview, language=None, wrap_lines=True)
-            if s.output_full is not None:
-                with st.expander(f"Whole output ({len(s.output_full):,} characters)"):
-                    st.code(s.output_full, language=None, wrap_lines=True)
+    if view.turns:
+        st.subheader(
+            f"Conversation ({len(view.turns)} turns, {len(view.steps)} steps)", divider="gray"
+        )
+        for turn in view.turns:
+            if turn.text:
+                st.text(f"{turn.role}:")
+                st.code(turn.text, language=None, wrap_lines=True)
+            for s in turn.steps:
+                _render_step(s)
+    else:
+        st.subheader(f"Steps ({len(view.steps)})", divider="gray")
+        if not view.steps:
+            st.text("No tool calls.")
+        for s in view.steps:
+            _render_step(s)
     st.subheader("Final answer", divider="gray")
     st.code(view.final_answer or "(no final answer)", language=None, wrap_lines=True)
     st.subheader("Usage", divider="gray")
@@ -74,6 +70,25 @@ def render_item(view: ItemView) -> None:
         st.json(view.usage, expanded=True)
     else:
         st.text("No usage recorded.")
+
+
+def _render_step(s: StepView) -> None:
+    with st.container(border=True):
+        head, status = st.columns([5, 1])
+        head.text(f"Step {s.index}: {s.tool}" + (f"   ({s.meta})" if s.meta else ""))
+        if s.ok:
+            status.badge("ok", color="green")
+        else:
+            status.badge("error", color="red")
+        st.code(s.args_json, language="json", wrap_lines=True)
+        if s.error:
+            st.text("error:")
+            st.code(s.error, language=None, wrap_lines=True)
+        if s.output_preview:
+            st.code(s.output_preview, language=None, wrap_lines=True)
+        if s.output_full is not None:
+            with st.expander(f"Whole output ({len(s.output_full):,} characters)"):
+                st.code(s.output_full, language=None, wrap_lines=True)
 
 
 def render_judgments(judgments: list[dict[str, Any]]) -> None:

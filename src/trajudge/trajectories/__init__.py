@@ -3,8 +3,9 @@
 from trajudge.trajectories._errors import InputError
 from trajudge.trajectories._io import atomic_write, atomic_write_bytes
 from trajudge.trajectories._jsonl import read_jsonl, write_jsonl
-from trajudge.trajectories._models import Step, Trajectory, Usage, canonical_json
+from trajudge.trajectories._models import Message, Step, Trajectory, Usage, canonical_json
 from trajudge.trajectories._openai import from_openai_messages, read_openai
+from trajudge.trajectories._options import Ignored, ReadOptions, load_mapping
 from trajudge.trajectories._otel import from_otel
 from trajudge.trajectories._parquet import read_parquet, write_parquet
 from trajudge.trajectories._read import FORMATS, ImportResult, detect_format, read_trajectories
@@ -29,9 +30,12 @@ __all__ = [
     "Budgets",
     "CustomCheckRef",
     "ExpectedCall",
+    "Ignored",
     "ImportResult",
     "InputError",
     "MatchMode",
+    "Message",
+    "ReadOptions",
     "Severity",
     "Step",
     "TaskSpec",
@@ -44,6 +48,7 @@ __all__ = [
     "from_openai_messages",
     "from_otel",
     "from_tau_bench",
+    "load_mapping",
     "parse_path",
     "read_jsonl",
     "read_openai",

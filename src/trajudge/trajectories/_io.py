@@ -71,6 +71,9 @@ def load_json_records(path: Path, text: str) -> list[Record]:
         try:
             doc = json.loads(text)
         except json.JSONDecodeError as exc:
+            lines = _json_lines(text) if exc.msg == "Extra data" else None
+            if lines is not None:
+                return lines  # JSON Lines whose lines are lists
             raise InputError(
                 str(path), f"line {exc.lineno}", None, json_error_reason(exc)
             ) from None
@@ -88,7 +91,34 @@ def load_json_records(path: Path, text: str) -> list[Record]:
                 # maybe one pretty-printed object spanning several lines
                 with contextlib.suppress(json.JSONDecodeError):
                     return [("record 0", json.loads(text))]
+                # or several, one after the other (OpenTelemetry's ConsoleSpanExporter)
+                with contextlib.suppress(json.JSONDecodeError):
+                    return _concatenated(text)
             raise InputError(str(path), f"line {n}", None, json_error_reason(exc)) from None
+    return records
+
+
+def _json_lines(text: str) -> list[Record] | None:
+    """Every non-blank line parsed as JSON, or None when one of them is not JSON."""
+    records: list[Record] = []
+    for n, line in enumerate(text.splitlines(), start=1):
+        if line.strip():
+            try:
+                records.append((f"line {n}", json.loads(line)))
+            except json.JSONDecodeError:
+                return None
+    return records
+
+
+def _concatenated(text: str) -> list[Record]:
+    """Pretty-printed JSON objects written one after another, as ``record N``."""
+    decoder = json.JSONDecoder()
+    records: list[Record] = []
+    pos = len(text) - len(text.lstrip())
+    while pos < len(text):
+        value, end = decoder.raw_decode(text, pos)
+        records.append((f"record {len(records)}", value))
+        pos = end + (len(text[end:]) - len(text[end:].lstrip()))
     return records
 
 

@@ -4,49 +4,62 @@ Conversion (:func:`from_openai_messages`)
 -----------------------------------------
 * Every entry of an assistant message's ``tool_calls`` becomes a :class:`Step`, in order:
   ``tool`` = ``function.name``, ``args`` = ``function.arguments`` parsed as a JSON object
-  (an empty string means no arguments), ``call_id`` = the call's ``id``.
+  (an empty string means no arguments), ``call_id`` = the call's ``id``; the assistant turn in
+  ``messages`` lists the steps it made.
 * A ``role: "tool"`` message is the result of the EARLIEST still-unanswered call with the same
-  ``tool_call_id``. Ids are reused within one conversation in real data (τ-bench reuses
-  ``call_...`` ids), so matching the latest call, or a dict keyed by id, pairs results wrongly.
-  A result is ``ok`` and stored in ``output``; a result whose text starts with ``"Error"``
-  (the τ-bench convention) gets ``ok=False`` and is stored in ``error``. A call that never gets a
-  result gets ``ok=False, error="no tool result"``. A result that answers no pending call is an
-  error: the OpenAI API rejects such conversations too.
+  ``tool_call_id`` (ids are reused within one conversation in real data: τ-bench reuses
+  ``call_...`` ids). A result is ``ok`` and stored in ``output``; a result whose text starts with
+  ``"Error"`` (the τ-bench convention) gets ``ok=False`` and is stored in ``error``. A call that
+  never gets a result gets ``ok=False, error="no tool result"``. A result that answers no pending
+  call is an error: the OpenAI API rejects such conversations too.
 * The deprecated single ``function_call`` on an assistant message and its ``role: "function"``
   result (paired by function name, earliest unanswered first) are read the same way.
-* ``input`` = the text of the first user message; ``final_answer`` = the text of the last
-  assistant message (None when that message only calls tools); ``usage.turns`` = the number of
-  user messages; ``usage.prompt_tokens`` / ``completion_tokens`` are summed over the messages
-  that carry a ``usage`` object. Text content given as a list of parts is joined from its
-  ``text`` parts.
+* ``messages`` keeps every system, user, assistant and tool turn in order (``developer`` is
+  read as ``system``); ``input`` = the text of the first user message; ``final_answer`` = the
+  text of the last assistant message (None when that message only calls tools);
+  ``usage.turns`` = the number of user messages; ``usage.prompt_tokens`` /
+  ``completion_tokens`` are summed over the messages that carry a ``usage`` object. An entry
+  that is a whole response object (``{"object": "chat.completion", "choices": [...],
+  "usage": ...}``, as ``litellm`` and the ``openai`` client dump them) is read as its first
+  choice's message with the response's usage. Text content given as a list of parts is joined
+  from its text parts; other parts (images, audio, files) are counted as ignored.
 
 File format (``--format openai``)
 ---------------------------------
-JSON Lines, or one JSON list, of records::
+Any of:
+
+* a JSON list (or JSON Lines) of chat messages: one conversation, one trajectory, ``id`` =
+  ``task_id`` = the file name without suffix;
+* OpenAI fine-tuning JSONL: one ``{"messages": [...], "tools": [...]}`` per line; ``id`` =
+  ``task_id`` = ``f"{file stem}-{n}"`` for the n-th line (from 0); likewise JSON Lines whose
+  every line is a bare list of messages;
+* JSON Lines, or one JSON list, of records::
 
     {"id": "t1-0",            # optional; default f"{task_id}-{trial}"
-     "task_id": "t1",         # required (an integer is kept as text)
+     "task_id": "t1",         # optional (an integer is kept as text)
      "trial": 0,              # optional, default 0
      "messages": [...],       # required: the chat messages, system/user/assistant/tool
+     "tools": [...],          # optional tool definitions (their names go to metadata.tools)
      "outcome": true,         # optional ground truth
      "intent": "refund",      # optional label
      "metadata": {...},       # optional object
      "usage": {"cost_usd": 0.01, "latency_s": 3.2}}   # optional; overrides summed values
 
-Unknown keys are errors, so a typo is never silently dropped.
+Unknown record keys are errors, so a typo is never silently dropped. ``task_id``, ``trial`` and
+``outcome`` missing from the file can be given on the command line or by a mapping.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections import deque
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
+from trajudge.trajectories._conversation import Conversation
 from trajudge.trajectories._errors import InputError
 from trajudge.trajectories._io import (
     Record,
@@ -58,9 +71,11 @@ from trajudge.trajectories._io import (
     validate,
     validation_error,
 )
-from trajudge.trajectories._models import Step, Trajectory, Usage
+from trajudge.trajectories._models import Trajectory, Usage
+from trajudge.trajectories._options import Ignored
 
-NO_RESULT = "no tool result"
+_ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant"}
+_TEXT_PARTS = ("text", "input_text", "output_text")
 
 
 def _one_of(value: Any, types: tuple[type, ...], what: str) -> Any:
@@ -99,6 +114,7 @@ class _Message(BaseModel):
     tool_call_id: str | None = None
     name: str | None = None
     usage: dict[str, Any] | None = None
+    refusal: str | None = None
 
     @field_validator("content")
     @classmethod
@@ -115,9 +131,11 @@ class OpenAIRecord(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     id: str | None = Field(default=None, min_length=1)
-    task_id: str = Field(min_length=1)
+    task_id: str | None = Field(default=None, min_length=1)
     trial: int = Field(default=0, ge=0)
     messages: list[Any]
+    tools: list[Any] | None = None
+    parallel_tool_calls: bool | None = None
     outcome: bool | None = None
     intent: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
@@ -129,25 +147,36 @@ class OpenAIRecord(BaseModel):
         return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
 
 
-def content_text(content: Any) -> str | None:
-    """The text of a message's content: a string, or the ``text`` parts of a list joined."""
+def content_text(
+    content: Any, ignored: Ignored | None = None, where: str = "content"
+) -> str | None:
+    """The text of a message's content: a string, or the text parts of a list joined.
+
+    Parts that are not text (images, audio, files) are counted in ``ignored``.
+    """
     if content is None or isinstance(content, str):
         return content
     if not isinstance(content, list):
         return None
-    texts = [
-        part["text"]
-        for part in content
-        if isinstance(part, dict)
-        and part.get("type") == "text"
-        and isinstance(part.get("text"), str)
-    ]
+    texts = []
+    for i, part in enumerate(content):
+        if isinstance(part, str):
+            texts.append(part)
+        elif isinstance(part, dict) and part.get("type") in _TEXT_PARTS:
+            if isinstance(part.get("text"), str):
+                texts.append(part["text"])
+        elif isinstance(part, dict) and part.get("type") == "refusal":
+            texts.append(str(part.get("refusal") or ""))
+        elif ignored is not None:
+            what = part.get("type", "?") if isinstance(part, dict) else kind(part)
+            ignored.add("non-text message part", "non-text message parts", f"{where}[{i}] ({what})")
     return "\n".join(texts) if texts else None
 
 
-def _parse_args(
+def parse_args(
     arguments: str | dict[str, Any] | None, file: str, record: str | None, field: str
 ) -> dict[str, Any]:
+    """Tool-call arguments as an object: a JSON object as text, an object, or empty."""
     if arguments is None:
         return {}
     if isinstance(arguments, dict):
@@ -165,25 +194,33 @@ def _parse_args(
     return value
 
 
-def _sum_usage(messages: Sequence[_Message], file: str, record: str | None, field: str) -> Usage:
-    prompt = completion = None
-    for i, m in enumerate(messages):
-        if not m.usage:
-            continue
-        for key in ("prompt_tokens", "completion_tokens"):
-            value = m.usage.get(key)
+def _unwrap_response(m: Any) -> Any:
+    # a whole chat.completion response object in the list: its first choice's message
+    if isinstance(m, dict) and "choices" in m and "role" not in m:
+        choices = m.get("choices")
+        if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+            msg = dict(choices[0].get("message") or {})
+            if isinstance(m.get("usage"), dict):
+                msg["usage"] = m["usage"]
+            return msg
+    return m
+
+
+def _add_usage(
+    totals: list[int | None], usage: dict[str, Any], file: str, record: str | None, where: str
+) -> None:
+    pairs = (("prompt_tokens", "input_tokens"), ("completion_tokens", "output_tokens"))
+    for i, keys in enumerate(pairs):
+        for key in keys:
+            value = usage.get(key)
             if value is None:
                 continue
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 raise InputError(
-                    file, record, f"{field}[{i}].usage.{key}", "expected a non-negative integer"
+                    file, record, f"{where}.usage.{key}", "expected a non-negative integer"
                 )
-            if key == "prompt_tokens":
-                prompt = (prompt or 0) + value
-            else:
-                completion = (completion or 0) + value
-    turns = sum(1 for m in messages if m.role == "user")
-    return Usage(prompt_tokens=prompt, completion_tokens=completion, turns=turns)
+            totals[i] = (totals[i] or 0) + value
+            break
 
 
 def from_openai_messages(
@@ -199,13 +236,15 @@ def from_openai_messages(
     file: str = "<messages>",
     record: str | None = None,
     field: str = "messages",
+    ignored: Ignored | None = None,
 ) -> Trajectory:
     """Build a :class:`Trajectory` from OpenAI chat messages (see the module docstring).
 
     ``usage`` fields that are set override the values derived from the messages. ``file``,
     ``record`` and ``field`` only name the place in errors: a bad message raises
     :class:`InputError` such as ``runs.jsonl: line 4: messages[7].tool_calls[0].function.arguments:
-    arguments are not valid JSON: ...``.
+    arguments are not valid JSON: ...``. Messages of unknown roles and non-text content parts
+    are counted in ``ignored``.
 
     >>> t = from_openai_messages(
     ...     [{"role": "user", "content": "hi"},
@@ -216,70 +255,69 @@ def from_openai_messages(
     ...     id="a-0", task_id="a")
     >>> [(s.tool, s.args, s.ok, s.output) for s in t.steps], t.final_answer, t.usage.turns
     ([('lookup', {'q': 1}, True, 'found')], 'done', 1)
+    >>> [(m.role, m.steps, m.step) for m in t.messages]
+    [('user', [], None), ('assistant', [0], None), ('tool', [], 0), ('assistant', [], None)]
     """
     if not isinstance(messages, list):
         raise InputError(file, record, field, f"expected a list of messages, got {kind(messages)}")
     try:
-        msgs = _MESSAGES.validate_python(messages, strict=True)
+        msgs = _MESSAGES.validate_python([_unwrap_response(m) for m in messages], strict=True)
     except ValidationError as exc:
         raise validation_error(file, record, exc, field) from None
 
-    steps: list[Step] = []
-    answered: list[bool] = []
-    pending: dict[str, deque[int]] = {}
-    pending_legacy: dict[str, deque[int]] = {}
-    first_user: str | None = None
-    last_assistant: _Message | None = None
+    conv = Conversation()
+    totals: list[int | None] = [None, None]
     for i, m in enumerate(msgs):
         where = f"{field}[{i}]"
-        if m.role == "user" and first_user is None:
-            first_user = content_text(m.content) or ""
-        elif m.role == "assistant":
-            last_assistant = m
-            calls = [
-                (f"{where}.tool_calls[{j}].function.arguments", c.id, c.function, pending)
-                for j, c in enumerate(m.tool_calls or [])
-            ]
+        if m.usage:
+            _add_usage(totals, m.usage, file, record, where)
+        text = content_text(m.content, ignored, f"{where}.content")
+        if m.role in _ROLES:
+            role = _ROLES[m.role]
+            if role == "assistant" and text is None and m.refusal:
+                text = m.refusal
+            conv.say(role, text, name=m.name)  # type: ignore[arg-type]
+            if role != "assistant":
+                continue
+            for j, c in enumerate(m.tool_calls or []):
+                args = parse_args(
+                    c.function.arguments,
+                    file,
+                    record,
+                    f"{where}.tool_calls[{j}].function.arguments",
+                )
+                conv.call(c.function.name, args, c.id)
             if m.function_call is not None:
                 fc = m.function_call
-                calls.append((f"{where}.function_call.arguments", None, fc, pending_legacy))
-            for args_field, call_id, fn, queues in calls:
-                args = _parse_args(fn.arguments, file, record, args_field)
-                steps.append(Step(tool=fn.name, args=args, call_id=call_id))
-                answered.append(False)
-                key = fn.name if queues is pending_legacy else call_id
-                if key is not None:
-                    queues.setdefault(key, deque()).append(len(steps) - 1)
+                args = parse_args(fc.arguments, file, record, f"{where}.function_call.arguments")
+                conv.call(fc.name, args, None)
         elif m.role in ("tool", "function"):
             if m.role == "tool":
                 if m.tool_call_id is None:
                     raise InputError(
                         file, record, f"{where}.tool_call_id", "missing on a tool message"
                     )
-                key, queue, what = m.tool_call_id, pending.get(m.tool_call_id), "id"
+                n = conv.pending(call_id=m.tool_call_id)
+                key, what, at = m.tool_call_id, "id", f"{where}.tool_call_id"
             else:
                 if m.name is None:
                     raise InputError(file, record, f"{where}.name", "missing on a function message")
-                key, queue, what = m.name, pending_legacy.get(m.name), "name"
-            if not queue:
+                n = conv.pending(tool=m.name)
+                key, what, at = m.name, "name", f"{where}.name"
+            if n is None:
                 raise InputError(
-                    file,
-                    record,
-                    f"{where}.tool_call_id" if m.role == "tool" else f"{where}.name",
-                    f"no earlier unanswered tool call with {what} {key!r}",
+                    file, record, at, f"no earlier unanswered tool call with {what} {key!r}"
                 )
-            n = queue.popleft()
-            text = content_text(m.content) or ""
-            if text.startswith("Error"):
-                steps[n] = steps[n].model_copy(update={"ok": False, "error": text})
-            else:
-                steps[n] = steps[n].model_copy(update={"output": text})
-            answered[n] = True
-    for n, done in enumerate(answered):
-        if not done:
-            steps[n] = steps[n].model_copy(update={"ok": False, "error": NO_RESULT})
-
-    derived = _sum_usage(msgs, file, record, field)
+            body = text or ""
+            conv.result(n, body, ok=not body.startswith("Error"))
+        elif ignored is not None:
+            ignored.add(
+                "message of an unknown role",
+                "messages of unknown roles",
+                f"{record}: {where} ({m.role})",
+            )
+    conv.finish()
+    derived = Usage(prompt_tokens=totals[0], completion_tokens=totals[1], turns=conv.user_turns)
     if usage is not None:
         derived = derived.model_copy(update=usage.model_dump(exclude_none=True))
     try:
@@ -287,9 +325,10 @@ def from_openai_messages(
             id=id,
             task_id=task_id,
             trial=trial,
-            input=first_user or "",
-            steps=steps,
-            final_answer=None if last_assistant is None else content_text(last_assistant.content),
+            input=conv.first_user,
+            messages=conv.messages,
+            steps=conv.steps,
+            final_answer=conv.final_answer,
             outcome=outcome,
             usage=derived,
             intent=intent,
@@ -303,27 +342,76 @@ def read_openai(path: str | os.PathLike[str]) -> list[Trajectory]:
     """Read a ``--format openai`` file (JSON Lines or a JSON list; see the module docstring)."""
     p = check_file(path)
     records = load_json_records(p, decode_utf8(p, p.read_bytes()))
-    return [t for _, t in openai_from_records(p, records)]
+    return [t for _, t in openai_from_records(p, records, Ignored())]
 
 
-def openai_from_records(path: Path, records: list[Record]) -> list[tuple[str, Trajectory]]:
+def is_chat_message(obj: Any) -> bool:
+    """A chat-completions message (or a whole response object) as found in a message list."""
+    if not isinstance(obj, dict):
+        return False
+    if "choices" in obj and obj.get("object") in ("chat.completion", None):
+        return isinstance(obj.get("choices"), list)
+    return isinstance(obj.get("role"), str) and "type" not in obj and "data" not in obj
+
+
+def _tool_names(tools: list[Any] | None) -> list[str] | None:
+    if not tools:
+        return None
+    names = []
+    for t in tools:
+        fn = t.get("function") if isinstance(t, dict) else None
+        name = (fn or t).get("name") if isinstance(fn or t, dict) else None
+        if isinstance(name, str):
+            names.append(name)
+    return names
+
+
+def openai_from_records(
+    path: Path, records: list[Record], ignored: Ignored
+) -> list[tuple[str, Trajectory]]:
+    file = str(path)
+    if records and all(is_chat_message(obj) for _, obj in records):
+        # the whole file is one conversation: a JSON list (or lines) of chat messages
+        t = from_openai_messages(
+            [obj for _, obj in records],
+            id=path.stem,
+            task_id=path.stem,
+            file=file,
+            record=None,
+            field="messages",
+            ignored=ignored,
+        )
+        return [(records[0][0], t)]
     items: list[tuple[str, Trajectory]] = []
-    for label, obj in records:
-        rec = validate(OpenAIRecord, obj, str(path), label)
+    for n, (label, obj) in enumerate(records):
+        if isinstance(obj, list):  # JSON Lines of conversations: one message list per line
+            default = f"{path.stem}-{n}"
+            t = from_openai_messages(
+                obj, id=default, task_id=default, file=file, record=label, ignored=ignored
+            )
+            items.append((label, t))
+            continue
+        rec = validate(OpenAIRecord, obj, file, label)
+        default_id = f"{rec.task_id}-{rec.trial}" if rec.task_id else f"{path.stem}-{n}"
+        metadata = dict(rec.metadata)
+        names = _tool_names(rec.tools)
+        if names is not None:
+            metadata.setdefault("tools", names)
         t = from_openai_messages(
             rec.messages,
-            id=rec.id or f"{rec.task_id}-{rec.trial}",
-            task_id=rec.task_id,
+            id=rec.id or default_id,
+            task_id=rec.task_id or rec.id or default_id,
             trial=rec.trial,
             outcome=rec.outcome,
             intent=rec.intent,
-            metadata=rec.metadata,
+            metadata=metadata,
             usage=rec.usage,
-            file=str(path),
+            file=file,
             record=label,
+            ignored=ignored,
         )
         items.append((label, t))
     if not items:
-        raise InputError(str(path), None, None, "no trajectories found")
-    check_unique(str(path), items)
+        raise InputError(file, None, None, "no trajectories found")
+    check_unique(file, items)
     return items

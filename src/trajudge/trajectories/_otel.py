@@ -1,44 +1,45 @@
-"""Import OpenTelemetry GenAI traces, as written by the OTLP JSON file exporter.
+"""Import OpenTelemetry traces of agent runs (``--format otel``).
 
-Input: one ``ExportTraceServiceRequest`` JSON object per line (``resourceSpans[].scopeSpans[]
-.spans[]``), or a single such JSON document (or a JSON list of them). Attribute values use the
-OTLP ``AnyValue`` encoding (``stringValue``, ``intValue`` (often a decimal string),
-``doubleValue``, ``boolValue``, ``arrayValue``, ``kvlistValue``).
+Containers: see :mod:`trajudge.trajectories._otel_spans` (OTLP JSON and JSON lines, Tempo
+exports, Jaeger JSON). Conventions: see :mod:`trajudge.trajectories._otel_conventions` (GenAI
+current and older forms, OpenInference, OpenLLMetry, pydantic-ai / logfire, Google ADK).
 
-One trace (``traceId``) becomes one trajectory with ``id`` = the trace id. Attribute names
-follow the GenAI semantic conventions:
+Assembly:
 
-* spans with ``gen_ai.operation.name == "execute_tool"`` are the steps, in start-time order:
-  ``tool`` = ``gen_ai.tool.name`` (else the span name ``execute_tool {tool}``), ``args`` =
-  ``gen_ai.tool.call.arguments`` (a JSON object as text), ``output`` =
-  ``gen_ai.tool.call.result``, ``call_id`` = ``gen_ai.tool.call.id``, ``ok`` = the span status is
-  not ERROR (code 2) and there is no ``error.type``, ``latency_ms`` from the span times;
-* ``usage.prompt_tokens`` / ``completion_tokens`` sum ``gen_ai.usage.input_tokens`` /
-  ``gen_ai.usage.output_tokens`` (or the older ``prompt_tokens`` / ``completion_tokens``) over the
-  spans carrying them (chat, invoke_agent, ...), skipping a span whose descendants carry their
-  own counts, so an agent span that repeats its chat spans' totals is not counted twice;
-  ``usage.latency_s`` is the trace's extent (first start to last end);
-* ``metadata.model`` = the first ``gen_ai.response.model`` (else ``gen_ai.request.model``);
-  ``metadata`` also keeps ``trace_id`` and, when present, ``service_name``, ``agent_name`` and
-  ``conversation_id``;
-* ``task_id``, ``trial``, ``outcome`` and ``intent`` come from the attributes
-  ``trajudge.task_id``, ``trajudge.trial``, ``trajudge.outcome`` and ``trajudge.intent`` (root spans
-  first); without them ``task_id`` = the trace id and ``trial`` = 0;
-* ``input`` = the first user message of ``gen_ai.input.messages`` and ``final_answer`` = the text
-  of the last ``gen_ai.output.messages`` entry on the outermost ``invoke_agent`` span, else on
-  the first / last chat span. Messages are ``{"role", "parts": [{"type": "text", "content"}]}``.
+* traces that share a conversation id (``gen_ai.conversation.id``, OpenInference
+  ``session.id``, ADK ``gcp.vertex.agent.session_id``, ...) are one conversation and become one
+  trajectory with ``id`` = that id; with ``per_turn`` each trace (turn) is its own trajectory
+  ``f"{conversation}:{n}"`` whose input is that turn's user message. A trace without such an id
+  is its own trajectory with ``id`` = the trace id;
+* ``messages``: each turn's conversation is the model call that saw the most of it (its input
+  plus output messages; a pydantic-ai agent-run span's ``all_messages`` when present); turns are
+  joined in time order, a later turn that repeats the earlier history replacing it;
+* ``steps``: the tool calls in those messages, linked to their assistant turns and answered by
+  the tool messages; each tool span is matched to its call (by call id, else by name and
+  arguments, else by name, earliest first) and gives ``latency_ms``, its result when no message
+  had it, and its error (a failed span makes the step failed). A tool span matching no call
+  becomes a step of its own. Without any recorded messages the steps are the tool spans in
+  start order;
+* ``usage``: token counts summed over the spans carrying them, skipping a span whose
+  descendants carry their own (an agent span repeating its model calls' totals is not counted
+  twice); ``latency_s`` = first start to last end;
+* ``task_id`` / ``trial`` / ``outcome`` / ``intent`` from ``trajudge.*`` attributes when present
+  (else ``task_id`` = the trajectory id); ``metadata``: ``trace_ids``, ``conversation_id``,
+  ``model``, ``agent_name``, ``service_name``.
+
+Spans of known kinds that give nothing (a TOOL span without a tool name) are counted as ignored.
 """
 
 from __future__ import annotations
 
-import json
 import os
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
+from trajudge.trajectories._conversation import Conversation
 from trajudge.trajectories._errors import InputError
 from trajudge.trajectories._io import (
     Record,
@@ -49,175 +50,33 @@ from trajudge.trajectories._io import (
     load_json_records,
     validation_error,
 )
-from trajudge.trajectories._models import Step, Trajectory, Usage, canonical_json
-
-STATUS_ERROR = 2
-_INPUT_KEYS = ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens")
-_OUTPUT_KEYS = ("gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens")
-
-
-@dataclass
-class _Span:
-    trace_id: str
-    span_id: str
-    parent_id: str
-    name: str
-    start: int
-    end: int
-    attrs: dict[str, Any]
-    error: str | None  # the status message when the status is ERROR
-    resource: dict[str, Any]
-    record: str
-    path: str
-    order: int
-    depth: int = field(default=0)
-
-    @property
-    def op(self) -> Any:
-        return self.attrs.get("gen_ai.operation.name")
-
-    def where(self, key: str) -> str:
-        return f"{self.path}.attributes.{key}"
+from trajudge.trajectories._models import Trajectory, Usage, canonical_json
+from trajudge.trajectories._options import Ignored, ReadOptions
+from trajudge.trajectories._otel_conventions import (
+    CONVERSATION_KEYS,
+    TOKEN_KEYS,
+    Msg,
+    ToolCall,
+    declares_tool,
+    is_whole_run,
+    llm_messages,
+    tool_call,
+)
+from trajudge.trajectories._otel_spans import Span, read_spans
 
 
-def _any_value(value: Any) -> Any:
-    """Decode an OTLP JSON ``AnyValue``."""
-    if not isinstance(value, dict):
-        return value
-    if "stringValue" in value:
-        return value["stringValue"]
-    if "boolValue" in value:
-        return value["boolValue"]
-    if "intValue" in value:
-        raw = value["intValue"]
-        return int(raw) if isinstance(raw, str) and raw.lstrip("-").isdigit() else raw
-    if "doubleValue" in value:
-        return value["doubleValue"]
-    if "arrayValue" in value:
-        return [_any_value(v) for v in (value["arrayValue"] or {}).get("values", [])]
-    if "kvlistValue" in value:
-        return _attributes((value["kvlistValue"] or {}).get("values", []))
-    if "bytesValue" in value:
-        return value["bytesValue"]
-    return None
+def _set_depths(spans: list[Span]) -> None:
+    by_id = {s.span_id: s for s in spans}
+    for s in spans:
+        s.depth = 0
+        parent, seen = by_id.get(s.parent_id), {s.span_id}
+        while parent is not None and parent.span_id not in seen:
+            s.depth += 1
+            seen.add(parent.span_id)
+            parent = by_id.get(parent.parent_id)
 
 
-def _attributes(items: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for item in items or []:
-        if isinstance(item, dict) and isinstance(item.get("key"), str):
-            out[item["key"]] = _any_value(item.get("value"))
-    return out
-
-
-def _nanos(span: dict[str, Any], key: str, file: str, record: str, path: str) -> int:
-    raw = span.get(key)
-    if isinstance(raw, int) and not isinstance(raw, bool):
-        return raw
-    if isinstance(raw, str) and raw.isdigit():
-        return int(raw)
-    raise InputError(file, record, f"{path}.{key}", f"expected nanoseconds, got {kind(raw)}")
-
-
-def _list(obj: Any, key: str, file: str, record: str, path: str) -> list[Any]:
-    if not isinstance(obj, dict):
-        raise InputError(file, record, path or None, f"expected an object, got {kind(obj)}")
-    value = obj.get(key, [])
-    if not isinstance(value, list):
-        where = f"{path}.{key}" if path else key
-        raise InputError(file, record, where, f"expected a list, got {kind(value)}")
-    return value
-
-
-def _spans(file: str, records: list[Record]) -> list[_Span]:
-    spans: list[_Span] = []
-    for label, doc in records:
-        if not isinstance(doc, dict) or "resourceSpans" not in doc:
-            raise InputError(file, label, "resourceSpans", "missing: not an OTLP trace export")
-        for ri, rs in enumerate(_list(doc, "resourceSpans", file, label, "")):
-            rpath = f"resourceSpans[{ri}]"
-            resource = _attributes((rs.get("resource") or {}).get("attributes"))
-            for si, ss in enumerate(_list(rs, "scopeSpans", file, label, rpath)):
-                spath = f"{rpath}.scopeSpans[{si}]"
-                for pi, raw in enumerate(_list(ss, "spans", file, label, spath)):
-                    path = f"{spath}.spans[{pi}]"
-                    if not isinstance(raw, dict):
-                        raise InputError(file, label, path, f"expected an object, got {kind(raw)}")
-                    for key in ("traceId", "spanId"):
-                        if not isinstance(raw.get(key), str) or not raw[key]:
-                            raise InputError(file, label, f"{path}.{key}", "missing or empty")
-                    start = _nanos(raw, "startTimeUnixNano", file, label, path)
-                    end = _nanos(raw, "endTimeUnixNano", file, label, path)
-                    if end < start:
-                        raise InputError(
-                            file, label, f"{path}.endTimeUnixNano", "is before startTimeUnixNano"
-                        )
-                    status = raw.get("status") or {}
-                    code = status.get("code")
-                    failed = code == STATUS_ERROR or code == "STATUS_CODE_ERROR"
-                    spans.append(
-                        _Span(
-                            trace_id=raw["traceId"],
-                            span_id=raw["spanId"],
-                            parent_id=raw.get("parentSpanId") or "",
-                            name=str(raw.get("name") or ""),
-                            start=start,
-                            end=end,
-                            attrs=_attributes(raw.get("attributes")),
-                            error=(status.get("message") or "status ERROR") if failed else None,
-                            resource=resource,
-                            record=label,
-                            path=path,
-                            order=len(spans),
-                        )
-                    )
-    return spans
-
-
-def _json_attr(span: _Span, key: str, file: str) -> Any:
-    value = span.attrs.get(key)
-    if not isinstance(value, str):
-        return value
-    try:
-        return json.loads(value)
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            file, span.record, span.where(key), f"invalid JSON: {exc.msg} (column {exc.colno})"
-        ) from None
-
-
-def _step(span: _Span, file: str) -> Step:
-    tool = span.attrs.get("gen_ai.tool.name")
-    if not isinstance(tool, str) or not tool:
-        prefix = "execute_tool "
-        tool = span.name[len(prefix) :] if span.name.startswith(prefix) else ""
-        if not tool:
-            raise InputError(file, span.record, span.where("gen_ai.tool.name"), "missing")
-    args = _json_attr(span, "gen_ai.tool.call.arguments", file)
-    if args is None:
-        args = {}
-    if not isinstance(args, dict):
-        key = "gen_ai.tool.call.arguments"
-        raise InputError(
-            file, span.record, span.where(key), f"expected a JSON object, got {kind(args)}"
-        )
-    result = span.attrs.get("gen_ai.tool.call.result")
-    output = result if isinstance(result, str) or result is None else canonical_json(result)
-    error_type = span.attrs.get("error.type")
-    error = span.error or (str(error_type) if error_type is not None else None)
-    call_id = span.attrs.get("gen_ai.tool.call.id")
-    return Step(
-        tool=tool,
-        args=args,
-        ok=error is None,
-        output=output,
-        error=error,
-        latency_ms=(span.end - span.start) / 1e6,
-        call_id=None if call_id is None else str(call_id),
-    )
-
-
-def _tokens(span: _Span, keys: tuple[str, ...], file: str) -> int | None:
+def _tokens(span: Span, keys: tuple[str, ...], file: str) -> int | None:
     for key in keys:
         value = span.attrs.get(key)
         if value is None:
@@ -228,9 +87,10 @@ def _tokens(span: _Span, keys: tuple[str, ...], file: str) -> int | None:
     return None
 
 
-def _usage(spans: list[_Span], file: str) -> tuple[int | None, int | None]:
+def _usage(spans: list[Span], file: str) -> tuple[int | None, int | None]:
     by_id = {s.span_id: s for s in spans}
-    counted = [s for s in spans if any(k in s.attrs for k in _INPUT_KEYS + _OUTPUT_KEYS)]
+    keys = TOKEN_KEYS[0] + TOKEN_KEYS[1]
+    counted = [s for s in spans if any(k in s.attrs for k in keys)]
     covered: set[str] = set()  # spans with a descendant carrying counts
     for s in counted:
         parent, seen = by_id.get(s.parent_id), set()
@@ -238,79 +98,130 @@ def _usage(spans: list[_Span], file: str) -> tuple[int | None, int | None]:
             seen.add(parent.span_id)
             covered.add(parent.span_id)
             parent = by_id.get(parent.parent_id)
-    prompt = completion = None
+    totals: list[int | None] = [None, None]
     for s in counted:
         if s.span_id in covered:
             continue
-        i, o = _tokens(s, _INPUT_KEYS, file), _tokens(s, _OUTPUT_KEYS, file)
-        if i is not None:
-            prompt = (prompt or 0) + i
-        if o is not None:
-            completion = (completion or 0) + o
-    return prompt, completion
+        for i in (0, 1):
+            value = _tokens(s, TOKEN_KEYS[i], file)
+            if value is not None:
+                totals[i] = (totals[i] or 0) + value
+    return totals[0], totals[1]
 
 
-def _message_text(message: Any) -> str | None:
-    if not isinstance(message, dict):
-        return None
-    parts = message.get("parts")
-    if isinstance(parts, list):
-        texts = [
-            p["content"]
-            for p in parts
-            if isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("content"), str)
-        ]
-        return "\n".join(texts) if texts else None
-    content = message.get("content")
-    return content if isinstance(content, str) else None
+def _turn_history(spans: list[Span]) -> list[Msg]:
+    """The fullest conversation one trace recorded."""
+    best: list[Msg] = []
+    best_key: tuple[int, int, int] = (-1, -1, -1)
+    for s in spans:
+        found = llm_messages(s)
+        if found is None:
+            continue
+        inputs, outputs = found
+        history = [*inputs, *outputs]
+        key = (1 if is_whole_run(s) else 0, len(history), s.end)
+        if key > best_key:
+            best, best_key = history, key
+    return best
 
 
-def _messages(span: _Span, key: str, file: str) -> list[Any] | None:
-    value = _json_attr(span, key, file)
-    if value is None:
-        return None
-    if not isinstance(value, list):
-        raise InputError(file, span.record, span.where(key), f"expected a list, got {kind(value)}")
-    return value
+def _same(a: Sequence[Msg], b: Sequence[Msg]) -> bool:
+    return [m.key() for m in a if m.role != "system"] == [m.key() for m in b if m.role != "system"]
 
 
-def _io_text(spans: list[_Span], file: str) -> tuple[str, str | None]:
-    agents = sorted((s for s in spans if s.op == "invoke_agent"), key=lambda s: (s.depth, s.start))
-    chats = [s for s in spans if s.op == "chat"]
-    text_in: str | None = None
-    for s in agents[:1] + chats:
-        msgs = _messages(s, "gen_ai.input.messages", file)
-        if msgs is not None:
-            users = [m for m in msgs if isinstance(m, dict) and m.get("role") == "user"]
-            text_in = _message_text(users[0]) if users else None
-            break
-    final: str | None = None
-    for s in agents[:1] + sorted(chats, key=lambda s: (-s.end, -s.order)):
-        msgs = _messages(s, "gen_ai.output.messages", file)
-        if msgs is not None:
-            final = _message_text(msgs[-1]) if msgs else None
-            break
-    return text_in or "", final
+def _join(turns: list[list[Msg]]) -> tuple[list[Msg], list[int]]:
+    """Join per-turn histories; returns the messages and where each turn's new part starts."""
+    acc: list[Msg] = []
+    starts: list[int] = []
+    for history in turns:
+        if (acc and len(history) >= len(acc) and _same(history[: len(acc)], acc)) or (
+            acc and len(history) > len(acc) and _same(history[-len(acc) :], acc)
+        ):
+            starts.append(len(acc))
+            acc = list(history)
+        else:
+            starts.append(len(acc))
+            acc += [m for m in history if not (acc and m.role == "system")]
+    return acc, starts
 
 
-def _trajudge_attr(spans: list[_Span], key: str) -> tuple[Any, _Span | None]:
-    roots = [s for s in spans if s.depth == 0]
-    for s in roots + [s for s in spans if s.depth > 0]:
-        if key in s.attrs:
-            return s.attrs[key], s
-    return None, None
+def _conversation(
+    msgs: list[Msg], tools: list[tuple[Span, ToolCall]], ignored: Ignored, label: str
+) -> Conversation:
+    conv = Conversation()
+    for m in msgs:
+        if m.role in ("system", "user"):
+            conv.say(m.role, m.text, name=m.name)  # type: ignore[arg-type]
+        elif m.role == "assistant":
+            conv.say("assistant", m.text, name=m.name)
+            for call_id, name, args in m.calls:
+                conv.call(name, args, call_id)
+        else:
+            n = conv.pending(call_id=m.call_id) if m.call_id else conv.pending(tool=m.name)
+            if n is None:
+                ignored.add(
+                    "tool message answering no call",
+                    "tool messages answering no call",
+                    f"{label}: tool message {m.call_id or m.name}",
+                )
+                conv.result(None, m.text, name=m.name)
+            else:
+                text = m.text or ""
+                # the chat-log convention: a tool message starting with "Error" reports a failure
+                conv.result(n, text, ok=not (m.failed or text.startswith("Error")))
+    matched: set[int] = set()
+    for span, call in tools:
+        n = _match(conv, call, matched)
+        fields: dict[str, Any] = {"latency_ms": (span.end - span.start) / 1e6}
+        if call.error is not None:
+            fields.update(ok=False, error=call.error)
+        if n is None:
+            if call.error is None or (call.output is not None and call.output != call.error):
+                fields["output"] = call.output
+            conv.call(call.name, call.args, call.call_id, **fields)
+            continue
+        matched.add(n)
+        step = conv.steps[n]
+        if step.output is None and call.output is not None and call.output != call.error:
+            fields["output"] = call.output
+        if call.error is not None and step.output == call.output:
+            fields["output"] = None if step.error is None else step.output
+        conv.complete(n, **fields)
+    conv.finish()
+    return conv
 
 
-def _typed(spans: list[_Span], key: str, types: tuple[type, ...], what: str, file: str) -> Any:
-    value, span = _trajudge_attr(spans, key)
-    if span is None or value is None:
-        return None
-    if not isinstance(value, types) or (bool not in types and isinstance(value, bool)):
-        raise InputError(file, span.record, span.where(key), f"expected {what}, got {kind(value)}")
-    return value
+def _match(conv: Conversation, call: ToolCall, matched: set[int]) -> int | None:
+    steps = [(n, s) for n, s in enumerate(conv.steps) if n not in matched]
+    if call.call_id is not None:
+        for n, s in steps:
+            if s.call_id == call.call_id:
+                return n
+    canon = canonical_json(call.args)
+    for n, s in steps:
+        if s.tool == call.name and s.canonical_args() == canon:
+            return n
+    for n, s in steps:
+        if s.tool == call.name:
+            return n
+    return None
 
 
-def _first_attr(spans: list[_Span], *keys: str) -> Any:
+def _trajudge_attr(
+    spans: list[Span], key: str, types: tuple[type, ...], what: str, file: str
+) -> Any:
+    for s in sorted(spans, key=lambda s: (s.depth, s.order)):
+        if key in s.attrs and s.attrs[key] is not None:
+            value = s.attrs[key]
+            if not isinstance(value, types) or (bool not in types and isinstance(value, bool)):
+                raise InputError(
+                    file, s.record, s.where(key), f"expected {what}, got {kind(value)}"
+                )
+            return value
+    return None
+
+
+def _first_attr(spans: list[Span], *keys: str) -> Any:
     for key in keys:
         for s in spans:
             if s.attrs.get(key) is not None:
@@ -318,27 +229,38 @@ def _first_attr(spans: list[_Span], *keys: str) -> Any:
     return None
 
 
-def _trajectory(trace_id: str, spans: list[_Span], file: str) -> Trajectory:
-    by_id = {s.span_id: s for s in spans}
-    for s in spans:  # depth = number of ancestors present in this trace
-        parent, seen = by_id.get(s.parent_id), {s.span_id}
-        while parent is not None and parent.span_id not in seen:
-            s.depth += 1
-            seen.add(parent.span_id)
-            parent = by_id.get(parent.parent_id)
-    spans.sort(key=lambda s: (s.start, s.order))
-    steps = [_step(s, file) for s in spans if s.op == "execute_tool"]
+def _trajectory(
+    tid: str,
+    conv_id: str | None,
+    turns: list[list[Span]],
+    msgs: list[Msg],
+    file: str,
+    ignored: Ignored,
+) -> Trajectory:
+    spans = [s for t in turns for s in t]
+    tools: list[tuple[Span, ToolCall]] = []
+    for s in sorted(spans, key=lambda s: (s.start, s.order)):
+        call = tool_call(s)
+        if call is not None:
+            tools.append((s, call))
+        elif declares_tool(s) and s.attrs.get("gen_ai.tool.name") != "(merged tools)":
+            ignored.add(
+                "TOOL span without tool attributes",
+                "TOOL spans without tool attributes",
+                f"{s.record}: {s.path} ({s.name})",
+            )
+    conv = _conversation(msgs, tools, ignored, spans[0].record)
     prompt, completion = _usage(spans, file)
-    text_in, final = _io_text(spans, file)
-    task_id = _typed(spans, "trajudge.task_id", (str, int), "a string", file)
-    trial = _typed(spans, "trajudge.trial", (int,), "an integer", file)
-    outcome = _typed(spans, "trajudge.outcome", (bool,), "a boolean", file)
-    intent = _typed(spans, "trajudge.intent", (str,), "a string", file)
-    metadata: dict[str, Any] = {"trace_id": trace_id}
+    task_id = _trajudge_attr(spans, "trajudge.task_id", (str, int), "a string", file)
+    trial = _trajudge_attr(spans, "trajudge.trial", (int,), "an integer", file)
+    outcome = _trajudge_attr(spans, "trajudge.outcome", (bool,), "a boolean", file)
+    intent = _trajudge_attr(spans, "trajudge.intent", (str,), "a string", file)
+    metadata: dict[str, Any] = {"trace_ids": list(dict.fromkeys(s.trace_id for s in spans))}
+    if conv_id is not None:
+        metadata["conversation_id"] = conv_id
     extras = {
-        "model": ("gen_ai.response.model", "gen_ai.request.model"),
-        "agent_name": ("gen_ai.agent.name",),
-        "conversation_id": ("gen_ai.conversation.id",),
+        "model": ("gen_ai.response.model", "gen_ai.request.model", "llm.model_name"),
+        "agent_name": ("gen_ai.agent.name", "agent.name", "agent_name"),
     }
     for name, keys in extras.items():
         value = _first_attr(spans, *keys)
@@ -349,43 +271,77 @@ def _trajectory(trace_id: str, spans: list[_Span], file: str) -> Trajectory:
     )
     if service is not None:
         metadata["service_name"] = service
-    first = min(spans, key=lambda s: s.order)
+    has_messages = bool(conv.messages) and any(
+        m.role != "assistant" or m.content for m in conv.messages
+    )
     try:
         return Trajectory(
-            id=trace_id,
-            task_id=str(task_id) if task_id is not None else trace_id,
+            id=tid,
+            task_id=str(task_id) if task_id is not None else tid,
             trial=trial if trial is not None else 0,
-            input=text_in,
-            steps=steps,
-            final_answer=final,
+            input=conv.first_user,
+            messages=conv.messages if has_messages else [],
+            steps=conv.steps,
+            final_answer=conv.final_answer,
             outcome=outcome,
             usage=Usage(
                 prompt_tokens=prompt,
                 completion_tokens=completion,
                 latency_s=(max(s.end for s in spans) - min(s.start for s in spans)) / 1e9,
+                turns=conv.user_turns if has_messages else None,
             ),
             intent=intent,
             metadata=metadata,
         )
     except ValidationError as exc:
-        raise validation_error(file, first.record, exc, f"trace {trace_id}") from None
+        raise validation_error(file, spans[0].record, exc, f"trace {tid}") from None
 
 
-def from_otel(path: str | os.PathLike[str]) -> list[Trajectory]:
-    """Read an OTLP JSON trace file: one trajectory per trace (see the module docstring)."""
+def from_otel(path: str | os.PathLike[str], *, per_turn: bool = False) -> list[Trajectory]:
+    """Read a trace file: one trajectory per conversation or trace (see the module docstring)."""
     p = check_file(path)
     records = load_json_records(p, decode_utf8(p, p.read_bytes()))
-    return [t for _, t in otel_from_records(p, records)]
+    return [t for _, t in otel_from_records(p, records, ReadOptions(per_turn=per_turn), Ignored())]
 
 
-def otel_from_records(path: Path, records: list[Record]) -> list[tuple[str, Trajectory]]:
+def _conversation_id(spans: list[Span]) -> str | None:
+    for key in CONVERSATION_KEYS:
+        for s in sorted(spans, key=lambda s: (s.depth, s.order)):
+            value = s.attrs.get(key)
+            if value is not None and value != "":
+                return str(value)
+    return None
+
+
+def otel_from_records(
+    path: Path, records: list[Record], opts: ReadOptions, ignored: Ignored
+) -> list[tuple[str, Trajectory]]:
     file = str(path)
-    traces: dict[str, list[_Span]] = {}
-    for span in _spans(file, records):
+    traces: dict[str, list[Span]] = {}
+    for span in read_spans(file, records):
         traces.setdefault(span.trace_id, []).append(span)
     if not traces:
         raise InputError(file, None, None, "no spans found")
-    # a trace is named by the record (line) where its first span appears
-    items = [(spans[0].record, _trajectory(tid, spans, file)) for tid, spans in traces.items()]
+    groups: dict[str, list[list[Span]]] = {}
+    conv_ids: dict[str, str | None] = {}
+    for trace_id, spans in traces.items():
+        _set_depths(spans)
+        cid = _conversation_id(spans)
+        key = cid if cid is not None else trace_id
+        groups.setdefault(key, []).append(spans)
+        conv_ids[key] = cid
+    items: list[tuple[str, Trajectory]] = []
+    for key, turns in groups.items():
+        turns.sort(key=lambda t: min(s.start for s in t))
+        msgs, starts = _join([_turn_history(t) for t in turns])
+        label = min(turns[0], key=lambda s: s.order).record
+        if opts.per_turn and conv_ids[key] is not None:
+            for n, turn in enumerate(turns):
+                end = starts[n + 1] if n + 1 < len(turns) else len(msgs)
+                part = msgs[starts[n] : end]
+                t = _trajectory(f"{key}:{n}", conv_ids[key], [turn], part, file, ignored)
+                items.append((label, t))
+        else:
+            items.append((label, _trajectory(key, conv_ids[key], turns, msgs, file, ignored)))
     check_unique(file, items)
     return items

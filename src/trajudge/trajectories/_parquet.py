@@ -1,9 +1,10 @@
 """The native Parquet format: one row per trajectory.
 
 Scalar fields are columns of their own (``id``, ``task_id``, ``trial``, ``input``,
-``final_answer``, ``outcome``, ``intent``); the nested ones (``steps``, ``usage``, ``metadata``,
-``files_before``, ``files_after``) are JSON text columns, so the round trip is exact whatever the
-arguments and metadata hold. The schema version is kept in the file's key-value metadata.
+``final_answer``, ``outcome``, ``intent``); the nested ones (``messages``, ``steps``, ``usage``,
+``metadata``, ``files_before``, ``files_after``) are JSON text columns, so the round trip is exact
+whatever the arguments and metadata hold. The schema version is kept in the file's key-value
+metadata.
 """
 
 from __future__ import annotations
@@ -23,13 +24,14 @@ from trajudge.trajectories._models import Trajectory
 
 FORMAT_KEY = b"trajudge.format"
 FORMAT_VALUE = b"trajectories-v1"
-JSON_COLUMNS = ("steps", "usage", "files_before", "files_after", "metadata")
+JSON_COLUMNS = ("messages", "steps", "usage", "files_before", "files_after", "metadata")
 SCHEMA = pa.schema(
     [
         pa.field("id", pa.large_string(), nullable=False),
         pa.field("task_id", pa.large_string(), nullable=False),
         pa.field("trial", pa.int64(), nullable=False),
         pa.field("input", pa.large_string()),
+        pa.field("messages", pa.large_string()),
         pa.field("steps", pa.large_string()),
         pa.field("final_answer", pa.large_string()),
         pa.field("outcome", pa.bool_()),
@@ -46,7 +48,7 @@ SCHEMA = pa.schema(
 def _row(t: Trajectory) -> dict[str, Any]:
     data = t.model_dump(mode="json")
     for col in JSON_COLUMNS:
-        value = data[col]
+        value = data.get(col)  # "messages" is left out when there is no conversation
         data[col] = None if value is None else json.dumps(value, ensure_ascii=False)
     return data
 

@@ -1,0 +1,103 @@
+"""The file shapes shared by the chat-log readers (Responses API items, LangChain dumps).
+
+A file holds either
+
+* one conversation: a JSON list (or JSON Lines) of the reader's items, read as one trajectory
+  with ``id`` = ``task_id`` = the file name without suffix;
+* one conversation per line: JSON Lines whose every line is a list of items; ``id`` =
+  ``task_id`` = ``f"{file stem}-{n}"`` for the n-th line (from 0);
+* records: JSON Lines (or a JSON list) of objects holding the items under ``key`` and, optional,
+  ``id``, ``task_id``, ``trial``, ``outcome``, ``intent``, ``metadata`` and ``usage`` as in the
+  ``openai`` format. Unknown record keys are errors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from trajudge.trajectories._errors import InputError
+from trajudge.trajectories._io import Record, kind, validate
+from trajudge.trajectories._models import Usage
+
+
+@dataclass
+class ChatRecord:
+    """One conversation found in a file, with what the file says about it."""
+
+    label: str
+    where: str  # where the items are, for errors: "items" or "messages"
+    items: list[Any]
+    id: str
+    task_id: str
+    trial: int = 0
+    outcome: bool | None = None
+    intent: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    usage: Usage | None = None
+
+
+class _Meta(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str | None = Field(default=None, min_length=1)
+    task_id: str | None = Field(default=None, min_length=1)
+    trial: int = Field(default=0, ge=0)
+    outcome: bool | None = None
+    intent: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    usage: Usage | None = None
+
+    @field_validator("task_id", mode="before")
+    @classmethod
+    def _int_task_id(cls, value: Any) -> Any:
+        return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+def chat_records(
+    path: Path, records: list[Record], is_item: Callable[[Any], bool], key: str
+) -> list[ChatRecord]:
+    """Split a file's records into conversations (see the module docstring)."""
+    file = str(path)
+    if records and all(is_item(obj) for _, obj in records):
+        items = [obj for _, obj in records]
+        return [ChatRecord(records[0][0], key, items, path.stem, path.stem)]
+    out: list[ChatRecord] = []
+    for n, (label, obj) in enumerate(records):
+        default = f"{path.stem}-{n}"
+        if isinstance(obj, list):
+            out.append(ChatRecord(label, key, obj, default, default))
+            continue
+        if not isinstance(obj, dict) or key not in obj:
+            raise InputError(
+                file,
+                label,
+                key,
+                f"missing: expected a list of items or an object with {key!r}, got {kind(obj)}",
+            )
+        items = obj[key]
+        if not isinstance(items, list):
+            raise InputError(file, label, key, f"expected a list, got {kind(items)}")
+        meta = validate(_Meta, {k: v for k, v in obj.items() if k != key}, file, label)
+        tid = meta.id or (f"{meta.task_id}-{meta.trial}" if meta.task_id else default)
+        out.append(
+            ChatRecord(
+                label,
+                key,
+                items,
+                tid,
+                meta.task_id or tid,
+                meta.trial,
+                meta.outcome,
+                meta.intent,
+                dict(meta.metadata),
+                meta.usage,
+            )
+        )
+    if not out:
+        raise InputError(file, None, None, "no trajectories found")
+    return out
