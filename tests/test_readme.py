@@ -26,7 +26,7 @@ from trajudge.config import (
     TrajudgeConfig,
     load_config,
 )
-from trajudge.judges import DEFAULT_CACHE_PATH, JudgeSpec, load_rubric
+from trajudge.judges import DEFAULT_CACHE_PATH, LOCAL_DEFAULTS, JudgeSpec, load_rubric
 from trajudge.rules import load_specs
 from trajudge.trajectories import read_trajectories
 
@@ -170,7 +170,7 @@ def test_step_budget_is_the_spec_files(readme: str, demo: dict[str, Any]) -> Non
 
 DESCRIBED = {
     # rows whose default is said in words, checked by hand here
-    "`db`": "`sqlite:///trajudge.db` or `--db`",
+    "`db`": "`sqlite:///trajudge.db`",
     "`dataset.format`": "`auto`",
     "`dataset.name`": "file stem",
     "`limits.tasks` / `limits.max_tasks` / `limits.max_trials`": "all",
@@ -251,7 +251,12 @@ def test_config_reference_judge_defaults_are_the_models(readme: str) -> None:
         if isinstance(default, bool):
             assert text == str(default).lower(), name
         elif isinstance(default, int | float):
-            assert float(text.removesuffix(" s")) == default, name
+            general, _, local = text.partition(";")
+            assert float(general.strip().removesuffix(" s")) == default, name
+            if local:  # "512; 160 for `local/` models": the embedded model's measured default
+                number = re.match(r"\s*([\d.]+)", local)
+                assert number is not None, name
+                assert float(number.group(1)) == LOCAL_DEFAULTS[name], name
         else:
             continue
         stated += 1
