@@ -19,7 +19,20 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from trajudge.calibration._validation import as_1d, check_same_length
+
 FloatArray = npt.NDArray[np.float64]
+
+__all__ = [
+    "MAX_UNDEFINED_SHARE",
+    "Estimate",
+    "FloatArray",
+    "as_1d",
+    "check_same_length",
+    "num",
+    "percentile_interval",
+    "safe_divide",
+]
 
 #: If more than this share of bootstrap resamples give an undefined statistic, the interval
 #: would be conditioned on "the statistic happened to be defined", so it is NaN instead.
@@ -84,19 +97,3 @@ def safe_divide(num_: FloatArray | float, den: FloatArray | float) -> FloatArray
     out = np.full(np.broadcast(n, d).shape, np.nan)
     np.divide(n, d, out=out, where=d != 0)
     return out
-
-
-def as_1d(values: object, name: str) -> npt.NDArray[Any]:
-    """A 1-D array from a sequence, Series or array; raises ValueError otherwise."""
-    arr = np.asarray(values)
-    if arr.ndim != 1:
-        raise ValueError(f"{name} must be one-dimensional, got shape {arr.shape}")
-    return arr
-
-
-def check_same_length(**arrays: npt.NDArray[Any]) -> int:
-    """The common length of the arrays; ValueError when they differ."""
-    lengths = {name: len(a) for name, a in arrays.items()}
-    if len(set(lengths.values())) > 1:
-        raise ValueError(f"arrays differ in length: {lengths}")
-    return next(iter(lengths.values()))

@@ -21,6 +21,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from trajudge.calibration._validation import as_binary
+
 
 def pass_at_k(n: int, c: int, k: int) -> float:
     """Unbiased pass@k for one task: ``1 - C(n-c, k) / C(n, k)``.
@@ -105,10 +107,11 @@ def reliability(
     Parameters
     ----------
     frame:
-        One row per trajectory with ``task_id`` and a boolean ``success`` column (None/NaN
-        where the source gave no verdict; such rows are counted in ``n_unknown`` and left out
-        of n and c). Optional columns: ``intent`` and the usage columns ``steps``, ``tokens``,
-        ``cost_usd``, ``latency_s``, whose per-task means are reported beside the rates.
+        One row per trajectory with ``task_id`` and a pass/fail ``success`` column (booleans,
+        0/1 or pass/fail; None/NaN where the source gave no verdict: such rows are counted in
+        ``n_unknown`` and left out of n and c). Other values raise ValueError. Optional
+        columns: ``intent`` and the usage columns ``steps``, ``tokens``, ``cost_usd``,
+        ``latency_s``, whose per-task means are reported beside the rates.
     ks:
         The values of k.
 
@@ -126,10 +129,13 @@ def reliability(
     if "task_id" not in frame.columns or success_column not in frame.columns:
         raise ValueError(f"frame needs columns 'task_id' and {success_column!r}")
     df = frame.copy()
-    known = df[success_column].notna()
+    success = as_binary(
+        df[success_column].to_numpy(dtype=object), success_column, allow_missing=True
+    )
+    known = ~np.isnan(success)
     n_unknown = int((~known).sum())
     df = df[known]
-    df["_s"] = df[success_column].astype(bool).astype(int)
+    df["_s"] = success[known].astype(int)
     grouped = df.groupby("task_id", sort=True)
     per_task = pd.DataFrame({"n": grouped.size(), "c": grouped["_s"].sum()})
     for col in _USAGE_COLUMNS:
