@@ -43,7 +43,8 @@ FailOption = Annotated[
         "--fail-under",
         help="CI gate, repeatable: kappa>=0.6, kappa[JUDGE]>=0.6, flip_rate<=0.1, "
         "pass^4>=0.5 (primary source: the first judge, else outcome), pass^4[outcome]>=0.5, "
-        "ac1, agreement, tpr, tnr, pass@K, cost_per_1k.",
+        "ac1, agreement, tpr, tnr, pass@K, cost_per_1k. Add .lo / .hi to gate on an end of "
+        "the 95% interval: kappa.lo>=0.4, flip_rate.hi<=0.1.",
     ),
 ]
 BaselineOption = Annotated[
