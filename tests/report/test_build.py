@@ -93,6 +93,11 @@ def test_pass_hat_per_source(report_dict: dict, k: int) -> None:
         else:
             assert got == pytest.approx(want, abs=1e-12), key
             lo, hi = src[key]["pass^k"][str(k)]["low"], src[key]["pass^k"][str(k)]["high"]
+            if lo is None:
+                # one usable task (the labels: T3 alone has 3 known trials): too many task
+                # resamples miss it for an interval (more than 10% undefined)
+                assert src[key]["n_tasks"][str(k)] == 1, key
+                continue
             assert lo <= got + 1e-12 and got - 1e-12 <= hi, key
         want_at = h.pass_hat(success, k, at=True)
         got_at = src[key]["pass@k"][str(k)]["value"]

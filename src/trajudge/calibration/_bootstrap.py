@@ -29,7 +29,7 @@ from trajudge.calibration._agreement import (
     encode,
     kappa_from_counts,
 )
-from trajudge.calibration._estimate import Estimate, FloatArray, percentile_interval, safe_divide
+from trajudge.calibration._estimate import Estimate, FloatArray, bca_interval, safe_divide
 from trajudge.calibration._validation import as_1d, as_binary, as_float, check_same_length
 
 #: Cells of the (rows x n_items) multiplicity block held in memory at once.
@@ -128,8 +128,8 @@ def cluster_bootstrap(
     Returns
     -------
     (Estimate, draws)
-        The estimate on all items with its interval (NaN when more than 10% of the draws are
-        undefined, or there are no items), and the B bootstrap draws.
+        The estimate on all items with its BCa interval (:func:`bca_interval`; NaN when more
+        than 10% of the draws are undefined, or there are no items), and the B draws.
 
     Examples
     --------
@@ -174,7 +174,8 @@ def cluster_bootstrap_many(
             continue
         with np.errstate(invalid="ignore", divide="ignore"):
             draws = np.asarray(statistic(resampled), dtype=np.float64)
-        low, high = percentile_interval(draws, level=level)
+            jackknife = np.asarray(statistic(totals[None, :] - sums), dtype=np.float64)
+        low, high = bca_interval(draws, value, jackknife, level=level)
         out[name] = (Estimate(value, low, high, n, level), draws if keep_draws else np.empty(0))
     return out
 

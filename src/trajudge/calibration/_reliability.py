@@ -14,13 +14,15 @@ left out of that k's mean and listed in ``short_tasks`` so nothing is silently d
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
+from trajudge.calibration._bootstrap import cluster_bootstrap_many
 from trajudge.calibration._validation import as_binary
 
 
@@ -205,12 +207,13 @@ def reliability_intervals(
     level: float = 0.95,
     seed: int = 0,
 ) -> dict[str, dict[int, tuple[float, float]]]:
-    """Percentile bootstrap intervals for pass@k and pass^k, resampling tasks.
+    """Bootstrap intervals (BCa) for pass@k and pass^k, resampling tasks.
 
     Tasks are the unit of resampling (their trials stay together), since the estimators
     average over tasks. Tasks with fewer than k trials are left out for that k, as in
     :func:`reliability`. Returns ``{"pass@k": {k: (lo, hi)}, "pass^k": {k: (lo, hi)}}``;
-    an interval is ``(nan, nan)`` when no task has k trials.
+    an interval is ``(nan, nan)`` when no task has k trials (or in more than 10% of the
+    resamples).
 
     >>> df = pd.DataFrame({"task_id": list("aabb"), "success": [1, 1, 1, 1]})
     >>> reliability_intervals(df, ks=[2], n_boot=50)["pass^k"][2]
@@ -218,27 +221,28 @@ def reliability_intervals(
     """
     base = reliability(frame, ks=ks, success_column=success_column)
     per_task = base.per_task
-    rng = np.random.default_rng(seed)
-    n_tasks = len(per_task)
-    alpha = (1 - level) / 2
     out: dict[str, dict[int, tuple[float, float]]] = {"pass@k": {}, "pass^k": {}}
-    if n_tasks == 0:
-        for k in base.ks:
-            out["pass@k"][k] = out["pass^k"][k] = (math.nan, math.nan)
-        return out
-    idx = rng.integers(0, n_tasks, size=(n_boot, n_tasks))
+    stats: dict[str, Callable[[npt.NDArray[np.float64]], npt.NDArray[np.float64]]] = {}
+    columns: list[npt.NDArray[np.float64]] = []
     for k in base.ks:
-        valid = (per_task["n"] >= k).to_numpy()
+        valid = np.asarray((per_task["n"] >= k).to_numpy(), dtype=np.float64)
         for name, col in (("pass@k", f"pass@{k}"), ("pass^k", f"pass^{k}")):
             values = np.nan_to_num(per_task[col].to_numpy(dtype=float))
-            weights = valid[idx].sum(axis=1)
-            sums = (values * valid)[idx].sum(axis=1)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                stats = np.where(weights > 0, sums / np.maximum(weights, 1), np.nan)
-            stats = stats[~np.isnan(stats)]
-            if stats.size == 0:
-                out[name][k] = (math.nan, math.nan)
-            else:
-                lo, hi = np.quantile(stats, [alpha, 1 - alpha])
-                out[name][k] = (float(lo), float(hi))
+            j = len(columns)
+            columns += [values * valid, valid]
+            stats[f"{name}:{k}"] = _ratio_of(j)
+    sums = np.column_stack(columns) if columns else np.zeros((len(per_task), 0))
+    found = cluster_bootstrap_many(sums, stats, n_boot=n_boot, seed=seed, level=level)
+    for key, (est, _) in found.items():
+        table, k_text = key.split(":")
+        out[table][int(k_text)] = (est.low, est.high)
     return out
+
+
+def _ratio_of(j: int) -> Callable[[npt.NDArray[np.float64]], npt.NDArray[np.float64]]:
+    def ratio(t: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        out = np.full(t[..., j].shape, np.nan)
+        np.divide(t[..., j], t[..., j + 1], out=out, where=t[..., j + 1] > 0)
+        return out
+
+    return ratio
