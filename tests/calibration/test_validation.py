@@ -29,6 +29,7 @@ from trajudge.calibration import (
     human_agreement,
     item_verdicts,
     kappa_from_counts,
+    krippendorff_alpha,
     label_budget,
     order_shift_probe,
     pass_at_k,
@@ -126,6 +127,7 @@ EMPTY: dict[str, object] = {
     ),
     "corrected_pass_hat_k.raw": lambda: corrected_pass_hat_k([], [], [], ks=[1], n_boot=10).raw[1],
     "label_budget": lambda: label_budget(0, math.nan, math.nan).n_more,
+    "krippendorff_alpha": lambda: krippendorff_alpha([[]]),
     "best_threshold": lambda: best_threshold([], []),
 }
 
@@ -157,6 +159,7 @@ ONE_CATEGORY: dict[str, object] = {
     "central_tendency": lambda: (
         central_tendency_probe([1, 2, 3], [3, 3, 3], ["a", "b", "c"], n_boot=10).estimate.value
     ),  # type: ignore[union-attr]
+    "krippendorff_alpha": lambda: krippendorff_alpha([[1, 1], [1, 1]]),
     # one observed category: q = 1, AC1 is undefined
     "gwet_ac1": lambda: gwet_ac1([1, 1], [1, 1]),
     # every cut leaves both raters constant
