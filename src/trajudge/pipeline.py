@@ -386,6 +386,7 @@ def run_pipeline(
                 baseline=rep.baseline,
                 primary_source=rep.primary,
                 dev_items=dev,
+                rubric_dirs=cfg.rubric_dirs,
             )
             summary.paths = write_report(summary.report, rep.out, rep.formats)
         return summary

@@ -9,10 +9,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from sklearn.metrics import cohen_kappa_score
+from sklearn.metrics import cohen_kappa_score, confusion_matrix
 
 from trajudge.calibration import (
     SyntheticJudge,
+    Threshold,
     analyze,
     calibrate_files,
     gwet_ac1,
@@ -23,6 +24,7 @@ from trajudge.calibration import (
 from trajudge.trajectories import InputError
 
 BOOT = {"n_boot": 200, "seed": 0}
+PASS = 4  # the synthetic 1..5 scale's pass threshold (its rubric's, trajudge.calibration)
 
 
 @pytest.fixture(scope="module")
@@ -39,49 +41,72 @@ def _human(labels: pd.DataFrame, cut: float) -> pd.Series:
     return (decided["sum"] * 2 > decided["size"]).astype(int)
 
 
+def _verdicts(rows: pd.DataFrame, cut: float) -> pd.Series:
+    """The judge's verdict per item by hand: the mean score of each order (over its samples),
+    averaged over the two orders, against the cut."""
+    by_order = {
+        key: sum(s) / len(s)
+        for key, s in rows.groupby(["item", "order"])["score"].apply(list).items()
+    }
+    means: dict[str, list[float]] = {}
+    for (item, _), m in by_order.items():
+        means.setdefault(item, []).append(m)
+    return pd.Series({i: int(sum(m) / len(m) >= cut) for i, m in means.items()})
+
+
 def test_judge_numbers_match_independent_computation(tables) -> None:
     judgments, labels = tables
-    result = analyze(judgments, labels, ks=[1, 2], **BOOT)
-    human = _human(labels, 4)  # scale 1..5: the lowest level above the middle (3) is 4
+    result = analyze(judgments, labels, ks=[1, 2], rubric_threshold=PASS, **BOOT)
+    human = _human(labels, PASS)
+    assert result.label_threshold is not None and result.label_threshold.source == "rubric"
     for name, report in result.judges.items():
-        assert report.threshold.value == 4 and report.threshold.source == "midpoint"
-        rows = judgments[(judgments["judge"] == name) & judgments["item"].isin(human.index)]
-        h, j = rows["item"].map(human), (rows["score"] >= 4).astype(int)
+        assert report.threshold.value == PASS and report.threshold.source == "rubric"
+        verdict = _verdicts(judgments[judgments["judge"] == name], PASS)
+        items = sorted(set(human.index) & set(verdict.index))
+        h, j = human.loc[items], verdict.loc[items]
         assert report.kappa.value == pytest.approx(cohen_kappa_score(h, j), abs=1e-12)
-        assert report.ac1 == pytest.approx(gwet_ac1(h, j), abs=1e-12)
-        assert report.agreement == pytest.approx(float((h == j).mean()))
-        assert report.confusion == [
-            [int(((h == 0) & (j == 0)).sum()), int(((h == 0) & (j == 1)).sum())],
-            [int(((h == 1) & (j == 0)).sum()), int(((h == 1) & (j == 1)).sum())],
-        ]
-        assert report.rates.tpr == pytest.approx(j[h == 1].mean())
-        assert report.n_items == len(human) and report.n_errors == 0
+        assert report.ac1.value == pytest.approx(gwet_ac1(h, j), abs=1e-12)
+        assert report.agreement.value == pytest.approx(float((h == j).mean()))
+        tn, fp, fn, tp = confusion_matrix(h, j, labels=[0, 1]).ravel()
+        assert report.confusion == [[tn, fp], [fn, tp]]
+        assert report.tpr.value == pytest.approx(tp / (tp + fn))
+        assert report.tnr.value == pytest.approx(tn / (tn + fp))
+        assert report.rates.tpr == report.tpr.value and report.rates.tnr == report.tnr.value
+        assert report.n_items == len(items) and report.n_errors == 0
         assert report.cost_per_1k == pytest.approx(2.0) and report.median_latency_s == 1.5
-        unstable = j.groupby(rows["item"]).nunique()
         all_rows = judgments[judgments["judge"] == name]
-        flips = (all_rows["score"] >= 4).groupby(all_rows["item"]).nunique()
+        flips = (all_rows["score"] >= PASS).groupby(all_rows["item"]).nunique()
         assert set(report.unstable_items) == set(flips.index[flips > 1])
-        assert len(unstable) <= len(flips)
-        assert report.kappa.low <= report.kappa.value <= report.kappa.high
-        assert report.budget.n == report.kappa.n
+        for est in (report.kappa, report.ac1, report.agreement, report.tpr, report.tnr):
+            assert est.low <= est.value <= est.high
+            assert est.n == judgments["task_id"].nunique()  # intervals resample tasks
+        assert report.budget.n == len(items)
     assert result.n_labeled_items == len(human)
     assert len(result.tied_items) == labels["item"].nunique() - len(human)
 
 
 def test_weighted_kappa_uses_the_ordinal_consensus(tables) -> None:
     judgments, labels = tables
-    result = analyze(judgments, labels, ks=[1], **BOOT)
+    result = analyze(judgments, labels, ks=[1], rubric_threshold=PASS, **BOOT)
     wide = labels.pivot(index="item", columns="annotator", values="label")
     agreed = wide[wide["h0"] == wide["h1"]]["h0"]  # 2 annotators: a consensus iff they agree
-    human_bin = _human(labels, 4)
+    human_bin = _human(labels, PASS)
     for name, report in result.judges.items():
         rows = judgments[(judgments["judge"] == name) & judgments["item"].isin(agreed.index)]
         rows = rows[rows["item"].isin(human_bin.index)]
+        # every call counts, each item weighing one: its 6 calls (2 orders x 3 samples)
+        weight = 1.0 / rows.groupby("item")["item"].transform("size")
+        assert set(weight) == {1 / 6}
         assert report.kappa_quadratic is not None and report.kappa_linear is not None
-        expected = cohen_kappa_score(
-            rows["item"].map(agreed), rows["score"], weights="quadratic", labels=[1, 2, 3, 4, 5]
-        )
-        assert report.kappa_quadratic.value == pytest.approx(expected, abs=1e-12)
+        for kind, est in (("quadratic", report.kappa_quadratic), ("linear", report.kappa_linear)):
+            expected = cohen_kappa_score(
+                rows["item"].map(agreed),
+                rows["score"],
+                weights=kind,
+                labels=[1, 2, 3, 4, 5],
+                sample_weight=weight,
+            )
+            assert est.value == pytest.approx(expected, abs=1e-12)
 
 
 def test_errors_are_counted_and_left_out(tables) -> None:
@@ -91,8 +116,8 @@ def test_errors_are_counted_and_left_out(tables) -> None:
     extra["score"] = np.nan
     extra["error"] = "timeout after 3 retries"
     with_errors = pd.concat([judgments, extra], ignore_index=True)
-    clean = analyze(judgments, labels, ks=[1], **BOOT).judges["a"]
-    noisy = analyze(with_errors, labels, ks=[1], **BOOT).judges["a"]
+    clean = analyze(judgments, labels, ks=[1], rubric_threshold=PASS, **BOOT).judges["a"]
+    noisy = analyze(with_errors, labels, ks=[1], rubric_threshold=PASS, **BOOT).judges["a"]
     assert noisy.n_errors == 7 and clean.n_errors == 0
     assert noisy.n_rows == clean.n_rows
     assert noisy.kappa == clean.kappa
@@ -102,19 +127,23 @@ def test_errors_are_counted_and_left_out(tables) -> None:
 
 def test_given_threshold_and_dev_search(tables) -> None:
     judgments, labels = tables
-    given = analyze(judgments, labels, threshold=3, ks=[1], **BOOT).judges["b"]
-    assert given.threshold.value == 3 and given.threshold.source == "given"
+    given = analyze(judgments, labels, threshold=3, rubric_threshold=PASS, ks=[1], **BOOT)
+    assert given.judges["b"].threshold == Threshold(3, "given")
+    assert given.label_threshold == Threshold(3, "given")  # --threshold cuts labels too
     dev = sorted(judgments["item"].unique())[:40]
-    result = analyze(judgments, labels, dev_items=dev, ks=[1], **BOOT)
+    result = analyze(judgments, labels, dev_items=dev, rubric_threshold=PASS, ks=[1], **BOOT)
     report = result.judges["b"]
     assert report.threshold.source == "dev" and result.n_dev_items == 40
-    # the search picks the cut with the best kappa on the dev items, by brute force here
-    human = _human(labels, 4)
+    assert result.label_threshold == Threshold(PASS, "rubric")  # labels keep the rubric's cut
+    # the search picks the cut of the per-item mean score with the best kappa on the dev
+    # items, by brute force here
+    human = _human(labels, PASS)
     rows = judgments[(judgments["judge"] == "b") & judgments["item"].isin(dev)]
-    rows = rows[rows["item"].isin(human.index)]
+    means = rows.groupby(["item", "order"])["score"].mean().groupby(level="item").mean()
+    means = means[means.index.isin(human.index)]
     kappas = {
-        t: cohen_kappa_score(rows["item"].map(human), (rows["score"] >= t).astype(int))
-        for t in sorted(rows["score"].unique())
+        t: cohen_kappa_score(means.index.map(human), (means >= t).astype(int))
+        for t in sorted(means.unique())
     }
     assert report.threshold.value == max(kappas, key=lambda t: kappas[t])
     assert report.n_items == len(set(human.index) - set(dev))  # dev items left out
@@ -150,11 +179,13 @@ def test_tau_bench_outcome_source_reproduces_published_pass_hat_k(tau_bench_file
 
 def test_to_dict_is_strict_json(tables) -> None:
     judgments, labels = tables
-    d = analyze(judgments, labels, ks=[1, 2], **BOOT).to_dict()
+    d = analyze(judgments, labels, ks=[1, 2], rubric_threshold=PASS, **BOOT).to_dict()
     text = json.dumps(d, allow_nan=False)
     assert json.loads(text)["judges"]["a"]["probes"]["position"]["flagged"] in (True, False)
     assert set(d["reliability"]) == {"judge:a", "judge:b", "human"}
-    no_tasks = analyze(judgments.drop(columns="task_id"), labels, ks=[1], **BOOT).to_dict()
+    no_tasks = analyze(
+        judgments.drop(columns="task_id"), labels, ks=[1], rubric_threshold=PASS, **BOOT
+    ).to_dict()
     json.dumps(no_tasks, allow_nan=False)
     assert no_tasks["reliability"] == {}  # no task ids: pass^k does not apply
     assert no_tasks["judges"]["a"]["corrected_pass_hat"] is None
@@ -167,7 +198,7 @@ def test_verdict_only_tables_and_degenerate_kappa() -> None:
     labels = pd.DataFrame({"item": ["x", "y"], "annotator": "h", "label": ["pass", "pass"]})
     report = analyze(judgments, labels, **BOOT).judges["j"]
     assert report.threshold.source == "binary"
-    assert math.isnan(report.kappa.value) and report.agreement == 1.0  # one class: NaN kappa
+    assert math.isnan(report.kappa.value) and report.agreement.value == 1.0  # one class
     assert report.probes["position"] is None and report.kappa_linear is None
 
 
@@ -197,8 +228,10 @@ def test_calibrate_files_equals_analyze(tables, tmp_path: Path) -> None:
     judgments, labels = tables
     judgments.to_parquet(tmp_path / "j.parquet")
     labels.to_csv(tmp_path / "l.csv", index=False)
-    from_files = calibrate_files(tmp_path / "j.parquet", tmp_path / "l.csv", ks=[1], **BOOT)
-    direct = analyze(judgments, labels, ks=[1], **BOOT)
+    from_files = calibrate_files(
+        tmp_path / "j.parquet", tmp_path / "l.csv", ks=[1], rubric_threshold=PASS, **BOOT
+    )
+    direct = analyze(judgments, labels, ks=[1], rubric_threshold=PASS, **BOOT)
     assert from_files.to_dict() == direct.to_dict()
 
 
@@ -217,7 +250,8 @@ def test_a_judge_whose_calls_all_failed_is_reported_not_dropped() -> None:
     result = analyze(judgments, labels, **BOOT)
     broken = result.judges["broken"]
     assert (broken.n_errors, broken.n_rows, broken.n_items) == (2, 0, 0)
-    assert math.isnan(broken.kappa.value) and math.isnan(broken.agreement)
-    assert broken.corrected_rate is None and broken.probes["position"] is None
+    assert math.isnan(broken.kappa.value) and math.isnan(broken.agreement.value)
+    assert broken.corrected_rate is not None and math.isnan(broken.corrected_rate.raw.value)
+    assert broken.probes["position"] is None
     assert result.judges["ok"].kappa.value == 1.0
     json.dumps(result.to_dict(), allow_nan=False)

@@ -83,12 +83,18 @@ def _write(frame: pd.DataFrame, path: Path) -> Path:
     return path
 
 
-def _expected_rows(judgments: pd.DataFrame, labels: pd.DataFrame, judge: str) -> pd.DataFrame:
-    """Non-errored rows of one judge with the (single-annotator) label; pass = score top level."""
+def _expected_rows(
+    judgments: pd.DataFrame, labels: pd.DataFrame, judge: str, top: float | None = None
+) -> pd.DataFrame:
+    """One row per item with a verdict of this judge and the (single-annotator) label: the
+    judge's verdict is the mean of its non-errored scores over the two orders, a pass when
+    it reaches the top level (both orders say "the first-listed is better"; with one order
+    errored, that order alone); the label is a pass at the top level."""
+    top = labels["label"].max() if top is None else top
     rows = judgments[(judgments["judge"] == judge) & judgments["score"].notna()]
-    top = labels["label"].max()
-    merged = rows.merge(labels[["item", "label"]], on="item")
-    return merged.assign(j=(merged["score"] >= top).astype(int), h=(merged["label"] >= top))
+    mean = rows.groupby("item")["score"].mean().rename("mean").reset_index()
+    merged = mean.merge(labels[["item", "label"]], on="item")
+    return merged.assign(j=(merged["mean"] >= top).astype(int), h=(merged["label"] >= top))
 
 
 def _flip_share(judgments: pd.DataFrame, judge: str, top: float) -> float:
@@ -113,8 +119,8 @@ def test_llmbar_through_calibrate_files(set_name: str, tmp_path: Path) -> None:
             cohen_kappa_score(rows["h"].astype(int), rows["j"]), abs=1e-12
         )
         assert report.n_errors == int(judgments.query("judge == @judge")["score"].isna().sum())
-        # accuracy over non-null verdicts, both orders pooled
-        assert report.agreement == pytest.approx(float((rows["h"] == rows["j"]).mean()))
+        # accuracy of the per-item verdict (both orders must pick the gold answer)
+        assert report.agreement.value == pytest.approx(float((rows["h"] == rows["j"]).mean()))
         assert report.flip_rate is not None
         assert report.flip_rate.value == pytest.approx(_flip_share(judgments, judge, 1))
         assert report.flip_rate.low <= report.flip_rate.value <= report.flip_rate.high
@@ -123,20 +129,31 @@ def test_llmbar_through_calibrate_files(set_name: str, tmp_path: Path) -> None:
 def test_autoj_kappa_and_consistency(tmp_path: Path) -> None:
     root = require_shared(SHARED_DATA / "auto_j")
     judgments, labels = datasets.autoj_tables(root)
+    # pass = "the first-listed response is better" (2 on the 0..2 scale): given, since these
+    # tables carry no rubric
     result = calibrate_files(
-        _write(judgments, tmp_path / "j.parquet"), _write(labels, tmp_path / "l.parquet"), **BOOT
+        _write(judgments, tmp_path / "j.parquet"),
+        _write(labels, tmp_path / "l.parquet"),
+        threshold=2,
+        **BOOT,
     )
     report = result.judges["auto-j"]
-    assert report.threshold.value == 2  # lowest level above the middle of 0..2
+    assert report.threshold.value == 2 and report.threshold.source == "given"
     rows = _expected_rows(judgments, labels, "auto-j")
     assert report.kappa.value == pytest.approx(
         cohen_kappa_score(rows["h"].astype(int), rows["j"]), abs=1e-12
     )
+    # weighted kappa: every call against the label, each item weighing one
+    calls = judgments[judgments["score"].notna()].merge(labels[["item", "label"]], on="item")
+    weight = 1.0 / calls.groupby("item")["item"].transform("size")
     assert report.kappa_quadratic is not None
     assert report.kappa_quadratic.value == pytest.approx(
-        cohen_kappa_score(rows["label"], rows["score"], weights="quadratic", labels=[0, 1, 2]),
+        cohen_kappa_score(
+            calls["label"], calls["score"], weights="quadratic", labels=[0, 1, 2],
+            sample_weight=weight,
+        ),
         abs=1e-12,
-    )
+    )  # fmt: skip
     # Auto-J's "consistency" counts a change of the 3-way output; ours counts a change of
     # pass/fail, so it is at most the 3-way share
     flip = report.flip_rate
@@ -149,8 +166,9 @@ def test_pandalm_three_annotators(tmp_path: Path) -> None:
     root = require_shared(SHARED_DATA / "pandalm")
     judgments, labels = datasets.pandalm_tables(root)
     result = calibrate_files(
-        _write(judgments, tmp_path / "j.csv"), _write(labels, tmp_path / "l.jsonl"), **BOOT
-    )
+        _write(judgments, tmp_path / "j.csv"), _write(labels, tmp_path / "l.jsonl"), threshold=2,
+        **BOOT,
+    )  # fmt: skip
     # the gpt-3.5 file has 25 "garbage" verdicts: errors, counted, not scored
     assert result.judges["gpt-3.5-turbo"].n_errors == 25
     assert result.judges["pandalm-7b"].n_errors == 0
@@ -181,8 +199,9 @@ def test_judgebench_both_judges(tmp_path: Path) -> None:
     root = require_shared(SHARED_DATA / "judgebench")
     judgments, labels = datasets.judgebench_tables(root)
     result = calibrate_files(
-        _write(judgments, tmp_path / "j.csv"), _write(labels, tmp_path / "l.csv"), **BOOT
-    )
+        _write(judgments, tmp_path / "j.csv"), _write(labels, tmp_path / "l.csv"), threshold=2,
+        **BOOT,
+    )  # fmt: skip
     # SOURCE.md: the claude-3-haiku file has 13 null decisions out of 540
     assert result.judges["claude-3-haiku"].n_errors == 13
     assert result.judges["o1-mini"].n_errors == int(

@@ -132,8 +132,13 @@ def test_reliability_intervals_bracket_the_estimate_and_match_a_loop() -> None:
         lo, hi = iv["pass^k"][k]
         assert lo <= point[k] <= hi
         assert hi - lo > 0
-    # the vectorised bootstrap equals a plain loop over the same resampled task indexes
-    per_task = reliability(df, ks=[2]).per_task
+    # the vectorised bootstrap equals a plain loop over the same resampled task indexes,
+    # with the BCa ends worked out from those draws and a leave-one-task-out jackknife
+    from test_bootstrap import bca_by_hand
+
+    values = reliability(df, ks=[2]).per_task["pass^2"].to_numpy()
     idx = np.random.default_rng(7).integers(0, 30, size=(400, 30))
-    loop = sorted(per_task["pass^2"].to_numpy()[row].mean() for row in idx)
-    assert iv["pass^k"][2][0] == pytest.approx(np.quantile(loop, 0.025), abs=1e-12)
+    loop = np.array([values[row].mean() for row in idx])
+    jack = np.array([np.delete(values, i).mean() for i in range(30)])
+    low, high = bca_by_hand(loop, values.mean(), jack)
+    assert iv["pass^k"][2] == (pytest.approx(low, abs=1e-12), pytest.approx(high, abs=1e-12))

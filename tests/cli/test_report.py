@@ -168,3 +168,17 @@ def test_calibrate_bad_file_exits_2(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert "line 2: order" in result.output
     assert not (tmp_path / "o").exists()
+
+
+def test_bound_gate_asks_for_confidence(store_url: str, tmp_path: Path) -> None:
+    cons = h.consensus()
+    kappa = cohen_kappa_score(list(cons.values()), [h.alpha_verdict(i) for i in cons])
+    point = f"kappa[alpha]>={kappa - 0.05:.3f}"
+    assert _run(store_url, tmp_path / "a", "--fail-under", point).exit_code == 0
+    # the same bar on the lower end of the 95% interval: 12 labelled items in 6 tasks do
+    # not show it
+    result = _run(store_url, tmp_path / "b", "--fail-under", f"kappa.lo[alpha]>={kappa - 0.05:.3f}")
+    assert result.exit_code == 1
+    (line,) = [x for x in result.output.splitlines() if x.startswith("gate failed:")]
+    assert line.startswith("gate failed: kappa.lo[alpha] = ")
+    assert f"(estimate {kappa:.4g} [" in line

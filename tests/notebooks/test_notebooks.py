@@ -14,12 +14,14 @@ from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK = ROOT / "notebooks" / "judge_comparison.ipynb"
+DEMO_NOTEBOOK = ROOT / "notebooks" / "tau_bench_demo.ipynb"
+DEMO_REPORT = ROOT / "examples" / "tau_airline" / "demo_report.json"
 
 pytestmark = pytest.mark.slow
 
 
-def _execute(tmp_path: Path) -> nbformat.NotebookNode:
-    nb = nbformat.read(NOTEBOOK, as_version=4)
+def _execute(tmp_path: Path, notebook: Path = NOTEBOOK) -> nbformat.NotebookNode:
+    nb = nbformat.read(notebook, as_version=4)
     nb = copy.deepcopy(nb)
     # one extra cell, in the executed copy only: which interpreter ran the kernel
     nb.cells.append(nbformat.v4.new_code_cell("import sys; print('KERNEL', sys.executable)"))
@@ -106,3 +108,72 @@ def test_notebook_reads_a_report_json(tmp_path: Path, monkeypatch) -> None:
     table = next(t for t in _texts(nb) if "kappa_low" in t)
     assert "zeta" in table and "1.25" in table and "position" in table
     assert _images(nb) == 2
+
+
+def _report_without_task_ids(tmp_path: Path) -> Path:
+    """A real report from `trajudge calibrate` tables without task ids (so without pass^k),
+    with a second judge whose every call failed."""
+    sys.path.insert(0, str(ROOT / "tests" / "report"))
+    import report_helpers as h
+
+    from trajudge.report import calibrate_report
+
+    rows = ["item,judge,order,sample,verdict,error"]
+    for t in h.all_ids():
+        rows.append(f"{t},alpha,ab,0,{h.alpha_verdict(t)},")
+        rows.append(f"{t},dead,ab,0,,401 Unauthorized")
+    (tmp_path / "j.csv").write_text("\n".join(rows) + "\n")
+    labels = ["item,annotator,label"] + [f"{i},{a},{v}" for i, a, v in h.human_labels()]
+    (tmp_path / "l.csv").write_text("\n".join(labels) + "\n")
+    report = calibrate_report(tmp_path / "j.csv", tmp_path / "l.csv", ks=[1, 2], n_boot=50)
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(report.to_dict(), allow_nan=False))
+    return path
+
+
+def test_notebook_runs_on_a_report_without_pass_k(tmp_path: Path, monkeypatch) -> None:
+    path = _report_without_task_ids(tmp_path)
+    assert json.loads(path.read_text())["sources"] == {}  # no task ids: no pass^k at all
+    monkeypatch.setenv("TRAJUDGE_REPORT_JSON", str(path))
+    nb = _execute(tmp_path)
+    texts = "\n".join(_texts(nb))
+    assert "this report has no pass^k (no task ids were given)" in texts
+    table = next(t for t in _texts(nb) if "kappa_low" in t)
+    assert "alpha" in table and "dead" in table  # the dead judge is listed, with n/a figures
+    assert _images(nb) == 1  # the kappa plot; no pass^k plot
+
+
+def test_demo_notebook_runs_on_the_saved_demo_report(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.delenv("TRAJUDGE_REPORT_JSON", raising=False)
+    report = json.loads(DEMO_REPORT.read_text())
+    assert report["dataset"] == "tau_airline_demo"
+    assert report["labels_phrase"] == "reference labels (env_reward)"
+    # executed from its own folder, as a reader opens it
+    nb = nbformat.read(DEMO_NOTEBOOK, as_version=4)
+    client = NotebookClient(
+        nb, kernel_name="python3", timeout=300,
+        resources={"metadata": {"path": str(DEMO_NOTEBOOK.parent)}},
+    )  # fmt: skip
+    saved = os.environ.pop("MPLBACKEND", None)
+    try:
+        client.execute()
+    finally:
+        if saved is not None:
+            os.environ["MPLBACKEND"] = saved
+    texts = "\n".join(_texts(nb))
+    assert "dataset tau_airline_demo; labels: reference labels (env_reward)" in texts
+    for judge in report["judges"]:
+        assert f"judge {judge['name']}: threshold" in texts
+    assert "environment outcome" in texts
+    assert _images(nb) == 1  # the pass^k plot
+
+
+def test_demo_notebook_is_committed_with_its_outputs() -> None:
+    nb = nbformat.read(DEMO_NOTEBOOK, as_version=4)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert all(c.get("outputs") for c in code), "every code cell has its saved output"
+    texts = "\n".join(_texts(nb))
+    report = json.loads(DEMO_REPORT.read_text())
+    assert "dataset tau_airline_demo" in texts
+    assert report["summary"][0] in texts  # the saved outputs are of the saved report
+    assert _images(nb) == 1

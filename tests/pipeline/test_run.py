@@ -253,3 +253,29 @@ def test_limits_that_leave_out_stored_trajectories_are_refused(
     result = invoke(own, db)
     assert result.exit_code == 0, result.output
     assert Store(db).count_trajectories("only_a") == 3
+
+
+def test_a_judge_whose_every_call_fails_is_reported_not_a_crash(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    fake_llm.decide = score_by_marker
+    dead = FakeLLM().start()
+    dead.default = "401"  # every call refused: the judge never gives a verdict
+    try:
+        config = write_project(tmp_path, fake_llm)
+        cfg = yaml.safe_load(config.read_text())
+        cfg["judges"].append(
+            {"name": "dead", "model": "openai/dead", "api_base": dead.api_base,
+             "rubric": "trajectory_reasonableness", "swap": False, "max_retries": 0}
+        )  # fmt: skip
+        config.write_text(yaml.safe_dump(cfg))
+        result = invoke(config, f"sqlite:///{tmp_path / 's.db'}")
+    finally:
+        dead.stop()
+    assert result.exit_code == 0, result.output
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    row = next(r for r in report["judges"] if r["judge"] == "dead")
+    assert row["n_errors"] == row["n_judgments"] == 8  # 9 trajectories, one gated
+    assert row["n_items"] == 0 and row["kappa"]["value"] is None
+    assert row["reliability"]["pass^k"]["1"]["value"] is None
+    assert next(r for r in report["judges"] if r["judge"] == "fake")["kappa"]["value"] is not None

@@ -160,3 +160,50 @@ def test_read_baseline_rejects_other_json(tmp_path: Path) -> None:
     p.write_text("{nope")
     with pytest.raises(InputError, match="not a JSON report"):
         read_baseline(p)
+
+
+def test_bound_gates_compare_an_end_of_the_interval() -> None:
+    for text in ("kappa.lo[good]>=0.6", "kappa[good].lo>=0.6"):
+        g = parse_gate(text)
+        assert (g.metric, g.bound, g.qualifier, g.label) == (
+            "kappa",
+            "lo",
+            "good",
+            "kappa.lo[good]",
+        )
+    # good: kappa 0.8 [0.7, 0.9]: its point passes 0.75, its lower bound does not
+    assert _fails("kappa[good]>=0.75") == []
+    (reason,) = _fails("kappa.lo[good]>=0.75")
+    assert reason == (
+        "kappa.lo[good] = 0.7 (estimate 0.8 [0.7, 0.9]), needs >= 0.75 (kappa.lo[good]>=0.75)"
+    )
+    assert _fails("kappa.hi[good]>=0.85", "flip_rate.hi[good]<=0.1") == []
+    (reason,) = _fails("flip_rate.hi[good]<=0.05")  # 0.05 [0.0, 0.1]
+    assert reason.startswith("flip_rate.hi[good] = 0.1 (estimate 0.05")
+    assert _fails("pass^4.lo>=0.3", "pass^4.hi[outcome]<=0.4") == []
+    (reason,) = _fails("pass^4.lo[outcome]>=0.3")  # 0.3 [0.2, 0.4]
+    assert reason.startswith("pass^4.lo[outcome] = 0.2")
+
+
+def test_bound_gates_fail_without_an_interval() -> None:
+    # flat's kappa is undefined; good's ac1 is written as a bare number (no interval)
+    (reason,) = _fails("kappa.lo>=0.1")
+    assert reason.startswith("kappa.lo[flat] is undefined")
+    (reason,) = _fails("ac1.lo[good]>=0.1")
+    assert reason == "ac1.lo[good] is undefined (no interval), needs >= 0.1 (ac1.lo[good]>=0.1)"
+    with_interval = _report()
+    with_interval["judges"][0]["ac1"] = _est(0.85, 0.5, 0.95)
+    assert _fails("ac1.lo[good]>=0.5", report=with_interval) == []
+
+
+@pytest.mark.parametrize(
+    ("bad", "why"),
+    [
+        ("kappa.mid>=0.4", "unknown bound .mid"),
+        ("kappa.lo[good].hi>=0.4", "one bound"),
+        ("cost_per_1k.hi<=2", "no interval"),
+    ],
+)
+def test_bad_bounds_are_refused(bad: str, why: str) -> None:
+    with pytest.raises(InputError, match=why):
+        parse_gate(bad)

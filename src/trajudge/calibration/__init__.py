@@ -40,9 +40,12 @@ from trajudge.calibration._bias import (
     verbosity_probe,
 )
 from trajudge.calibration._bootstrap import (
+    binary_agreement,
     bootstrap_kappa,
     bootstrap_ratio,
     cluster_bootstrap,
+    cluster_bootstrap_many,
+    multiplicities,
     per_item_sums,
     resampled_sums,
 )
@@ -58,7 +61,7 @@ from trajudge.calibration._escalate import (
     fit_trust_cut,
 )
 from trajudge.calibration._estimate import Estimate
-from trajudge.calibration._judge_report import best_threshold, item_verdicts, model_family
+from trajudge.calibration._judge_report import model_family
 from trajudge.calibration._ppi import (
     PPIEstimate,
     PPIPassK,
@@ -85,14 +88,24 @@ from trajudge.calibration._reliability import (
     reliability,
     reliability_intervals,
 )
-from trajudge.calibration._results import CalibrationResult, JudgeReport, Threshold
+from trajudge.calibration._results import CalibrationResult, JudgeReport
 from trajudge.calibration._synthetic import (
     SyntheticJudge,
     synthetic_judgments,
     synthetic_labels,
     synthetic_world,
 )
-from trajudge.calibration._tables import parse_verdict, read_table, validate_table
+from trajudge.calibration._tables import read_table, validate_table
+from trajudge.calibration._validation import as_binary, as_float, parse_verdict
+from trajudge.calibration._verdicts import (
+    Threshold,
+    best_threshold,
+    item_means,
+    item_verdicts,
+    judge_threshold,
+    label_threshold,
+    row_passes,
+)
 
 __all__ = [
     "BANDS",
@@ -126,7 +139,10 @@ __all__ = [
     "align",
     "analyze",
     "apply_threshold",
+    "as_binary",
+    "as_float",
     "best_threshold",
+    "binary_agreement",
     "binary_rates",
     "bootstrap_kappa",
     "bootstrap_ratio",
@@ -135,6 +151,7 @@ __all__ = [
     "central_tendency_probe",
     "clopper_pearson_lower",
     "cluster_bootstrap",
+    "cluster_bootstrap_many",
     "cohen_kappa",
     "compare_probabilities",
     "compare_verdicts",
@@ -153,11 +170,15 @@ __all__ = [
     "gwet_ac1",
     "human_agreement",
     "item_features",
+    "item_means",
     "item_verdicts",
+    "judge_threshold",
     "kappa_from_counts",
     "krippendorff_alpha",
     "label_budget",
+    "label_threshold",
     "model_family",
+    "multiplicities",
     "order_shift_probe",
     "parse_verdict",
     "pass_at_k",
@@ -175,6 +196,7 @@ __all__ = [
     "reliability_matrix",
     "resampled_sums",
     "rogan_gladen",
+    "row_passes",
     "self_preference_probe",
     "stability_probe",
     "synthetic_judgments",

@@ -16,7 +16,8 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from trajudge.calibration._estimate import FloatArray, as_1d, check_same_length, num, safe_divide
+from trajudge.calibration._estimate import FloatArray, num, safe_divide
+from trajudge.calibration._validation import as_1d, as_binary, as_float, check_same_length
 
 Weights = Literal["linear", "quadratic"] | None
 IntArray = npt.NDArray[np.int64]
@@ -49,7 +50,13 @@ def _pair(y1: object, y2: object) -> tuple[npt.NDArray[Any], npt.NDArray[Any]]:
     return a, b
 
 
-def confusion(y_true: object, y_pred: object, labels: Sequence[Any] | None = None) -> IntArray:
+def confusion(
+    y_true: object,
+    y_pred: object,
+    labels: Sequence[Any] | None = None,
+    *,
+    sample_weight: object = None,
+) -> npt.NDArray[Any]:
     """Confusion counts: ``C[i, j]`` = #rows with ``y_true == labels[i]``, ``y_pred == labels[j]``.
 
     Parameters
@@ -58,6 +65,9 @@ def confusion(y_true: object, y_pred: object, labels: Sequence[Any] | None = Non
         The two raters' labels (human first, by the scikit-learn convention).
     labels : sequence, optional
         The categories in order; the sorted union of observed values when omitted.
+    sample_weight : array-like of shape (n,), optional
+        Weight of each row: the matrix then holds summed weights (floats), as in
+        ``sklearn.metrics.confusion_matrix``.
 
     Examples
     --------
@@ -68,7 +78,11 @@ def confusion(y_true: object, y_pred: object, labels: Sequence[Any] | None = Non
     labels = _labels_of(a, b) if labels is None else list(labels)
     k = len(labels)
     cells = encode(a, labels) * k + encode(b, labels)
-    return np.bincount(cells, minlength=k * k).reshape(k, k).astype(np.int64)
+    if sample_weight is None:
+        return np.bincount(cells, minlength=k * k).reshape(k, k).astype(np.int64)
+    w = as_float(sample_weight, "sample_weight", allow_missing=False)
+    check_same_length(y_true=a, sample_weight=w)
+    return np.bincount(cells, weights=w, minlength=k * k).reshape(k, k)
 
 
 def _weight_matrix(k: int, weights: Weights) -> FloatArray:
@@ -106,6 +120,7 @@ def cohen_kappa(
     *,
     weights: Weights = None,
     labels: Sequence[Any] | None = None,
+    sample_weight: object = None,
 ) -> float:
     r"""Cohen's kappa, optionally weighted for ordinal scales.
 
@@ -125,6 +140,8 @@ def cohen_kappa(
     labels : sequence, optional
         The categories in scale order. Pass the whole scale for weighted kappa: distances
         are between positions in this list. Default: sorted union of observed values.
+    sample_weight : array-like of shape (n,), optional
+        Weight of each row (e.g. ``1 / rows of its item`` so that every item counts once).
 
     Returns
     -------
@@ -144,7 +161,8 @@ def cohen_kappa(
     a, b = _pair(y1, y2)
     if a.size == 0:
         return math.nan
-    return float(kappa_from_counts(confusion(a, b, labels), weights=weights))
+    counts = confusion(a, b, labels, sample_weight=sample_weight)
+    return float(kappa_from_counts(counts, weights=weights))
 
 
 def percent_agreement(y1: object, y2: object) -> float:
@@ -252,7 +270,10 @@ class BinaryRates:
 def binary_rates(y_true: object, y_pred: object) -> BinaryRates:
     """True-positive, true-negative rates and precision of ``y_pred`` against ``y_true``.
 
-    Both arrays hold booleans or 0/1 (1 = pass).
+    Both arrays hold pass/fail values: booleans, 0/1 or the words pass/fail, true/false,
+    yes/no (read by :func:`trajudge.calibration.parse_verdict`; 1 = pass). Anything else
+    raises ValueError, as do missing values. Every rate is NaN when its denominator is zero
+    (no row at all, or no row of that class).
 
     Examples
     --------
@@ -260,8 +281,9 @@ def binary_rates(y_true: object, y_pred: object) -> BinaryRates:
     >>> (r.tp, r.fn, r.tn, r.fp), r.tpr, r.tnr  # tpr = 2/3, tnr = 1/2
     ((2, 1, 1, 1), 0.6666666666666666, 0.5)
     """
-    a, b = _pair(y_true, y_pred)
-    t, p = a.astype(bool), b.astype(bool)
+    t = as_binary(y_true, "y_true").astype(bool)
+    p = as_binary(y_pred, "y_pred").astype(bool)
+    check_same_length(y_true=t, y_pred=p)
     return BinaryRates(
         tp=int(np.sum(t & p)),
         fp=int(np.sum(~t & p)),

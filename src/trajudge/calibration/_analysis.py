@@ -2,37 +2,29 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from trajudge.calibration._judge_report import Human, best_threshold, judge_report
+from trajudge.calibration._judge_report import Human, judge_report
 from trajudge.calibration._raters import consensus, human_agreement
 from trajudge.calibration._reliability import ReliabilityResult, reliability
-from trajudge.calibration._results import CalibrationResult, Threshold
+from trajudge.calibration._results import CalibrationResult
 from trajudge.calibration._tables import read_table, validate_table
+from trajudge.calibration._verdicts import (
+    Threshold,
+    item_verdicts,
+    judge_threshold,
+    label_threshold,
+)
 from trajudge.trajectories import InputError
 
 
-def _binary(values: pd.Series) -> bool:
-    return set(values.dropna().unique().tolist()) <= {0.0, 1.0}
-
-
-def _midpoint(scale: Sequence[float]) -> float:
-    """The lowest scale value strictly above the middle of the scale."""
-    values = sorted(set(scale))
-    middle = (values[0] + values[-1]) / 2.0
-    return next(v for v in values if v > middle)
-
-
-def _human(labels: pd.DataFrame, cut: float | None) -> Human:
-    ordinal = not _binary(labels["label"])
-    as_pass = labels.assign(
-        label=(labels["label"] >= cut).astype(float) if ordinal else labels["label"]
-    )
+def _human(labels: pd.DataFrame, cut: Threshold) -> Human:
+    ordinal = cut.value is not None
+    as_pass = labels.assign(label=_as_binary(labels, cut))
     binary = consensus(as_pass)
     scale = consensus(labels) if ordinal else binary
     return Human(
@@ -40,41 +32,6 @@ def _human(labels: pd.DataFrame, cut: float | None) -> Human:
         scale=scale["label"].dropna().astype(float),
         ordinal=ordinal,
     )
-
-
-def _judge_threshold(
-    rows: pd.DataFrame,
-    human: Human,
-    *,
-    threshold: float | None,
-    human_cut: float | None,
-    dev: set[str],
-) -> Threshold:
-    ok = rows[rows["error"].isna()]
-    ordinal = bool(ok["score"].notna().all()) and not _binary(ok["score"])
-    if threshold is not None and ordinal:
-        return Threshold(float(threshold), "given")
-    # dev items tune the cut of ordinal scores, even where the judge also gave its own
-    # verdict (a verdict applies the rubric's fixed threshold; the dev search replaces it)
-    on_dev = ok[ok["item"].isin(dev) & ok["item"].isin(human.binary.index)]
-    if ordinal and len(on_dev):
-        t = best_threshold(on_dev["score"], on_dev["item"].map(human.binary))
-        if not math.isnan(t):
-            return Threshold(t, "dev")
-    if ok["verdict"].notna().all() or _binary(ok["score"]):
-        return Threshold(None, "binary")
-    if threshold is not None:
-        return Threshold(float(threshold), "given")
-    if human_cut is not None:
-        return Threshold(human_cut, "midpoint")
-    return Threshold(_midpoint(ok["score"].tolist()), "midpoint")
-
-
-def _pass_column(rows: pd.DataFrame, threshold: Threshold) -> pd.Series:
-    if threshold.value is None:
-        src = rows["verdict"].where(rows["verdict"].notna(), rows["score"])
-        return src.astype(float)
-    return (rows["score"] >= threshold.value).astype(float).where(rows["score"].notna())
 
 
 def _tasks(judgments: pd.DataFrame, outcomes: pd.DataFrame | None) -> pd.Series | None:
@@ -123,6 +80,7 @@ def analyze(
     outcomes: pd.DataFrame | None = None,
     ks: Sequence[int] = (1, 2, 3, 4),
     threshold: float | None = None,
+    rubric_threshold: float | None = None,
     n_boot: int = 2000,
     seed: int = 0,
     dev_items: Collection[Any] | None = None,
@@ -142,60 +100,64 @@ def analyze(
     ks : sequence of int
         The k of pass@k and pass^k.
     threshold : float, optional
-        ``score >= threshold`` is a pass, for judge scores and ordinal labels alike. Without
-        it: 0/1 scores and verdicts are used as they are; ordinal labels are cut at the lowest
-        scale value above the middle of the scale; an ordinal judge is cut at the best-kappa
-        value on ``dev_items`` if given, else at the same midpoint. The result states it.
+        ``score >= threshold`` is a pass, for ordinal judge scores and ordinal labels alike
+        (``--threshold``; source "given").
+    rubric_threshold : float, optional
+        The pass threshold the rubric's ordinal scale declares (source "rubric"): used for
+        ordinal labels and, unless dev items tune it, for judges' ordinal scores when
+        ``threshold`` is not given. With ordinal values and neither of them (nor dev items
+        for a judge), ``InputError`` says what to give: a cut is never inferred from the
+        observed scores, and never from other judges.
     n_boot, seed :
-        Bootstrap resamples and seed for every interval.
+        Bootstrap resamples and seed for every interval. Intervals resample tasks when task
+        ids are known (trials of a task are correlated), else items.
     dev_items : collection, optional
-        Items used only to search the judge's threshold; left out of every statistic.
+        Items used only to search a judge's threshold; left out of every statistic.
 
     Returns
     -------
     CalibrationResult
-        Per judge a :class:`JudgeReport`; the human ceiling; pass^k / pass@k per verdict
-        source (each judge, the human consensus, the outcome) when task ids are given.
+        Per judge a :class:`JudgeReport` (one verdict per item, see :func:`item_verdicts`);
+        the human ceiling; pass^k / pass@k per verdict source (each judge, the human
+        consensus, the outcome) when task ids are given.
     """
     j = validate_table(judgments, "judgments", source="judgments")
     lab = validate_table(labels, "labels", source="labels")
     out = validate_table(outcomes, "outcomes", source="outcomes") if outcomes is not None else None
     dev = {str(i) for i in dev_items} if dev_items else set()
     known = lab.dropna(subset=["label"])
-    scale = known["label"].tolist() + j.loc[j["error"].isna(), "score"].tolist()
-    ordinal_labels = not _binary(known["label"])
-    human_cut = (
-        None
-        if not ordinal_labels
-        else float(threshold)
-        if threshold is not None
-        else _midpoint(scale)
-    )
-    full_human = _human(known, human_cut)
+    cut = label_threshold(known["label"], threshold=threshold, rubric_threshold=rubric_threshold)
+    full_human = _human(known, cut)
+    dev_truth = full_human.binary[full_human.binary.index.isin(dev)] if dev else None
     cuts = {
-        name: _judge_threshold(rows, full_human, threshold=threshold, human_cut=human_cut, dev=dev)
+        str(name): judge_threshold(
+            str(name),
+            rows,
+            threshold=threshold,
+            rubric_threshold=rubric_threshold,
+            dev_truth=dev_truth,
+        )
         for name, rows in j.groupby("judge", sort=True)
     }
     j, known = j[~j["item"].isin(dev)], known[~known["item"].isin(dev)]
     out = out[~out["item"].isin(dev)] if out is not None else None
-    human = _human(known, human_cut)
+    human = _human(known, cut)
     tasks = _tasks(j, out)
     reports, verdicts = {}, {}
     for name, rows in j.groupby("judge", sort=True):
-        rows = rows.assign(**{"pass": _pass_column(rows, cuts[str(name)])})
+        th = cuts[str(name)]
         reports[str(name)] = judge_report(
             str(name),
             rows,
             human,
-            cuts[str(name)],
+            th,
             tasks=tasks,
             ks=sorted(set(ks)),
             n_boot=n_boot,
             seed=seed,
         )
-        ok = rows[rows["error"].isna()]
-        verdicts[str(name)] = (ok.groupby("item")["pass"].mean() > 0.5).astype(float)
-    as_pass = known.assign(label=_as_binary(known, human_cut))
+        verdicts[str(name)] = item_verdicts(rows, threshold=th.value)
+    as_pass = known.assign(label=_as_binary(known, cut))
     ceiling = human_agreement(as_pass)
     tied = consensus(as_pass)
     return CalibrationResult(
@@ -211,11 +173,14 @@ def analyze(
         n_boot=n_boot,
         seed=seed,
         n_dev_items=len(dev),
+        label_threshold=cut,
     )
 
 
-def _as_binary(labels: pd.DataFrame, cut: float | None) -> pd.Series:
-    return labels["label"] if cut is None else (labels["label"] >= cut).astype(float)
+def _as_binary(labels: pd.DataFrame, cut: Threshold) -> pd.Series:
+    if cut.value is None:
+        return labels["label"]
+    return (labels["label"] >= cut.value).astype(float).where(labels["label"].notna())
 
 
 def calibrate_files(

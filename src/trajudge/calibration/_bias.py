@@ -8,8 +8,11 @@ A probe flags only when the whole 95% interval leaves a band of values an unbias
 plausibly show (a region of practical equivalence, as in judgekit), so a tiny but certain
 deviation on a large sample does not raise an alarm. The bands are stated in ``BANDS``.
 
-Verdicts are 0/1 (1 = pass, or "the first-listed candidate wins" in pairwise mode) in
+Verdicts are pass/fail (1 = pass, or "the first-listed candidate wins" in pairwise mode) in
 canonical orientation: in order ``ba`` the verdict is already mapped back.
+
+Every probe takes ``clusters`` (the task of each row): its interval then resamples tasks, since
+trials of one task are correlated; without it, items are resampled.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 from scipy.stats import rankdata
 
@@ -28,6 +32,7 @@ from trajudge.calibration._bootstrap import (
     ratio_statistic,
 )
 from trajudge.calibration._estimate import Estimate, FloatArray, safe_divide
+from trajudge.calibration._validation import as_1d, as_binary, as_float, check_same_length
 
 #: Innocent bands (estimate values a defect-free judge could show); a probe flags when its
 #: whole interval lies outside its band (or, one-sided, below it).
@@ -74,20 +79,41 @@ def _probe(name: str, est: Estimate, detail: str, **extra: Estimate) -> Probe:
 
 
 def _frame(**cols: Any) -> pd.DataFrame:
-    return pd.DataFrame({k: np.asarray(v) for k, v in cols.items()})
+    arrays = {k: as_1d(v, k) if np.ndim(v) else v for k, v in cols.items()}
+    check_same_length(**{k: v for k, v in arrays.items() if np.ndim(v)})
+    return pd.DataFrame(arrays)
+
+
+def _codes(frame: pd.DataFrame) -> tuple[npt.NDArray[np.int64], int]:
+    """Resampling codes for the rows of a derived frame: its ``cluster`` column (the task),
+    else its ``item`` column."""
+    return item_codes((frame["cluster"] if "cluster" in frame else frame["item"]).to_numpy())
+
+
+def _clustered(cols: dict[str, Any], clusters: Any) -> dict[str, Any]:
+    return cols if clusters is None else {**cols, "cluster": clusters}
 
 
 def _both_orders(
-    values: Any, order: Any, items: Any, samples: Any, aggfunc: Literal["first", "mean"]
+    values: FloatArray,
+    order: Any,
+    items: Any,
+    samples: Any,
+    clusters: Any,
+    aggfunc: Literal["first", "mean"],
 ) -> pd.DataFrame | None:
-    """One row per (item, sample) judged in both orders, columns ``ab`` and ``ba``; None
-    when there is no such pair. Rows without a value are left out before pairing."""
-    df = _frame(v=values, order=order, item=items, sample=0 if samples is None else samples)
-    df = df.dropna(subset=["v"])
+    """One row per (item, sample) judged in both orders, columns ``ab`` and ``ba`` (and
+    ``cluster`` when given); None when there is no such pair. Rows without a value are left
+    out before pairing."""
+    data = {"v": values, "order": order, "item": items}
+    data["sample"] = np.zeros(len(values), dtype=int) if samples is None else samples
+    df = _frame(**_clustered(data, clusters)).dropna(subset=["v"])
     wide = df.pivot_table(index=["item", "sample"], columns="order", values="v", aggfunc=aggfunc)
     if "ab" not in wide.columns or "ba" not in wide.columns:
         return None
     wide = wide.dropna(subset=["ab", "ba"]).reset_index()
+    if clusters is not None:
+        wide["cluster"] = wide["item"].map(df.groupby("item")["cluster"].first()).to_numpy()
     return None if wide.empty else wide
 
 
@@ -97,6 +123,7 @@ def position_probe(
     items: Any,
     *,
     samples: Any = None,
+    clusters: Any = None,
     n_boot: int = 2000,
     seed: int = 0,
 ) -> Probe | None:
@@ -113,11 +140,12 @@ def position_probe(
 
     Returns None when no (item, sample) was judged in both orders.
     """
-    wide = _both_orders(verdict, order, items, samples, "first")
+    v = as_binary(verdict, "verdict", allow_missing=True)
+    wide = _both_orders(v, order, items, samples, clusters, "first")
     if wide is None:
         return None
     ab, ba = wide["ab"].to_numpy(float), wide["ba"].to_numpy(float)
-    codes, n_items = item_codes(wide["item"].to_numpy())
+    codes, n_items = _codes(wide)
     ones = np.ones_like(ab)
     sums = per_item_sums(codes, n_items, np.column_stack([ab + (1 - ba), 2 * ones]))
     first, _ = cluster_bootstrap(sums, ratio_statistic, n_boot=n_boot, seed=seed)
@@ -136,6 +164,7 @@ def order_shift_probe(
     items: Any,
     *,
     samples: Any = None,
+    clusters: Any = None,
     n_boot: int = 2000,
     seed: int = 0,
 ) -> Probe | None:
@@ -158,11 +187,11 @@ def order_shift_probe(
 
     Returns None when no (item, sample) was judged in both orders.
     """
-    wide = _both_orders(score, order, items, samples, "mean")
+    wide = _both_orders(as_float(score, "score"), order, items, samples, clusters, "mean")
     if wide is None:
         return None
     d = wide["ba"].to_numpy(float) - wide["ab"].to_numpy(float)
-    codes, n_items = item_codes(wide["item"].to_numpy())
+    codes, n_items = _codes(wide)
     sums = per_item_sums(codes, n_items, np.column_stack([d, np.ones_like(d)]))
     est, _ = cluster_bootstrap(sums, ratio_statistic, n_boot=n_boot, seed=seed)
     detail = (
@@ -191,7 +220,14 @@ def _partial_corr(t: FloatArray) -> FloatArray:
 
 
 def verbosity_probe(
-    score: Any, length: Any, human: Any, items: Any, *, n_boot: int = 2000, seed: int = 0
+    score: Any,
+    length: Any,
+    human: Any,
+    items: Any,
+    *,
+    clusters: Any = None,
+    n_boot: int = 2000,
+    seed: int = 0,
 ) -> Probe | None:
     r"""Partial rank correlation of the judge's score with length, the human label held fixed.
 
@@ -204,11 +240,17 @@ def verbosity_probe(
     A constant human label has nothing to hold fixed: the plain correlation is returned. NaN
     when score or length is constant. Returns None with fewer than 3 rows that have a length.
     """
-    df = _frame(x=score, y=length, z=human, item=items).dropna()
+    data = {
+        "x": as_float(score, "score"),
+        "y": as_float(length, "length"),
+        "z": as_float(human, "human"),
+        "item": items,
+    }
+    df = _frame(**_clustered(data, clusters)).dropna()
     if len(df) < 3:
         return None
     x, y, z = (rankdata(df[c].to_numpy(float)) for c in ("x", "y", "z"))
-    codes, n_items = item_codes(df["item"].to_numpy())
+    codes, n_items = _codes(df)
     cols = [np.ones_like(x), x, y, z, x * x, y * y, z * z, x * y, x * z, y * z]
     sums = per_item_sums(codes, n_items, np.column_stack(cols))
     est, _ = cluster_bootstrap(sums, _partial_corr, n_boot=n_boot, seed=seed)
@@ -216,7 +258,14 @@ def verbosity_probe(
 
 
 def self_preference_probe(
-    verdict: Any, human: Any, own: Any, items: Any, *, n_boot: int = 2000, seed: int = 0
+    verdict: Any,
+    human: Any,
+    own: Any,
+    items: Any,
+    *,
+    clusters: Any = None,
+    n_boot: int = 2000,
+    seed: int = 0,
 ) -> Probe | None:
     """Pass-rate excess over humans on items whose agent is of the judge's own model family.
 
@@ -224,12 +273,18 @@ def self_preference_probe(
     is ``gap_own - gap_other`` (a judge lenient on everyone is not self-preferring); without
     them it is ``gap_own`` alone, as ``detail`` says. Returns None without own-family rows.
     """
-    df = _frame(v=verdict, h=human, own=own, item=items).dropna()
-    own_b = df["own"].to_numpy(bool)
+    data = {
+        "v": as_binary(verdict, "verdict", allow_missing=True),
+        "h": as_binary(human, "human", allow_missing=True),
+        "own": as_binary(own, "own", allow_missing=True),
+        "item": items,
+    }
+    df = _frame(**_clustered(data, clusters)).dropna()
+    own_b = df["own"].to_numpy(float) == 1
     if not own_b.any():
         return None
     d = df["v"].to_numpy(float) - df["h"].to_numpy(float)
-    codes, n_items = item_codes(df["item"].to_numpy())
+    codes, n_items = _codes(df)
     o = own_b.astype(float)
     sums = per_item_sums(codes, n_items, np.column_stack([d * o, o, d * (1 - o), 1 - o]))
     has_other = bool((~own_b).any())
@@ -245,18 +300,25 @@ def self_preference_probe(
 
 
 def central_tendency_probe(
-    score: Any, human: Any, items: Any, *, n_boot: int = 2000, seed: int = 0
+    score: Any,
+    human: Any,
+    items: Any,
+    *,
+    clusters: Any = None,
+    n_boot: int = 2000,
+    seed: int = 0,
 ) -> Probe | None:
     """Ratio of the judge's score spread to the human label spread, ``sd(score) / sd(human)``.
 
     Below 1 the judge hugs the middle of the scale. NaN when the human labels are constant.
     Returns None with fewer than 3 rows.
     """
-    df = _frame(x=score, y=human, item=items).dropna()
+    data = {"x": as_float(score, "score"), "y": as_float(human, "human"), "item": items}
+    df = _frame(**_clustered(data, clusters)).dropna()
     if len(df) < 3:
         return None
     x, y = df["x"].to_numpy(float), df["y"].to_numpy(float)
-    codes, n_items = item_codes(df["item"].to_numpy())
+    codes, n_items = _codes(df)
     sums = per_item_sums(codes, n_items, np.column_stack([np.ones_like(x), x, x * x, y, y * y]))
 
     def stat(t: FloatArray) -> FloatArray:
@@ -270,7 +332,13 @@ def central_tendency_probe(
 
 
 def stability_probe(
-    verdict: Any, order: Any, items: Any, *, n_boot: int = 2000, seed: int = 0
+    verdict: Any,
+    order: Any,
+    items: Any,
+    *,
+    clusters: Any = None,
+    n_boot: int = 2000,
+    seed: int = 0,
 ) -> Probe | None:
     """Agreement of repeated samples of the same item and order.
 
@@ -278,14 +346,16 @@ def stability_probe(
     pairs agree; the estimate is agreeing pairs / all pairs over groups with m >= 2.
     Returns None when no item was sampled twice in the same order.
     """
-    df = _frame(v=verdict, order=order, item=items)
-    g = df.groupby(["item", "order"], sort=False)["v"].agg(["sum", "size"]).reset_index()
+    data = {"v": as_binary(verdict, "verdict"), "order": order, "item": items}
+    df = _frame(**_clustered(data, clusters))
+    keys = ["item", "order"] + (["cluster"] if clusters is not None else [])
+    g = df.groupby(keys, sort=False)["v"].agg(["sum", "size"]).reset_index()
     g = g[g["size"] >= 2]
     if g.empty:
         return None
     a, m = g["sum"].to_numpy(float), g["size"].to_numpy(float)
     agree = a * (a - 1) / 2 + (m - a) * (m - a - 1) / 2
-    codes, n_items = item_codes(g["item"].to_numpy())
+    codes, n_items = _codes(g)
     sums = per_item_sums(codes, n_items, np.column_stack([agree, m * (m - 1) / 2]))
     est, _ = cluster_bootstrap(sums, ratio_statistic, n_boot=n_boot, seed=seed)
     detail = f"{est.value:.1%} of sample pairs agree over {len(g)} (item, order) groups"

@@ -14,20 +14,23 @@ of rows (set by ``n_items`` only), which bounds memory and keeps results reprodu
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+import math
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+import pandas as pd
 
-from trajudge.calibration._agreement import Weights, _labels_of, encode, kappa_from_counts
-from trajudge.calibration._estimate import (
-    Estimate,
-    FloatArray,
-    as_1d,
-    check_same_length,
-    percentile_interval,
+from trajudge.calibration._agreement import (
+    Weights,
+    _labels_of,
+    ac1_from_counts,
+    encode,
+    kappa_from_counts,
 )
+from trajudge.calibration._estimate import Estimate, FloatArray, bca_interval, safe_divide
+from trajudge.calibration._validation import as_1d, as_binary, as_float, check_same_length
 
 #: Cells of the (rows x n_items) multiplicity block held in memory at once.
 _BLOCK_CELLS = 4_000_000
@@ -60,6 +63,22 @@ def _blocks(n_items: int, n_boot: int, seed: int) -> Iterator[npt.NDArray[np.int
         b = min(rows, n_boot - done)
         yield rng.integers(0, n_items, size=(b, n_items), dtype=np.int64)
         done += b
+
+
+def multiplicities(n_items: int, n_boot: int, seed: int) -> FloatArray:
+    """How many times each item is drawn in each resample: an (n_boot x n_items) array.
+
+    The same draws as :func:`resampled_sums` with the same seed
+    (``resampled_sums(S) == multiplicities(len(S)) @ S``).
+    """
+    out = np.empty((n_boot, n_items), dtype=np.float64)
+    start = 0
+    for idx in _blocks(n_items, n_boot, seed):
+        b = idx.shape[0]
+        flat = (idx + (np.arange(b, dtype=np.int64) * n_items)[:, None]).ravel()
+        out[start : start + b] = np.bincount(flat, minlength=b * n_items).reshape(b, n_items)
+        start += b
+    return out
 
 
 def resampled_sums(sums: FloatArray, *, n_boot: int, seed: int) -> FloatArray:
@@ -100,7 +119,7 @@ def cluster_bootstrap(
     Parameters
     ----------
     sums : array of shape (n_items, m)
-        Per-item sums of the quantities the statistic needs.
+        Per-item (per-cluster) sums of the quantities the statistic needs.
     statistic : callable
         Maps totals of shape (..., m) to values of shape (...), vectorised.
     n_boot, seed, level :
@@ -109,8 +128,8 @@ def cluster_bootstrap(
     Returns
     -------
     (Estimate, draws)
-        The estimate on all items with its interval (NaN when more than 10% of the draws are
-        undefined), and the B bootstrap draws.
+        The estimate on all items with its BCa interval (:func:`bca_interval`; NaN when more
+        than 10% of the draws are undefined, or there are no items), and the B draws.
 
     Examples
     --------
@@ -119,13 +138,46 @@ def cluster_bootstrap(
     >>> est.value  # 3 / 6
     0.5
     """
+    found = cluster_bootstrap_many(
+        sums, {"x": statistic}, n_boot=n_boot, seed=seed, level=level, keep_draws=True
+    )
+    return found["x"]
+
+
+def cluster_bootstrap_many(
+    sums: FloatArray,
+    statistics: Mapping[str, SumStatistic],
+    *,
+    n_boot: int = 2000,
+    seed: int = 0,
+    level: float = 0.95,
+    keep_draws: bool = False,
+) -> dict[str, tuple[Estimate, FloatArray]]:
+    """:func:`cluster_bootstrap` of several statistics of the same sums, one set of resamples.
+
+    Every statistic sees the same resamples, so their intervals are consistent with each
+    other (e.g. kappa, agreement, TPR and TNR of one confusion table). Draws are returned
+    only with ``keep_draws`` (an empty array otherwise).
+    """
     sums = np.asarray(sums, dtype=np.float64)
-    value = float(statistic(sums.sum(axis=0)))
-    if sums.shape[0] == 0 or n_boot < 1:
-        return Estimate(value, np.nan, np.nan, int(sums.shape[0]), level), np.empty(0)
-    draws = np.asarray(statistic(resampled_sums(sums, n_boot=n_boot, seed=seed)), dtype=float)
-    low, high = percentile_interval(draws, level=level)
-    return Estimate(value, low, high, int(sums.shape[0]), level), draws
+    n = int(sums.shape[0])
+    totals = sums.sum(axis=0)
+    resampled = None
+    if n > 0 and n_boot >= 1:
+        resampled = resampled_sums(sums, n_boot=n_boot, seed=seed)
+    out: dict[str, tuple[Estimate, FloatArray]] = {}
+    for name, statistic in statistics.items():
+        with np.errstate(invalid="ignore", divide="ignore"):
+            value = float(statistic(totals)) if n > 0 else math.nan
+        if resampled is None:
+            out[name] = (Estimate(value, math.nan, math.nan, n, level), np.empty(0))
+            continue
+        with np.errstate(invalid="ignore", divide="ignore"):
+            draws = np.asarray(statistic(resampled), dtype=np.float64)
+            jackknife = np.asarray(statistic(totals[None, :] - sums), dtype=np.float64)
+        low, high = bca_interval(draws, value, jackknife, level=level)
+        out[name] = (Estimate(value, low, high, n, level), draws if keep_draws else np.empty(0))
+    return out
 
 
 def ratio_statistic(totals: FloatArray) -> FloatArray:
@@ -153,24 +205,36 @@ def bootstrap_ratio(
     0.75
     """
     codes, n_items = item_codes(items)
-    num = np.asarray(numerator, dtype=np.float64)
-    den = np.asarray(denominator, dtype=np.float64)
+    num = as_float(numerator, "numerator", allow_missing=False)
+    den = as_float(denominator, "denominator", allow_missing=False)
     check_same_length(numerator=num, denominator=den, items=codes)
     sums = per_item_sums(codes, n_items, np.column_stack([num, den]))
     return cluster_bootstrap(sums, ratio_statistic, n_boot=n_boot, seed=seed, level=level)[0]
 
 
 def confusion_per_item(
-    y1: object, y2: object, items: object, labels: Sequence[Any] | None = None
+    y1: object,
+    y2: object,
+    items: object,
+    labels: Sequence[Any] | None = None,
+    *,
+    sample_weight: object = None,
 ) -> tuple[FloatArray, list[Any]]:
-    """Per-item confusion counts, flattened: (n_items x K*K), and the labels used."""
+    """Per-item confusion counts, flattened: (n_items x K*K), and the labels used.
+
+    ``sample_weight`` weighs each row (default 1); NaN ratings raise ValueError.
+    """
     a, b = as_1d(y1, "y1"), as_1d(y2, "y2")
     codes, n_items = item_codes(items)
     check_same_length(y1=a, y2=b, items=codes)
+    if pd.isna(a).any() or pd.isna(b).any():
+        raise ValueError("ratings contain missing values; drop those rows first")
+    w = np.ones(len(a)) if sample_weight is None else as_float(sample_weight, "sample_weight")
+    check_same_length(y1=a, sample_weight=w)
     labels = _labels_of(a, b) if labels is None else list(labels)
     k = len(labels)
     cell = encode(a, labels) * k + encode(b, labels)
-    counts = np.bincount(codes * (k * k) + cell, minlength=n_items * k * k)
+    counts = np.bincount(codes * (k * k) + cell, weights=w, minlength=n_items * k * k)
     return counts.reshape(n_items, k * k).astype(np.float64), labels
 
 
@@ -181,6 +245,7 @@ def bootstrap_kappa(
     *,
     weights: Weights = None,
     labels: Sequence[Any] | None = None,
+    sample_weight: object = None,
     n_boot: int = 2000,
     seed: int = 0,
     level: float = 0.95,
@@ -195,8 +260,10 @@ def bootstrap_kappa(
     y1, y2 : array-like of shape (n_rows,)
         The two raters' labels per row (for a judge: human consensus, judge verdict).
     items : array-like of shape (n_rows,)
-        The item of each row; all rows of an item are resampled together.
-    weights, labels :
+        The resampling unit (cluster) of each row: all rows of a cluster are resampled
+        together. Pass the task of each row to resample tasks (trials of a task are
+        correlated), the item to resample items.
+    weights, labels, sample_weight :
         As in :func:`cohen_kappa`.
     n_boot, seed, level :
         Resamples, generator seed, interval level.
@@ -204,6 +271,7 @@ def bootstrap_kappa(
     Returns
     -------
     (Estimate, draws)
+        ``Estimate.n`` is the number of clusters.
 
     Examples
     --------
@@ -211,10 +279,70 @@ def bootstrap_kappa(
     >>> est.value, draws.shape
     (0.5, (50,))
     """
-    sums, labels = confusion_per_item(y1, y2, items, labels)
+    sums, labels = confusion_per_item(y1, y2, items, labels, sample_weight=sample_weight)
     k = len(labels)
 
     def stat(totals: FloatArray) -> FloatArray:
         return kappa_from_counts(totals.reshape(*totals.shape[:-1], k, k), weights=weights)
 
     return cluster_bootstrap(sums, stat, n_boot=n_boot, seed=seed, level=level)
+
+
+def _cell(i: int) -> SumStatistic:
+    return lambda t: t[..., i]
+
+
+def binary_agreement(
+    y_true: object,
+    y_pred: object,
+    clusters: object,
+    *,
+    n_boot: int = 2000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> dict[str, Estimate]:
+    r"""Kappa, Gwet's AC1, percent agreement, TPR and TNR of pass/fail verdicts, with
+    clustered bootstrap intervals from one set of resamples.
+
+    With the 2x2 counts (``tn, fp, fn, tp``; 1 = pass) of each resample:
+    ``agreement = (tp + tn) / n``, ``tpr = tp / (tp + fn)``, ``tnr = tn / (tn + fp)``,
+    kappa and AC1 as in :func:`cohen_kappa` and :func:`gwet_ac1` with both categories
+    counted (q = 2). Each is NaN where its denominator is zero.
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like of shape (n,)
+        Pass/fail values (see :func:`trajudge.calibration.binary_rates`), one per item.
+    clusters : array-like of shape (n,)
+        The resampling unit of each item (its task, or the item itself).
+    n_boot, seed, level :
+        Resamples, generator seed, interval level.
+
+    Returns
+    -------
+    dict
+        ``{"kappa", "ac1", "agreement", "tpr", "tnr"}`` -> :class:`Estimate` (``n`` = number
+        of clusters).
+
+    Examples
+    --------
+    >>> r = binary_agreement([1, 1, 1, 0, 0], [1, 1, 0, 0, 1], [0, 0, 1, 1, 2], n_boot=50)
+    >>> round(r["tpr"].value, 4), r["tnr"].value, r["agreement"].value  # 2/3, 1/2, 3/5
+    (0.6667, 0.5, 0.6)
+    """
+    t = as_binary(y_true, "y_true")
+    p = as_binary(y_pred, "y_pred")
+    sums, _ = confusion_per_item(t, p, clusters, [0.0, 1.0])
+
+    def table(x: FloatArray) -> FloatArray:
+        return x.reshape(*x.shape[:-1], 2, 2)
+
+    stats: dict[str, SumStatistic] = {
+        "kappa": lambda x: kappa_from_counts(table(x)),
+        "ac1": lambda x: ac1_from_counts(table(x)),
+        "agreement": lambda x: safe_divide(x[..., 0] + x[..., 3], x.sum(axis=-1)),
+        "tpr": lambda x: safe_divide(x[..., 3], x[..., 2] + x[..., 3]),
+        "tnr": lambda x: safe_divide(x[..., 0], x[..., 0] + x[..., 1]),
+    }
+    found = cluster_bootstrap_many(sums, stats, n_boot=n_boot, seed=seed, level=level)
+    return {name: est for name, (est, _) in found.items()}

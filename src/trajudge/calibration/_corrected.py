@@ -5,7 +5,12 @@ verdicts. With its true-positive and true-negative rates measured on human-label
 the observed pass rate can be corrected, and the uncertainty of those rates carried into the
 interval.
 
-Inputs are per trajectory (one verdict per item, already aggregated over orders and samples).
+Inputs are per trajectory (one verdict per item, already aggregated over orders and samples
+by :func:`trajudge.calibration.item_verdicts`, the same verdicts behind the report's TPR and
+TNR). Intervals resample clusters (tasks, when given): a resample draws whole tasks with their
+labelled and unlabelled trajectories, so label sampling and task sampling are carried together.
+Trajectories that failed a rule gate are certain fails: they never enter TPR and TNR's
+correction, only the denominator.
 """
 
 from __future__ import annotations
@@ -17,14 +22,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from trajudge.calibration._bootstrap import resampled_sums
-from trajudge.calibration._estimate import (
-    Estimate,
-    FloatArray,
-    num,
-    percentile_interval,
-    safe_divide,
-)
+from trajudge.calibration._bootstrap import cluster_bootstrap_many, item_codes, per_item_sums
+from trajudge.calibration._estimate import Estimate, FloatArray, num, safe_divide
+from trajudge.calibration._validation import as_1d, as_binary, check_same_length
 
 
 def rogan_gladen(p_obs: npt.ArrayLike, tpr: npt.ArrayLike, tnr: npt.ArrayLike) -> FloatArray:
@@ -52,7 +52,14 @@ def rogan_gladen(p_obs: npt.ArrayLike, tpr: npt.ArrayLike, tnr: npt.ArrayLike) -
 
 @dataclass(frozen=True)
 class CorrectedRate:
-    """Raw and Rogan-Gladen corrected pass rate, with the rates used for the correction."""
+    """Raw and Rogan-Gladen corrected pass rate, with the rates used for the correction.
+
+    ``tpr`` and ``tnr`` are the judge's rates on the trajectories with both a verdict and a
+    label (the same numbers as the report's TPR and TNR); of the n trajectories,
+    ``n_labeled`` and ``n_unlabeled`` passed their gates, ``n_gated`` failed one and count as
+    certain fails, so ``corrected = (1 - g) * rogan_gladen(raw / (1 - g), tpr, tnr)`` with
+    ``g = n_gated / n`` (``g = 0`` without gates).
+    """
 
     raw: Estimate
     corrected: Estimate
@@ -60,6 +67,12 @@ class CorrectedRate:
     tnr: float
     n_labeled: int
     n_unlabeled: int
+    n_gated: int = 0
+
+    @property
+    def n(self) -> int:
+        """Trajectories behind the rates."""
+        return self.n_labeled + self.n_unlabeled + self.n_gated
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -69,60 +82,80 @@ class CorrectedRate:
             "tnr": num(self.tnr),
             "n_labeled": self.n_labeled,
             "n_unlabeled": self.n_unlabeled,
+            "n_gated": self.n_gated,
         }
 
 
-def pools(verdict: Any, truth: Any) -> tuple[FloatArray, FloatArray]:
-    v = np.asarray(verdict, dtype=np.float64)
-    t = np.asarray(truth, dtype=np.float64)
-    if v.shape != t.shape or v.ndim != 1 or np.isnan(v).any():
-        raise ValueError("verdict and truth must be 1-D of one length; verdict without NaN")
-    lab = ~np.isnan(t)
-    vl, tl = v[lab], t[lab]
-    labeled = np.column_stack([vl * tl, tl, (1 - vl) * (1 - tl), 1 - tl, vl, np.ones_like(vl)])
-    unlabeled = np.column_stack([v[~lab], np.ones(int((~lab).sum()))])
-    return labeled, unlabeled
+@dataclass(frozen=True)
+class Trajectories:
+    """Validated per-trajectory inputs of the corrected rates."""
+
+    verdict: FloatArray  # 0/1, NaN only where gated
+    truth: FloatArray  # 0/1, NaN where unlabelled
+    gated: npt.NDArray[np.bool_]
+    pool: npt.NDArray[np.bool_]  # verdict and truth both known: TPR/TNR evidence
 
 
-def rates(lab: FloatArray, unl: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
-    tpr = safe_divide(lab[..., 0], lab[..., 1])
-    tnr = safe_divide(lab[..., 2], lab[..., 3])
-    p_obs = safe_divide(lab[..., 4] + unl[..., 0], lab[..., 5] + unl[..., 1])
-    return tpr, tnr, p_obs
+def trajectories(verdict: Any, truth: Any, gated: Any = None) -> Trajectories:
+    """Check and convert the per-trajectory inputs (ValueError naming the argument)."""
+    v = as_binary(verdict, "verdict", allow_missing=True)
+    t = as_binary(truth, "truth", allow_missing=True)
+    g = np.zeros(len(v), dtype=bool) if gated is None else as_binary(gated, "gated") == 1
+    check_same_length(verdict=v, truth=t, gated=g)
+    if (np.isnan(v) & ~g).any():
+        raise ValueError("verdict is missing on a trajectory that passed its gates; drop it")
+    return Trajectories(v, t, g, ~np.isnan(v) & ~np.isnan(t))
 
 
-def resample_pools(
-    labeled: FloatArray, unlabeled: FloatArray, n_boot: int, seed: int
-) -> tuple[FloatArray, FloatArray]:
-    lab = resampled_sums(labeled, n_boot=n_boot, seed=seed)
-    if len(unlabeled):
-        unl = resampled_sums(unlabeled, n_boot=n_boot, seed=seed + 1)
-    else:
-        unl = np.zeros((n_boot, 2))
-    return lab, unl
+def pool_columns(x: Trajectories) -> FloatArray:
+    """Per trajectory: TPR/TNR evidence (tp, pos, tn, neg) where verdict and truth are known."""
+    v, t, m = np.nan_to_num(x.verdict), np.nan_to_num(x.truth), x.pool.astype(float)
+    return np.column_stack([v * t * m, t * m, (1 - v) * (1 - t) * m, (1 - t) * m])
+
+
+def rates(pools: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """TPR and TNR from totals of :func:`pool_columns` (shape (..., 4))."""
+    return safe_divide(pools[..., 0], pools[..., 1]), safe_divide(pools[..., 2], pools[..., 3])
 
 
 def corrected_pass_rate(
-    verdict: Any, truth: Any, *, n_boot: int = 2000, seed: int = 0, level: float = 0.95
+    verdict: Any,
+    truth: Any,
+    *,
+    clusters: Any = None,
+    gated: Any = None,
+    n_boot: int = 2000,
+    seed: int = 0,
+    level: float = 0.95,
 ) -> CorrectedRate:
-    """Judge pass rate corrected with Rogan-Gladen, with a bootstrap interval.
+    r"""Judge pass rate corrected with Rogan-Gladen, with a clustered bootstrap interval.
+
+    .. math:: \hat\pi = (1 - g)\,\frac{p + TNR - 1}{TPR + TNR - 1}
+
+    with p the judge's pass rate on the trajectories that passed their gates, g the share
+    that failed a gate (certain fails) and TPR / TNR the judge's rates on the labelled
+    trajectories.
 
     Parameters
     ----------
-    verdict : array-like of shape (n_items,)
-        The judge's 0/1 verdict per item.
-    truth : array-like of shape (n_items,)
-        The human 0/1 label per item, NaN where unlabelled.
+    verdict : array-like of shape (n,)
+        The judge's pass/fail verdict per trajectory (NaN allowed only where gated).
+    truth : array-like of shape (n,)
+        The human pass/fail label per trajectory, NaN where unlabelled.
+    clusters : array-like of shape (n,), optional
+        The task of each trajectory: a resample draws whole tasks, with their labelled and
+        unlabelled trajectories. Default: every trajectory is its own cluster.
+    gated : array-like of bool, shape (n,), optional
+        Trajectories that failed a rule gate.
     n_boot, seed, level :
-        Each resample draws the labelled items (uncertainty of TPR and TNR) and, independently,
-        the unlabelled items (sampling of the observed pass rate).
+        Resamples, generator seed, interval level.
 
     Returns
     -------
     CorrectedRate
-        ``raw`` is the judge's pass rate over all items; ``corrected`` is
-        ``rogan_gladen(raw, TPR, TNR)`` with TPR and TNR from the labelled items. NaN (with
-        NaN interval) when there are no labelled passes or fails, or ``TPR + TNR <= 1``.
+        ``raw`` is the judge's pass rate over all n trajectories (gated ones as fails);
+        ``corrected`` is NaN (with NaN interval) when there are no labelled passes or fails,
+        ``TPR + TNR <= 1``, or no trajectory at all.
 
     Examples
     --------
@@ -132,21 +165,39 @@ def corrected_pass_rate(
     >>> r.raw.value, math.isnan(r.corrected.value)
     (0.625, True)
     """
-    labeled, unlabeled = pools(verdict, truth)
-    tpr, tnr, p_obs = rates(labeled.sum(axis=0), unlabeled.sum(axis=0))
-    lab, unl = resample_pools(labeled, unlabeled, n_boot, seed)
-    b_tpr, b_tnr, b_p = rates(lab, unl)
-    n = len(labeled) + len(unlabeled)
-    raw = Estimate(float(p_obs), *percentile_interval(b_p, level=level), n, level)
-    value = float(rogan_gladen(p_obs, tpr, tnr))
-    lo, hi = percentile_interval(rogan_gladen(b_p, b_tpr, b_tnr), level=level)
-    if math.isnan(value):
-        lo = hi = math.nan
+    x = trajectories(verdict, truth, gated)
+    n = len(x.verdict)
+    ids = np.arange(n) if clusters is None else as_1d(clusters, "clusters")
+    check_same_length(verdict=x.verdict, clusters=ids)
+    codes, n_clusters = item_codes(ids)
+    live = (~x.gated).astype(float)
+    cols = np.column_stack([pool_columns(x), np.nan_to_num(x.verdict) * live, live, np.ones(n)])
+    sums = per_item_sums(codes, n_clusters, cols)
+
+    def raw(s: FloatArray) -> FloatArray:
+        return safe_divide(s[..., 4], s[..., 6])
+
+    def corrected(s: FloatArray) -> FloatArray:
+        tpr, tnr = rates(s[..., :4])
+        share = safe_divide(s[..., 5], s[..., 6])
+        rg = rogan_gladen(safe_divide(s[..., 4], s[..., 5]), tpr, tnr)
+        return np.where(share == 0, 0.0, share * rg)
+
+    found = cluster_bootstrap_many(
+        sums, {"raw": raw, "corrected": corrected}, n_boot=n_boot, seed=seed, level=level
+    )
+    raw_est, corr = found["raw"][0], found["corrected"][0]
+    if math.isnan(corr.value):
+        corr = Estimate(math.nan, math.nan, math.nan, corr.n, level)
+    tpr, tnr = rates(sums[:, :4].sum(axis=0))
+    n_labeled = int((~np.isnan(x.truth) & ~x.gated).sum())
+    n_gated = int(x.gated.sum())
     return CorrectedRate(
-        raw=raw,
-        corrected=Estimate(value, lo, hi, n, level),
+        raw=raw_est,
+        corrected=corr,
         tpr=float(tpr),
         tnr=float(tnr),
-        n_labeled=len(labeled),
-        n_unlabeled=len(unlabeled),
+        n_labeled=n_labeled,
+        n_unlabeled=n - n_labeled - n_gated,
+        n_gated=n_gated,
     )

@@ -4,20 +4,14 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from trajudge.calibration._agreement import (
-    Weights,
-    binary_rates,
-    cohen_kappa,
-    confusion,
-    gwet_ac1,
-    percent_agreement,
-)
+from trajudge.calibration._agreement import Weights, binary_rates, confusion
 from trajudge.calibration._bias import (
     Probe,
     central_tendency_probe,
@@ -27,12 +21,13 @@ from trajudge.calibration._bias import (
     stability_probe,
     verbosity_probe,
 )
-from trajudge.calibration._bootstrap import bootstrap_kappa
+from trajudge.calibration._bootstrap import binary_agreement, bootstrap_kappa
 from trajudge.calibration._budget import label_budget
 from trajudge.calibration._corrected import corrected_pass_rate
 from trajudge.calibration._corrected_k import corrected_pass_hat_k
 from trajudge.calibration._estimate import Estimate
-from trajudge.calibration._results import JudgeReport, Threshold
+from trajudge.calibration._results import JudgeReport
+from trajudge.calibration._verdicts import Threshold, item_verdicts, row_passes
 
 _FAMILIES = (
     ("openai", r"^(gpt|o\d|chatgpt|text-davinci|openai)"),
@@ -73,15 +68,6 @@ class Human:
     ordinal: bool  # labels use more than two values
 
 
-def item_verdicts(rows: pd.DataFrame) -> pd.Series:
-    """Per item, the judge's pass/fail over its rows: pass when more than half the rows pass.
-
-    A tie (e.g. pass in one order, fail in the other) counts as fail: a trajectory passes only
-    when the judge's majority says so.
-    """
-    return (rows.groupby("item", sort=True)["pass"].mean() > 0.5).astype(float)
-
-
 def _optional_stat(rows: pd.DataFrame, col: str, how: str) -> float | None:
     if col not in rows or rows[col].isna().all():
         return None
@@ -89,61 +75,95 @@ def _optional_stat(rows: pd.DataFrame, col: str, how: str) -> float | None:
     return float(values.median()) if how == "median" else float(values.mean() * 1000)
 
 
+def _clusters(items: pd.Series, clusters: Mapping[Any, object] | None) -> np.ndarray:
+    """The resampling unit of each row: its item's task when known, else the item."""
+    if clusters is None:
+        return items.to_numpy()
+    return np.asarray([clusters.get(i, i) for i in items.tolist()], dtype=object)
+
+
 def _probes(
     ok: pd.DataFrame,
-    lab: pd.DataFrame,
+    verdicts: pd.Series,
     scaled: pd.DataFrame,
     human: Human,
+    clusters: Mapping[Any, object] | None,
     boot: dict[str, int],
 ) -> dict[str, Probe | None]:
-    """``lab``: rows with a binary consensus; ``scaled``: those with one on the label scale."""
+    """``ok``: successful calls with their own ``pass``; ``verdicts``: the per-item verdict;
+    ``scaled``: calls on items with an ordinal consensus (``h_scale``)."""
+    cl = _clusters(ok["item"], clusters)
     probes: dict[str, Probe | None] = {
         "position": position_probe(
-            ok["pass"], ok["order"], ok["item"], samples=ok["sample"], **boot
+            ok["pass"], ok["order"], ok["item"], samples=ok["sample"], clusters=cl, **boot
         ),
         "order_shift": order_shift_probe(
-            ok["score"], ok["order"], ok["item"], samples=ok["sample"], **boot
+            ok["score"], ok["order"], ok["item"], samples=ok["sample"], clusters=cl, **boot
         )
         if ok["score"].notna().any()
         else None,
-        "stability": stability_probe(ok["pass"], ok["order"], ok["item"], **boot),
+        "stability": stability_probe(ok["pass"], ok["order"], ok["item"], clusters=cl, **boot),
         "verbosity": None,
         "self_preference": None,
         "central_tendency": None,
     }
+    sc = _clusters(scaled["item"], clusters)
     if "length" in scaled and scaled["length"].notna().any():
         probes["verbosity"] = verbosity_probe(
-            scaled["score"], scaled["length"], scaled["h_scale"], scaled["item"], **boot
+            scaled["score"],
+            scaled["length"],
+            scaled["h_scale"],
+            scaled["item"],
+            clusters=sc,
+            **boot,
         )
-    if {"agent_model", "judge_model"} <= set(lab.columns):
+    if {"agent_model", "judge_model"} <= set(ok.columns):
+        # one row per labelled item: its verdict, the consensus and whose family it is
+        first = ok.groupby("item", sort=True)[["agent_model", "judge_model"]].first()
+        items = verdicts.index.intersection(human.binary.index).intersection(first.index)
+        lab = first.loc[items]
         names = pd.unique(pd.concat([lab["agent_model"], lab["judge_model"]]).dropna())
         families = {m: model_family(m) for m in names}
         fam_a = lab["agent_model"].map(families)
         fam_j = lab["judge_model"].map(families)
-        own = (fam_a == fam_j).where(fam_a.notna() & fam_j.notna())
+        own = (fam_a == fam_j).astype(float).where(fam_a.notna() & fam_j.notna())
         probes["self_preference"] = self_preference_probe(
-            lab["pass"], lab["h_pass"], own, lab["item"], **boot
+            verdicts.loc[items].to_numpy(),
+            human.binary.loc[items].to_numpy(),
+            own.to_numpy(),
+            np.asarray(items),
+            clusters=_clusters(pd.Series(items), clusters),
+            **boot,
         )
     if human.ordinal and ok["score"].nunique() > 2:
         probes["central_tendency"] = central_tendency_probe(
-            scaled["score"], scaled["h_scale"], scaled["item"], **boot
+            scaled["score"], scaled["h_scale"], scaled["item"], clusters=sc, **boot
         )
     return probes
 
 
-def _weighted(lab: pd.DataFrame, human: Human, boot: dict[str, int]) -> list[Estimate | None]:
-    if not human.ordinal or lab.empty or lab["score"].nunique() <= 2:
+def _weighted(
+    scaled: pd.DataFrame,
+    human: Human,
+    clusters: Mapping[Any, object] | None,
+    boot: dict[str, int],
+) -> list[Estimate | None]:
+    """Weighted kappas of every call's score against the ordinal consensus, each item
+    weighing one (its calls share the weight), clustered like every other interval."""
+    if not human.ordinal or scaled.empty or scaled["score"].nunique() <= 2:
         return [None, None]
-    scale = sorted(set(lab["score"].tolist()) | set(lab["h_scale"].tolist()))
+    scale = sorted(set(scaled["score"].tolist()) | set(scaled["h_scale"].tolist()))
+    weight = 1.0 / scaled.groupby("item")["item"].transform("size").to_numpy(float)
     out: list[Estimate | None] = []
     kinds: tuple[Weights, ...] = ("linear", "quadratic")
     for w in kinds:
         est, _ = bootstrap_kappa(
-            lab["h_scale"],
-            lab["score"],
-            lab["item"],
+            scaled["h_scale"],
+            scaled["score"],
+            _clusters(scaled["item"], clusters),
             weights=w,
             labels=scale,
+            sample_weight=weight,
             n_boot=boot["n_boot"],
             seed=boot["seed"],
         )
@@ -162,69 +182,58 @@ def judge_report(
     n_boot: int,
     seed: int,
 ) -> JudgeReport:
-    """All statistics of one judge; ``rows`` carry a 0/1 ``pass`` column (NaN on errors)."""
+    """All statistics of one judge from its calls (``rows``; errored ones counted only).
+
+    Every figure uses the judge's one verdict per item (:func:`item_verdicts`); intervals
+    resample tasks when ``tasks`` (item -> task id) is given, else items.
+    """
     boot = {"n_boot": n_boot, "seed": seed}
     errored = rows["error"].notna()
     ok = rows[~errored].copy()
-    lab = ok[ok["item"].isin(human.binary.index)].copy()
-    lab["h_pass"] = lab["item"].map(human.binary).astype(float)
-    lab["h_scale"] = lab["item"].map(human.scale).astype(float)
-    scaled = lab.dropna(subset=["h_scale"])  # ordinal statistics need the ordinal consensus
-    kappa, _ = bootstrap_kappa(
-        lab["h_pass"], lab["pass"], lab["item"], labels=[0.0, 1.0], n_boot=n_boot, seed=seed
-    )
-    linear, quadratic = _weighted(scaled, human, boot)
-    verdicts = item_verdicts(ok)
-    truth = human.binary.reindex(verdicts.index).astype(float)
+    ok["pass"] = row_passes(ok, threshold=threshold.value)
+    verdicts = item_verdicts(ok, threshold=threshold.value)
+    cluster_of = None if tasks is None else tasks.to_dict()
+    labelled = verdicts.index.intersection(human.binary.index)
+    y_h = human.binary.loc[labelled].to_numpy(float)
+    y_j = verdicts.loc[labelled].to_numpy(float)
+    stats = binary_agreement(y_h, y_j, _clusters(pd.Series(labelled), cluster_of), **boot)
+    scaled = ok[ok["item"].isin(labelled)].copy()
+    scaled["h_scale"] = scaled["item"].map(human.scale).astype(float)
+    scaled = scaled.dropna(subset=["h_scale"])  # ordinal statistics need the ordinal consensus
+    linear, quadratic = _weighted(scaled, human, cluster_of, boot)
+    truth = human.binary.reindex(verdicts.index).astype(float).to_numpy()
     corrected_k = None
     if tasks is not None:
         corrected_k = corrected_pass_hat_k(
-            verdicts.to_numpy(),
-            truth.to_numpy(),
-            tasks.reindex(verdicts.index).to_numpy(),
-            ks=ks,
-            **boot,
+            verdicts.to_numpy(), truth, tasks.reindex(verdicts.index).to_numpy(), ks=ks, **boot
         )
     spread = ok.groupby("item")["pass"].agg(["min", "max"])
-    y_h, y_j = lab["h_pass"].to_numpy(), lab["pass"].to_numpy()
+    kappa = stats["kappa"]
     return JudgeReport(
         judge=name,
         n_rows=len(ok),
         n_errors=int(errored.sum()),
-        n_items=int(lab["item"].nunique()),
+        n_items=len(labelled),
         threshold=threshold,
         kappa=kappa,
         kappa_linear=linear,
         kappa_quadratic=quadratic,
-        ac1=gwet_ac1(y_h, y_j, labels=[0.0, 1.0]),
-        agreement=percent_agreement(y_h, y_j),
+        ac1=stats["ac1"],
+        agreement=stats["agreement"],
+        tpr=stats["tpr"],
+        tnr=stats["tnr"],
         rates=binary_rates(y_h, y_j),
         confusion=confusion(y_h, y_j, [0.0, 1.0]).tolist(),
         cost_per_1k=_optional_stat(rows, "cost_usd", "mean"),
         median_latency_s=_optional_stat(rows, "latency_s", "median"),
-        probes=_probes(ok, lab, scaled, human, boot),
-        corrected_rate=corrected_pass_rate(verdicts.to_numpy(), truth.to_numpy(), **boot)
-        if len(verdicts)
-        else None,
+        probes=_probes(ok, verdicts, scaled, human, cluster_of, boot),
+        corrected_rate=corrected_pass_rate(
+            verdicts.to_numpy(),
+            truth,
+            clusters=_clusters(verdicts.index.to_series(), cluster_of),
+            **boot,
+        ),
         corrected_pass_hat=corrected_k,
-        budget=label_budget(kappa.n, kappa.low, kappa.high),
+        budget=label_budget(len(labelled), kappa.low, kappa.high),
         unstable_items=[str(i) for i in spread.index[spread["min"] != spread["max"]]],
     )
-
-
-def best_threshold(scores: Any, human_pass: Any) -> float:
-    """The cut ``score >= t`` over observed score values that maximises binary Cohen's kappa.
-
-    Ties go to the lowest such t; NaN when no cut gives a defined kappa.
-
-    >>> best_threshold([1, 2, 3, 4, 5, 5], [0, 0, 0, 1, 1, 1])
-    4.0
-    """
-    s = np.asarray(scores, dtype=float)
-    h = np.asarray(human_pass, dtype=float)
-    best, best_k = math.nan, -math.inf
-    for t in np.unique(s):
-        k = cohen_kappa(h, (s >= t).astype(float), labels=[0.0, 1.0])
-        if not math.isnan(k) and k > best_k:
-            best, best_k = float(t), k
-    return best

@@ -14,12 +14,16 @@ left out of that k's mean and listed in ``short_tasks`` so nothing is silently d
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
+
+from trajudge.calibration._bootstrap import cluster_bootstrap_many
+from trajudge.calibration._validation import as_binary
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -105,10 +109,11 @@ def reliability(
     Parameters
     ----------
     frame:
-        One row per trajectory with ``task_id`` and a boolean ``success`` column (None/NaN
-        where the source gave no verdict; such rows are counted in ``n_unknown`` and left out
-        of n and c). Optional columns: ``intent`` and the usage columns ``steps``, ``tokens``,
-        ``cost_usd``, ``latency_s``, whose per-task means are reported beside the rates.
+        One row per trajectory with ``task_id`` and a pass/fail ``success`` column (booleans,
+        0/1 or pass/fail; None/NaN where the source gave no verdict: such rows are counted in
+        ``n_unknown`` and left out of n and c). Other values raise ValueError. Optional
+        columns: ``intent`` and the usage columns ``steps``, ``tokens``, ``cost_usd``,
+        ``latency_s``, whose per-task means are reported beside the rates.
     ks:
         The values of k.
 
@@ -126,10 +131,13 @@ def reliability(
     if "task_id" not in frame.columns or success_column not in frame.columns:
         raise ValueError(f"frame needs columns 'task_id' and {success_column!r}")
     df = frame.copy()
-    known = df[success_column].notna()
+    success = as_binary(
+        df[success_column].to_numpy(dtype=object), success_column, allow_missing=True
+    )
+    known = ~np.isnan(success)
     n_unknown = int((~known).sum())
     df = df[known]
-    df["_s"] = df[success_column].astype(bool).astype(int)
+    df["_s"] = success[known].astype(int)
     grouped = df.groupby("task_id", sort=True)
     per_task = pd.DataFrame({"n": grouped.size(), "c": grouped["_s"].sum()})
     for col in _USAGE_COLUMNS:
@@ -199,12 +207,13 @@ def reliability_intervals(
     level: float = 0.95,
     seed: int = 0,
 ) -> dict[str, dict[int, tuple[float, float]]]:
-    """Percentile bootstrap intervals for pass@k and pass^k, resampling tasks.
+    """Bootstrap intervals (BCa) for pass@k and pass^k, resampling tasks.
 
     Tasks are the unit of resampling (their trials stay together), since the estimators
     average over tasks. Tasks with fewer than k trials are left out for that k, as in
     :func:`reliability`. Returns ``{"pass@k": {k: (lo, hi)}, "pass^k": {k: (lo, hi)}}``;
-    an interval is ``(nan, nan)`` when no task has k trials.
+    an interval is ``(nan, nan)`` when no task has k trials (or in more than 10% of the
+    resamples).
 
     >>> df = pd.DataFrame({"task_id": list("aabb"), "success": [1, 1, 1, 1]})
     >>> reliability_intervals(df, ks=[2], n_boot=50)["pass^k"][2]
@@ -212,27 +221,28 @@ def reliability_intervals(
     """
     base = reliability(frame, ks=ks, success_column=success_column)
     per_task = base.per_task
-    rng = np.random.default_rng(seed)
-    n_tasks = len(per_task)
-    alpha = (1 - level) / 2
     out: dict[str, dict[int, tuple[float, float]]] = {"pass@k": {}, "pass^k": {}}
-    if n_tasks == 0:
-        for k in base.ks:
-            out["pass@k"][k] = out["pass^k"][k] = (math.nan, math.nan)
-        return out
-    idx = rng.integers(0, n_tasks, size=(n_boot, n_tasks))
+    stats: dict[str, Callable[[npt.NDArray[np.float64]], npt.NDArray[np.float64]]] = {}
+    columns: list[npt.NDArray[np.float64]] = []
     for k in base.ks:
-        valid = (per_task["n"] >= k).to_numpy()
+        valid = np.asarray((per_task["n"] >= k).to_numpy(), dtype=np.float64)
         for name, col in (("pass@k", f"pass@{k}"), ("pass^k", f"pass^{k}")):
             values = np.nan_to_num(per_task[col].to_numpy(dtype=float))
-            weights = valid[idx].sum(axis=1)
-            sums = (values * valid)[idx].sum(axis=1)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                stats = np.where(weights > 0, sums / np.maximum(weights, 1), np.nan)
-            stats = stats[~np.isnan(stats)]
-            if stats.size == 0:
-                out[name][k] = (math.nan, math.nan)
-            else:
-                lo, hi = np.quantile(stats, [alpha, 1 - alpha])
-                out[name][k] = (float(lo), float(hi))
+            j = len(columns)
+            columns += [values * valid, valid]
+            stats[f"{name}:{k}"] = _ratio_of(j)
+    sums = np.column_stack(columns) if columns else np.zeros((len(per_task), 0))
+    found = cluster_bootstrap_many(sums, stats, n_boot=n_boot, seed=seed, level=level)
+    for key, (est, _) in found.items():
+        table, k_text = key.split(":")
+        out[table][int(k_text)] = (est.low, est.high)
     return out
+
+
+def _ratio_of(j: int) -> Callable[[npt.NDArray[np.float64]], npt.NDArray[np.float64]]:
+    def ratio(t: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        out = np.full(t[..., j].shape, np.nan)
+        np.divide(t[..., j], t[..., j + 1], out=out, where=t[..., j + 1] > 0)
+        return out
+
+    return ratio

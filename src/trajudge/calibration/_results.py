@@ -18,6 +18,9 @@ from trajudge.calibration._corrected_k import CorrectedPassK
 from trajudge.calibration._estimate import Estimate, num
 from trajudge.calibration._raters import HumanAgreement
 from trajudge.calibration._reliability import ReliabilityResult
+from trajudge.calibration._verdicts import Threshold
+
+__all__ = ["CalibrationResult", "JudgeReport", "Threshold"]
 
 
 def _opt(obj: Any) -> Any:
@@ -25,37 +28,29 @@ def _opt(obj: Any) -> Any:
 
 
 @dataclass(frozen=True)
-class Threshold:
-    """How scores became pass/fail: ``pass`` iff ``score >= value``.
-
-    ``source`` is "binary" (scores were already 0/1 or verdicts were given; value None),
-    "given" (the ``threshold`` argument), "dev" (searched on the dev items, which are then
-    left out of every statistic) or "midpoint" (the lowest scale value above the middle of
-    the observed scale).
-    """
-
-    value: float | None
-    source: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"value": self.value, "source": self.source}
-
-
-@dataclass(frozen=True)
 class JudgeReport:
-    """Everything measured about one judge against the human consensus."""
+    """Everything measured about one judge against the human consensus.
+
+    Every agreement figure compares the judge's ONE verdict per item (aggregated over orders
+    and samples by :func:`trajudge.calibration.item_verdicts`) with the item's consensus:
+    kappa, AC1, agreement, TPR and TNR come from the same 2x2 table (``confusion``,
+    ``rates``), with intervals from the same resamples (clustered by task when task ids are
+    known). A judge whose every call failed has NaN figures and ``n_errors`` calls.
+    """
 
     judge: str
     n_rows: int  # judgments without error
     n_errors: int  # errored judgments: counted here, left out of every score
-    n_items: int  # items with a human consensus and at least one judgment
+    n_items: int  # items with a human consensus and a verdict of this judge
     threshold: Threshold
-    kappa: Estimate  # binary, every judgment row against its item's consensus
-    kappa_linear: Estimate | None  # ordinal scales only
+    kappa: Estimate  # binary, per item: the judge's aggregated verdict vs the consensus
+    kappa_linear: Estimate | None  # ordinal scales only: every call, each item weighing one
     kappa_quadratic: Estimate | None
-    ac1: float
-    agreement: float
-    rates: BinaryRates
+    ac1: Estimate
+    agreement: Estimate
+    tpr: Estimate
+    tnr: Estimate
+    rates: BinaryRates  # the 2x2 counts behind kappa, AC1, agreement, TPR and TNR
     confusion: list[list[int]]  # rows: human fail, pass; columns: judge fail, pass
     cost_per_1k: float | None
     median_latency_s: float | None
@@ -85,8 +80,10 @@ class JudgeReport:
             "kappa": self.kappa.to_dict(),
             "kappa_linear": _opt(self.kappa_linear),
             "kappa_quadratic": _opt(self.kappa_quadratic),
-            "ac1": num(self.ac1),
-            "agreement": num(self.agreement),
+            "ac1": self.ac1.to_dict(),
+            "agreement": self.agreement.to_dict(),
+            "tpr": self.tpr.to_dict(),
+            "tnr": self.tnr.to_dict(),
             "rates": self.rates.to_dict(),
             "confusion": self.confusion,
             "flip_rate": _opt(self.flip_rate),
@@ -120,6 +117,7 @@ class CalibrationResult:
     n_boot: int
     seed: int
     n_dev_items: int = 0
+    label_threshold: Threshold | None = None  # how labels became pass/fail
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -133,4 +131,5 @@ class CalibrationResult:
             "n_boot": self.n_boot,
             "seed": self.seed,
             "n_dev_items": self.n_dev_items,
+            "label_threshold": _opt(self.label_threshold),
         }

@@ -16,6 +16,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from trajudge.calibration._validation import parse_verdict
 from trajudge.trajectories import InputError
 
 Schema = Literal["judgments", "labels", "outcomes"]
@@ -27,8 +28,6 @@ REQUIRED: dict[str, tuple[str, ...]] = {
     "outcomes": ("item", "outcome"),
 }
 _NUMERIC = ("latency_s", "cost_usd", "length")
-_TRUE = {"pass", "true", "yes", "1", "1.0", "y", "t"}
-_FALSE = {"fail", "false", "no", "0", "0.0", "n", "f"}
 
 
 def _row_name(kind: str) -> RowName:
@@ -94,25 +93,6 @@ def read_table(path: str | Path, *, schema: Schema | None = None) -> pd.DataFram
     if schema is None:
         return df
     return validate_table(df, schema, source=str(p), row_name=row_name)
-
-
-def parse_verdict(value: Any) -> float:
-    """0.0 / 1.0 for a verdict-like value (bool, 0/1, pass/fail, yes/no), NaN for missing.
-
-    Raises ValueError for anything else.
-    """
-    if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA:
-        return math.nan
-    if isinstance(value, bool | np.bool_):
-        return float(value)
-    text = str(value).strip().lower()
-    if text == "" or text == "nan":
-        return math.nan
-    if text in _TRUE:
-        return 1.0
-    if text in _FALSE:
-        return 0.0
-    raise ValueError(f"cannot read {value!r} as a verdict (pass/fail, true/false, 1/0)")
 
 
 def _parse_label(value: Any) -> float:
@@ -190,10 +170,15 @@ def validate_table(
 
     * judgments: ``item``, ``judge``, ``order`` (ab|ba), ``sample`` (int >= 0) and ``score``
       and/or ``verdict``; optional ``error``, ``latency_s``, ``cost_usd``, ``length``,
-      ``task_id``, ``agent_model``, ``judge_model``. A row without error needs a score or a
-      verdict; (item, judge, order, sample) must be unique.
-    * labels: ``item``, ``annotator``, ``label`` (number or pass/fail; empty = skipped).
+      ``task_id``, ``agent_model``, ``judge_model``, ``rubric_id``. A row without error needs
+      a score or a verdict; (item, judge, order, sample[, rubric_id]) must be unique.
+    * labels: ``item``, ``annotator``, ``label`` (number or pass/fail; empty = skipped);
+      optional ``rubric_id``: (item, annotator[, rubric_id]) must be unique, so one annotator
+      may label an item under two rubrics.
     * outcomes: ``item``, ``outcome`` (pass/fail, 1/0); optional ``task_id``.
+
+    An optional ``rubric_id`` column that is empty throughout is dropped; otherwise every row
+    needs one.
 
     Raises
     ------
@@ -207,6 +192,12 @@ def validate_table(
     if missing:
         raise InputError(source, None, ", ".join(missing), "missing column")
     out = df.copy().reset_index(drop=True)
+    if "rubric_id" in out and schema != "outcomes":
+        if all(_missing(v) or not str(v).strip() for v in out["rubric_id"].tolist()):
+            out = out.drop(columns="rubric_id")
+        else:
+            out["rubric_id"] = _column(out, "rubric_id", _ident, source, name)
+    rubric = ["rubric_id"] if "rubric_id" in out else []
     ids = {"judgments": ("item", "judge"), "labels": ("item", "annotator"), "outcomes": ("item",)}
     for col in ids[schema] + tuple(c for c in ("task_id",) if c in out.columns):
         if col == "task_id":
@@ -215,12 +206,12 @@ def validate_table(
             out[col] = _column(out, col, _ident, source, name)
     if schema == "labels":
         out["label"] = _column(out, "label", _parse_label, source, name)
-        _unique(out, ["item", "annotator"], source, name)
+        _unique(out, ["item", "annotator", *rubric], source, name)
     elif schema == "outcomes":
         out["outcome"] = _column(out, "outcome", parse_verdict, source, name)
         _unique(out, ["item"], source, name)
     else:
-        _judgments(out, source, name)
+        _judgments(out, source, name, rubric)
     return out
 
 
@@ -231,7 +222,7 @@ def _unique(df: pd.DataFrame, key: list[str], source: str, name: RowName) -> Non
         raise InputError(source, name(i), ", ".join(key), "duplicate of an earlier row")
 
 
-def _judgments(out: pd.DataFrame, source: str, name: RowName) -> None:
+def _judgments(out: pd.DataFrame, source: str, name: RowName, rubric: list[str]) -> None:
     out["order"] = _column(out, "order", _order, source, name)
     out["sample"] = _column(out, "sample", _sample, source, name)
     out["error"] = _column(out, "error", _error, source, name) if "error" in out else None
@@ -248,4 +239,4 @@ def _judgments(out: pd.DataFrame, source: str, name: RowName) -> None:
     if empty.any():
         i = int(np.flatnonzero(empty.to_numpy())[0])
         raise InputError(source, name(i), "score", "no score or verdict, and no error recorded")
-    _unique(out, ["item", "judge", "order", "sample"], source, name)
+    _unique(out, ["item", "judge", "order", "sample", *rubric], source, name)

@@ -43,7 +43,8 @@ FailOption = Annotated[
         "--fail-under",
         help="CI gate, repeatable: kappa>=0.6, kappa[JUDGE]>=0.6, flip_rate<=0.1, "
         "pass^4>=0.5 (primary source: the first judge, else outcome), pass^4[outcome]>=0.5, "
-        "ac1, agreement, tpr, tnr, pass@K, cost_per_1k.",
+        "ac1, agreement, tpr, tnr, pass@K, cost_per_1k. Add .lo / .hi to gate on an end of "
+        "the 95% interval: kappa.lo>=0.4, flip_rate.hi<=0.1.",
     ),
 ]
 BaselineOption = Annotated[
@@ -60,6 +61,17 @@ ThresholdOption = Annotated[
 ]
 NBootOption = Annotated[int, typer.Option("--n-boot", min=1, help="Bootstrap resamples.")]
 SeedOption = Annotated[int, typer.Option("--seed", help="Seed of every bootstrap.")]
+RubricOption = Annotated[
+    str | None,
+    typer.Option(
+        "--rubric",
+        help="Only judges and labels of this rubric; its pass threshold cuts ordinal scales.",
+    ),
+]
+RubricDirOption = Annotated[
+    list[Path] | None,
+    typer.Option("--rubric-dir", help="Folder of your own rubrics (repeatable)."),
+]
 PrimaryOption = Annotated[
     str | None,
     typer.Option("--primary", help="Source of unqualified pass^k gates (judge name, outcome...)."),
@@ -102,6 +114,8 @@ def report_cmd(
         Path | None,
         typer.Option("--fingerprint", help="A saved agent fingerprint to compare with."),
     ] = None,
+    rubric: RubricOption = None,
+    rubric_dir: RubricDirOption = None,
     db: DbOption = DEFAULT_DB,
 ) -> None:
     """Judges against labels (kappa with CIs) beside pass^k per source; files and CI gates."""
@@ -122,6 +136,8 @@ def report_cmd(
         fail_under=gates,
         primary_source=primary,
         fingerprint_file=fingerprint,
+        rubric=rubric,
+        rubric_dirs=rubric_dir or [],
     )
     _finish(report, out, formats)
 
@@ -150,6 +166,8 @@ def calibrate_cmd(
     n_boot: NBootOption = 2000,
     seed: SeedOption = 0,
     primary: PrimaryOption = None,
+    rubric: RubricOption = None,
+    rubric_dir: RubricDirOption = None,
 ) -> None:
     """The report's analysis on plain tables of judgments, labels and outcomes."""
     ks = parse_ks(k)
@@ -168,5 +186,7 @@ def calibrate_cmd(
         baseline=baseline,
         fail_under=gates,
         primary_source=primary,
+        rubric=rubric,
+        rubric_dirs=rubric_dir or [],
     )
     _finish(report, out, formats)

@@ -2,6 +2,7 @@
 
 from trajudge.report._build import build_report, calibrate_report
 from trajudge.report._demo import DEMO_RUBRIC, write_demo_dataset
+from trajudge.report._frames import corrected_table, judge_table, pass_k_table
 from trajudge.report._gates import (
     JUDGE_METRICS,
     USAGE_TOLERANCE,
@@ -44,9 +45,12 @@ __all__ = [
     "build_report",
     "calibrate_report",
     "check_gates",
+    "corrected_table",
+    "judge_table",
     "labels_phrase",
     "parse_formats",
     "parse_gate",
+    "pass_k_table",
     "print_report",
     "read_baseline",
     "render_html",

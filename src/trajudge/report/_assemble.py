@@ -28,11 +28,13 @@ from trajudge.calibration import (
     corrected_pass_rate,
     human_agreement,
     item_verdicts,
+    label_threshold,
     reliability,
+    reliability_intervals,
 )
-from trajudge.calibration._reliability import reliability_intervals
-from trajudge.report._labels import as_pass, consensus_pass, label_cut
+from trajudge.report._labels import as_pass, consensus_pass
 from trajudge.report._model import Ceiling, Flag, JudgeRow, SourceKind, SourceResult
+from trajudge.report._rubrics import rubric_groups, threshold_text
 
 GATE_RULE = (
     "A trajectory passes when every gate check passes and the verdict source says pass: a "
@@ -76,15 +78,9 @@ class Parts:
 
 
 def item_pass(rows: pd.DataFrame, threshold: Threshold) -> pd.Series:
-    """A judge's pass/fail per item: the majority of its successful calls."""
-    ok = rows[rows["error"].isna()]
-    if threshold.value is None:
-        passed = ok["verdict"].where(ok["verdict"].notna(), ok["score"]).astype(float)
-    else:
-        passed = (ok["score"] >= threshold.value).astype(float)
-    if ok.empty:
-        return pd.Series(dtype=float)
-    return item_verdicts(ok.assign(**{"pass": passed}))
+    """A judge's pass/fail per item: :func:`trajudge.calibration.item_verdicts`, the one
+    aggregate over orders and samples that every figure uses."""
+    return item_verdicts(rows, threshold=threshold.value)
 
 
 def gate(success: pd.Series, trajs: pd.DataFrame, *, only_known: bool = False) -> pd.Series:
@@ -142,13 +138,6 @@ def _flags(name: str, report: JudgeReport) -> list[Flag]:
     ]
 
 
-def _label_groups(tables: Tables) -> dict[str | None, pd.DataFrame]:
-    labels = tables.labels
-    if "rubric_id" not in labels or labels["rubric_id"].isna().all():
-        return {None: labels}
-    return {str(r): g for r, g in labels.groupby("rubric_id", sort=True)}
-
-
 def assemble(
     tables: Tables,
     *,
@@ -160,60 +149,62 @@ def assemble(
     seed: int,
     threshold: float | None,
     dev_items: Collection[Any] | None,
+    rubric: str | None = None,
+    rubric_dirs: Sequence[str] = (),
 ) -> Parts:
-    """Calibrate every judge, then pass^k per source with the gate rule applied."""
+    """Calibrate every judge against the labels of its rubric, then pass^k per source with
+    the gate rule applied."""
     ks = sorted({int(k) for k in ks})
     j, notes = tables.judgments, tables.notes
     dev = {str(i) for i in dev_items} if dev_items else set()
     trajs = tables.trajs
     if trajs is not None and dev:
         trajs = trajs[~trajs["trajectory_id"].isin(dev)].reset_index(drop=True)
-    label_groups = _label_groups(tables)
-    if "rubric_id" not in j or j["rubric_id"].isna().all():
-        judge_rubrics: list[str | None] = [None] if len(j) else []
-    else:
-        judge_rubrics = [*sorted({str(r) for r in j["rubric_id"].dropna()})]
-    lone = next(iter(label_groups.values())) if len(label_groups) == 1 else None
-    scores = j.loc[j["error"].isna(), "score"] if len(j) else pd.Series(dtype=float)
-    cuts: dict[str | None, tuple[float | None, str]] = {
-        r: label_cut(g, scores, threshold, r) for r, g in label_groups.items()
-    }
+    judge_groups, label_groups = rubric_groups(
+        j,
+        tables.labels,
+        tables.raw_labels,
+        rubric=rubric,
+        rubric_dirs=rubric_dirs,
+        human=human,
+        notes=notes,
+    )
     judge_names = j.groupby("judge")["rubric_id"].nunique() if "rubric_id" in j else None
     rows: list[JudgeRow] = []
     flags: list[Flag] = []
     calibrations: dict[str, CalibrationResult] = {}
-    for rubric in judge_rubrics:
-        sub = j if rubric is None else j[j["rubric_id"] == rubric]
-        labs = label_groups.get(rubric)
-        cut = cuts.get(rubric)
-        if labs is None and not human and lone is not None:
-            labs, cut = lone, cuts[next(iter(label_groups))]
-            notes.append(f"{phrase} compared with the judges of rubric {rubric}")
-        if labs is None:
-            labs = tables.labels.iloc[0:0]
-            cut = (None, "no labels")
-        assert cut is not None
+    cuts: dict[str | None, Threshold] = {}
+    for g in label_groups:
+        cuts[g.rubric] = label_threshold(
+            g.labels["label"].dropna(), threshold=threshold, rubric_threshold=g.threshold
+        )
+    for g in judge_groups:
+        labs = g.labels[["item", "annotator", "label"]]
+        if g.borrowed_from is not None:  # reference labels of another rubric, cut by theirs
+            labs = as_pass(labs, cuts[g.borrowed_from].value)
         result = analyze(
-            sub,
-            labs[["item", "annotator", "label"]],
+            g.judgments,
+            labs,
             ks=ks,
-            threshold=cut[0] if cut[0] is not None else threshold,
+            threshold=threshold,
+            rubric_threshold=g.threshold,
             n_boot=n_boot,
             seed=seed,
             dev_items=dev_items,
         )
-        calibrations[str(rubric)] = result
-        h_pass = consensus_pass(as_pass(labs, cut[0]))
+        calibrations[str(g.rubric)] = result
+        cut = result.label_threshold.value if result.label_threshold is not None else None
+        h_pass = consensus_pass(as_pass(labs, cut))
         for judge, report in result.judges.items():
             ambiguous = judge_names is not None and judge_names.get(judge, 1) > 1
-            name = f"{judge}:{rubric}" if ambiguous else judge
-            rows_j = sub[sub["judge"] == judge]
+            name = f"{judge}:{g.rubric}" if ambiguous else judge
+            rows_j = g.judgments[g.judgments["judge"] == judge]
             rows_j = rows_j[~rows_j["item"].isin(dev)]
             rows.append(
                 _judge_row(
                     name,
                     judge,
-                    rubric,
+                    g.rubric,
                     rows_j,
                     report,
                     h_pass,
@@ -227,22 +218,20 @@ def assemble(
             flags += _flags(name, report)
     sources, ceilings, label_pass = [], [], {}
     n_labeled, tied = 0, []
-    for rubric, labs in label_groups.items():
-        level = cuts[rubric][0]
-        votes = consensus(as_pass(labs.dropna(subset=["label"]), level))
+    for g in label_groups:
+        level = cuts[g.rubric].value
+        votes = consensus(as_pass(g.labels.dropna(subset=["label"]), level))
         tied += [str(i) for i in votes.index[votes["tie"]]]
         h_pass = votes["label"].astype(float).dropna()
         h_pass = h_pass[~h_pass.index.isin(dev)]
         n_labeled += len(h_pass)
-        key = label_source if len(label_groups) == 1 else f"{label_source}:{rubric}"
+        key = label_source if len(label_groups) == 1 else f"{label_source}:{g.rubric}"
         label_pass[key] = h_pass
-        raw = tables.raw_labels
-        raw = raw if rubric is None else raw[raw["rubric_id"] == rubric]
-        ceiling = human_agreement(as_pass(raw[["item", "annotator", "label"]], level))
+        ceiling = human_agreement(as_pass(g.raw_labels[["item", "annotator", "label"]], level))
         if ceiling is not None:
-            ceilings.append(Ceiling(rubric, ceiling))
+            ceilings.append(Ceiling(g.rubric, ceiling))
         if trajs is not None and len(h_pass):
-            title = phrase if len(label_groups) == 1 else f"{phrase} [{rubric}]"
+            title = phrase if len(label_groups) == 1 else f"{phrase} [{g.rubric}]"
             success = gate(h_pass, trajs, only_known=True) if tables.has_rules else h_pass
             sources.append(
                 source_result(
@@ -277,9 +266,9 @@ def assemble(
                 ),
             )
         if tables.has_rules:
-            g = trajs.set_index("trajectory_id")["gates_passed"]
-            n_gate_failed = int((g == False).sum())  # noqa: E712
-            rules = g.astype(object).where(g.notna(), None).astype(float)
+            gp = trajs.set_index("trajectory_id")["gates_passed"]
+            n_gate_failed = int((gp == False).sum())  # noqa: E712
+            rules = gp.astype(object).where(gp.notna(), None).astype(float)
             sources.insert(
                 1 if out.notna().any() else 0,
                 source_result(
@@ -300,7 +289,11 @@ def assemble(
         sources=sources,
         ceilings=ceilings,
         flags=flags,
-        cuts={str(r): {"value": c[0], "source": c[1]} for r, c in cuts.items()},
+        cuts={
+            str(r): {"value": c.value, "source": threshold_text(c, r)}
+            for r, c in cuts.items()
+            if c.value is not None
+        },
         calibration=calibrations,
         label_pass=label_pass,
         n_labeled_items=n_labeled,
@@ -339,30 +332,38 @@ def _judge_row(
             config,
         )
     verdict = item_pass(rows, report.threshold)
-    success = gate(verdict, trajs) if has_rules else verdict
+    # a judge without a single verdict says nothing about any trajectory: its pass^k is
+    # undefined rather than "every gated trajectory failed"
+    gated_rule = has_rules and len(verdict) > 0
+    success = gate(verdict, trajs) if gated_rule else verdict
     source = source_result(
         f"judge:{name}",
         "judge",
         f"judge {name}",
         success,
         trajs,
-        gated=has_rules,
+        gated=gated_rule,
         ks=ks,
         n_boot=n_boot,
         seed=seed,
     )
     corrected_rate, corrected_k = report.corrected_rate, report.corrected_pass_hat
-    if has_rules:
-        v = success.dropna()
-        if len(v):
-            truth = gate(h_pass, trajs, only_known=True).reindex(v.index)
-            tasks = trajs.set_index("trajectory_id")["task_id"].reindex(v.index)
-            corrected_rate = corrected_pass_rate(
-                v.to_numpy(), truth.to_numpy(), n_boot=n_boot, seed=seed
-            )
-            corrected_k = corrected_pass_hat_k(
-                v.to_numpy(), truth.to_numpy(), tasks.to_numpy(), ks=ks, n_boot=n_boot, seed=seed
-            )
+    if gated_rule:
+        # gated trajectories are certain fails; the judge's TPR/TNR (the table's) correct
+        # its verdicts on the others
+        info = trajs.set_index("trajectory_id")
+        gated = (info["gates_passed"] == False).to_numpy()  # noqa: E712 - None: not gated
+        v = verdict.reindex(info.index)
+        keep = (v.notna().to_numpy() | gated) & info["task_id"].notna().to_numpy()
+        ids = info.index[keep]
+        args = (v.loc[ids].to_numpy(), h_pass.reindex(ids).to_numpy(dtype=float))
+        tasks = info.loc[ids, "task_id"].to_numpy()
+        corrected_rate = corrected_pass_rate(
+            *args, clusters=tasks, gated=gated[keep], n_boot=n_boot, seed=seed
+        )
+        corrected_k = corrected_pass_hat_k(
+            *args, tasks, gated=gated[keep], ks=ks, n_boot=n_boot, seed=seed
+        )
     return JudgeRow(
         name, judge, rubric, models, report, source, corrected_rate, corrected_k, config
     )

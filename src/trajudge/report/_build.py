@@ -149,6 +149,8 @@ def _from_tables(
     primary_source: str | None,
     fp: Fingerprint | None,
     fingerprint_file: str | Path | None,
+    rubric: str | None,
+    rubric_dirs: Sequence[str | Path],
 ) -> Report:
     """Calibrate and assemble, then finish the report: the part both entry points share."""
     human = label_source == "human"
@@ -162,6 +164,8 @@ def _from_tables(
         seed=seed,
         threshold=threshold,
         dev_items=dev_items,
+        rubric=rubric,
+        rubric_dirs=[str(d) for d in rubric_dirs],
     )
     return _finish(
         parts,
@@ -193,6 +197,8 @@ def build_report(
     fail_under: Sequence[str] = (),
     primary_source: str | None = None,
     fingerprint_file: str | Path | None = None,
+    rubric: str | None = None,
+    rubric_dirs: Sequence[str | Path] = (),
 ) -> Report:
     """The report of a stored dataset: judges against labels, pass^k per source, CI gates.
 
@@ -206,8 +212,10 @@ def build_report(
     ks, n_boot, seed :
         The k of pass^k / pass@k; bootstrap resamples and seed of every interval.
     threshold :
-        ``label >= threshold`` is a pass for ordinal labels (default: the rubric's pass
-        threshold when the rubric is known, else the lowest value above the scale's middle).
+        ``label >= threshold`` (and a judge's mean ``score >= threshold``) is a pass on
+        ordinal scales. Default: the pass threshold of the rubric (each judge is compared
+        with the labels of its own rubric); an ordinal scale whose rubric is not found
+        needs ``threshold`` or ``rubric_dirs`` (``InputError`` otherwise).
     dev_items :
         Trajectory ids used only to search a judge's threshold; left out of every statistic.
     baseline :
@@ -219,6 +227,11 @@ def build_report(
         The source of unqualified ``pass^k`` gates (default: the first judge, else outcome).
     fingerprint_file :
         A saved agent fingerprint to compare with this dataset's.
+    rubric :
+        Only the judges and labels of this rubric id.
+    rubric_dirs :
+        Folders of the user's own rubrics (as ``rubric_dirs`` in the config), where their
+        pass thresholds are read.
 
     Notes
     -----
@@ -251,6 +264,8 @@ def build_report(
         primary_source=primary_source,
         fp=inputs.fingerprint,
         fingerprint_file=fingerprint_file,
+        rubric=rubric,
+        rubric_dirs=rubric_dirs,
     )
 
 
@@ -286,13 +301,18 @@ def calibrate_report(
     baseline: Baseline = None,
     fail_under: Sequence[str] = (),
     primary_source: str | None = None,
+    rubric: str | None = None,
+    rubric_dirs: Sequence[str | Path] = (),
 ) -> Report:
     """The same report from plain tables (CSV, JSONL or Parquet; see ``calibrate_files``).
 
     ``judgments``: item, judge, order, sample, verdict and/or score (optional task_id, error,
-    cost_usd, latency_s, length, agent_model, judge_model); ``labels``: item, annotator,
-    label; ``outcomes``: item, outcome (optional task_id). Without task ids there is no
-    pass^k. Bad files raise :class:`InputError` naming the file, row and column.
+    cost_usd, latency_s, length, agent_model, judge_model, rubric_id); ``labels``: item,
+    annotator, label (optional rubric_id); ``outcomes``: item, outcome (optional task_id).
+    Without task ids there is no pass^k. ``rubric`` chooses the rubric: its pass threshold
+    cuts ordinal scales, and only rows of that rubric are used when the tables name rubrics
+    (needed when they name several and cannot be matched). Bad files raise
+    :class:`InputError` naming the file, row and column.
     """
     parse_gates(fail_under)
     j = read_table(judgments, schema="judgments")
@@ -319,4 +339,6 @@ def calibrate_report(
         primary_source=primary_source,
         fp=None,
         fingerprint_file=None,
+        rubric=rubric,
+        rubric_dirs=rubric_dirs,
     )

@@ -1,6 +1,6 @@
 """CI gates: ``--fail-under`` expressions and regressions against a baseline report.
 
-An expression is ``METRIC[QUALIFIER] OP NUMBER``:
+An expression is ``METRIC[.BOUND][QUALIFIER] OP NUMBER``:
 
 * judge metrics ``kappa``, ``ac1``, ``agreement``, ``tpr``, ``tnr``, ``flip_rate`` (use
   ``<=``) and ``cost_per_1k`` (dollars per 1,000 judgments); unqualified, the gate applies to
@@ -8,11 +8,19 @@ An expression is ``METRIC[QUALIFIER] OP NUMBER``:
 * ``pass^K`` and ``pass@K`` (K among the report's k); unqualified, the gate applies to the
   primary source (the first judge if any, else the environment outcome); ``pass^4[outcome]``,
   ``pass^4[rules]``, ``pass^4[human]`` (or the label source) or ``pass^4[NAME]`` for a judge.
+* ``BOUND`` is ``lo`` or ``hi``: the gate compares the lower or upper end of the figure's 95%
+  interval instead of its point estimate (``kappa.lo>=0.4``, ``kappa[gpt4o].lo>=0.4``,
+  ``flip_rate.hi<=0.1``, ``pass^4.lo[outcome]>=0.3``; before or after the qualifier). Every
+  gated figure but ``cost_per_1k`` (a measured cost, not an estimate) has an interval.
 
-Gates compare point estimates. A metric that is undefined (NaN, e.g. kappa with one class
-only) fails every gate that uses it, with the reason "undefined". A metric that does not
-apply to a judge (``flip_rate`` of a judge never run in both orders) is skipped by an
-unqualified gate and fails a gate that names the judge.
+A point gate passes when the estimate clears the bar, however few labels back it. A bound
+gate asks for confidence: ``kappa.lo>=0.4`` passes only when the data show kappa is at
+least 0.4 at the 95% level, so it fails on too few labels; ``flip_rate.hi<=0.1`` passes only
+when the flip rate is shown to be at most 0.1. A metric or bound that is undefined (NaN, e.g.
+kappa with one class only, or an interval the resamples cannot pin down) fails every gate that
+uses it, with the reason "undefined". A metric that does not apply to a judge (``flip_rate``
+of a judge never run in both orders) is skipped by an unqualified gate and fails a gate that
+names the judge.
 """
 
 from __future__ import annotations
@@ -42,8 +50,13 @@ _OPS: dict[str, Callable[[float, float], bool]] = {
 _NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
 _GATE = re.compile(
     r"^\s*(?P<metric>[a-z_1]+|pass\^(?P<hat>\d+)|pass@(?P<at>\d+))"
-    r"\s*(?:\[(?P<qual>[^\]]+)\])?\s*(?P<op>>=|<=|==|>|<)\s*(?P<value>" + _NUMBER + r")\s*$"
+    r"(?:\.(?P<bound1>[a-z]+))?"
+    r"\s*(?:\[(?P<qual>[^\]]+)\])?(?:\.(?P<bound2>[a-z]+))?"
+    r"\s*(?P<op>>=|<=|==|>|<)\s*(?P<value>" + _NUMBER + r")\s*$"
 )
+BOUNDS = {"lo": "low", "hi": "high"}
+#: gated figures without an interval
+_NO_INTERVAL = ("cost_per_1k",)
 
 
 @dataclass(frozen=True)
@@ -56,15 +69,22 @@ class Gate:
     qualifier: str | None
     op: str
     value: float
+    bound: str | None = None  # "lo" or "hi": an end of the 95% interval
+
+    @property
+    def name(self) -> str:
+        """The metric as written, with its k and bound: ``pass^4``, ``kappa.lo``."""
+        name = self.metric.replace("k", str(self.k)) if self.k is not None else self.metric
+        return f"{name}.{self.bound}" if self.bound else name
 
     @property
     def label(self) -> str:
-        name = self.metric.replace("k", str(self.k)) if self.k is not None else self.metric
-        return f"{name}[{self.qualifier}]" if self.qualifier else name
+        return f"{self.name}[{self.qualifier}]" if self.qualifier else self.name
 
 
 def parse_gate(text: str) -> Gate:
-    """Parse ``"kappa>=0.6"``, ``"pass^4[outcome]>=0.5"``, ``"flip_rate<=0.1"``.
+    """Parse ``"kappa>=0.6"``, ``"kappa.lo>=0.4"``, ``"pass^4[outcome]>=0.5"``,
+    ``"flip_rate.hi<=0.1"``.
 
     Raises
     ------
@@ -73,10 +93,19 @@ def parse_gate(text: str) -> Gate:
 
     >>> parse_gate("kappa[gpt4o] >= 0.6").qualifier
     'gpt4o'
+    >>> parse_gate("kappa[gpt4o].lo >= 0.4").bound
+    'lo'
     """
     m = _GATE.match(text)
     if m is None:
-        raise InputError(OPTION, None, None, f"cannot read {text!r}: expected METRIC[NAME]>=NUMBER")
+        raise InputError(
+            OPTION, None, None, f"cannot read {text!r}: expected METRIC[.lo|.hi][NAME]>=NUMBER"
+        )
+    if m["bound1"] is not None and m["bound2"] is not None:
+        raise InputError(OPTION, None, None, f"{text!r}: give one bound (.lo or .hi)")
+    bound = m["bound1"] or m["bound2"]
+    if bound is not None and bound not in BOUNDS:
+        raise InputError(OPTION, None, None, f"{text!r}: unknown bound .{bound} (.lo or .hi)")
     metric = m["metric"]
     k: int | None = None
     if m["hat"] is not None or m["at"] is not None:
@@ -87,8 +116,15 @@ def parse_gate(text: str) -> Gate:
     elif metric not in JUDGE_METRICS:
         known = ", ".join((*JUDGE_METRICS, "pass^K", "pass@K"))
         raise InputError(OPTION, None, None, f"{text!r}: unknown metric {metric!r} ({known})")
+    if bound is not None and metric in _NO_INTERVAL:
+        raise InputError(
+            OPTION,
+            None,
+            None,
+            f"{text!r}: {metric} is measured, not estimated: it has no interval to bound",
+        )
     qual = m["qual"].strip() if m["qual"] else None
-    return Gate(text, metric, k, qual or None, m["op"], float(m["value"]))
+    return Gate(text, metric, k, qual or None, m["op"], float(m["value"]), bound)
 
 
 def parse_gates(texts: Sequence[str]) -> list[Gate]:
@@ -99,13 +135,23 @@ def _fmt(value: float) -> str:
     return f"{value:.4g}" if abs(value) < 1000 else f"{value:,.0f}"
 
 
-def _value(obj: Any) -> tuple[float, str]:
-    """A metric value from the JSON (a number or an estimate object) and how to show it."""
+def _value(obj: Any, bound: str | None = None) -> tuple[float, str]:
+    """A metric value from the JSON (a number or an estimate object) and how to show it.
+
+    With ``bound`` ("lo" / "hi") the value is that end of the interval (NaN when the figure
+    has no interval), shown beside the estimate and its interval.
+    """
     if isinstance(obj, Mapping):
         v = obj.get("value")
         lo, hi = obj.get("low"), obj.get("high")
         shown = "" if lo is None or hi is None else f" [{_fmt(lo)}, {_fmt(hi)}]"
+        if bound is not None:
+            end = obj.get(BOUNDS[bound])
+            point = "n/a" if v is None else _fmt(float(v))
+            return (math.nan if end is None else float(end)), f" (estimate {point}{shown})"
         return (math.nan if v is None else float(v)), shown
+    if bound is not None:
+        return math.nan, " (no interval)"
     return (math.nan if obj is None else float(obj)), ""
 
 
@@ -134,10 +180,10 @@ def _source(report: Mapping[str, Any], gate: Gate) -> tuple[str, Mapping[str, An
 
 
 def _check(gate: Gate, label: str, obj: Any) -> str | None:
-    value, shown = _value(obj)
+    value, shown = _value(obj, gate.bound)
     want = f"needs {gate.op} {_fmt(gate.value)}"
     if math.isnan(value):
-        return f"{label} is undefined, {want} ({gate.text})"
+        return f"{label} is undefined{shown}, {want} ({gate.text})"
     if not _OPS[gate.op](value, gate.value):
         return f"{label} = {_fmt(value)}{shown}, {want} ({gate.text})"
     return None
@@ -164,7 +210,7 @@ def check_gates(report: Mapping[str, Any], gates: Sequence[Gate]) -> list[str]:
                 continue
             key, src = found
             est = src[gate.metric].get(str(gate.k))
-            reason = _check(gate, f"{gate.metric.replace('k', str(gate.k))}[{key}]", est)
+            reason = _check(gate, f"{gate.name}[{key}]", est)
             if reason:
                 failures.append(reason)
             continue
@@ -174,7 +220,7 @@ def check_gates(report: Mapping[str, Any], gates: Sequence[Gate]) -> list[str]:
         for row in rows:
             if row.get(gate.metric) is None and gate.qualifier is None:
                 continue  # does not apply (e.g. flip_rate of a judge never run in both orders)
-            reason = _check(gate, f"{gate.metric}[{row['name']}]", row.get(gate.metric))
+            reason = _check(gate, f"{gate.name}[{row['name']}]", row.get(gate.metric))
             if reason:
                 failures.append(reason)
     return failures

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from trajudge.calibration import Estimate
 from trajudge.report._model import Report, SourceResult
+from trajudge.report._rubrics import threshold_text
 from trajudge.report._summary import fmt, fmt_est
 
 DASH = "—"
@@ -72,10 +73,10 @@ def main_table(report: Report, *, intervals: bool = True, pass_at: bool = True) 
             [
                 f"judge {j.name}",
                 fmt_est(cal.kappa),
-                fmt(cal.ac1),
-                fmt(cal.agreement),
-                fmt(cal.rates.tpr),
-                fmt(cal.rates.tnr),
+                fmt(cal.ac1.value),
+                fmt(cal.agreement.value),
+                fmt(cal.tpr.value),
+                fmt(cal.tnr.value),
                 fmt_est(cal.flip_rate) if cal.flip_rate is not None else DASH,
                 _cost(cal.cost_per_1k),
                 fmt(cal.median_latency_s),
@@ -86,9 +87,12 @@ def main_table(report: Report, *, intervals: bool = True, pass_at: bool = True) 
     for src in report.sources:
         rows.append([src.title, *([DASH] * 9), *_pass_cells(src, report.ks, intervals, pass_at)])
     lines = [
-        f"κ, AC1, agreement, TPR and TNR: each judge against {report.labels_phrase}.",
+        f"κ, AC1, agreement, TPR and TNR: each judge against {report.labels_phrase}, one "
+        "verdict per trajectory (its calls averaged over orders and samples; an ordinal mean "
+        "score against the pass threshold).",
         "pass^k: all k trials of a task pass; pass@k: at least one does (unbiased estimators, "
-        "averaged over tasks; 95% bootstrap intervals over tasks).",
+        "averaged over tasks). Every 95% bootstrap interval resamples tasks (items when task "
+        "ids are unknown).",
     ]
     if report.n_gate_failed is not None:
         lines.append(report.gate_rule)
@@ -178,20 +182,30 @@ def _corrected(report: Report) -> Section:
     for j in report.judges:
         rate = j.corrected_rate
         cells = [j.name]
-        cells.append(fmt_est(rate.raw) if rate is not None else "n/a")
-        cells.append(fmt_est(rate.corrected) if rate is not None else "n/a")
+        if rate is None:
+            cells += ["n/a"] * 5
+        else:
+            gated = rate.n_gated / rate.n if rate.n else math.nan
+            cells += [fmt_est(rate.raw), fmt(rate.tpr), fmt(rate.tnr), fmt(gated)]
+            cells.append(fmt_est(rate.corrected))
         ck = j.corrected_pass_hat
         cells += [fmt_est(ck.corrected.get(k)) if ck is not None else "n/a" for k in report.ks]
         rows.append(cells)
     header = [
         "judge",
         "raw pass rate",
+        "TPR",
+        "TNR",
+        "gated share g",
         "corrected pass rate",
         *(f"corrected pass^{k}" for k in report.ks),
     ]
     lines = [
-        "Rogan-Gladen corrected pass rate and judge-corrected pass^k: the judge's TPR/TNR on "
-        f"the items with {report.labels_phrase} carried into the rate, with 95% intervals."
+        "Rogan-Gladen corrected pass rate: corrected = (1 - g)·(p + TNR - 1) / (TPR + TNR - 1) "
+        "with p = raw / (1 - g) the judge's pass rate on the trajectories that passed their "
+        f"gates, TPR and TNR its rates against {report.labels_phrase} (the main table's) and "
+        "g the share that failed a rule gate (certain fails). Judge-corrected pass^k carries "
+        "the same error rates into each task's trials. 95% intervals resample tasks."
     ]
     return Section("Corrected pass rates", lines, header if rows else [], rows)
 
@@ -267,7 +281,10 @@ def _notes(report: Report) -> Section:
     for j in report.judges:
         t = j.calibration.threshold
         if t.value is not None:
-            lines.append(f"judge {j.name}: score >= {fmt(t.value)} is a pass ({t.source})")
+            lines.append(
+                f"judge {j.name}: mean score >= {fmt(t.value)} is a pass "
+                f"({threshold_text(t, j.rubric_id)})"
+            )
     lines += report.notes
     lines.append(f"bootstrap: {report.n_boot} resamples, seed {report.seed}")
     return Section("Notes", lines)

@@ -48,11 +48,18 @@ def summary_lines(report: Report) -> list[str]:
             if anchor is not None:
                 tail += f" vs {_pass(anchor, k)} by the {anchor.title}"
         if math.isnan(kappa.value):
+            errors = f"; {cal.n_errors} calls failed" if cal.n_errors else ""
             lines.append(
                 f"judge {row.name}: agreement with {phrase} is undefined "
-                f"({cal.n_items} items with both a verdict and a label){tail}."
+                f"({cal.n_items} items with both a verdict and a label{errors}){tail}."
             )
-        elif not math.isnan(kappa.low) and kappa.low <= 0 <= kappa.high:
+        elif math.isnan(kappa.low):
+            lines.append(
+                f"judge {row.name}: κ = {fmt(kappa.value)} against {phrase} over {cal.n_items} "
+                f"items, without an interval (resamples of its {kappa.n} clusters too often "
+                f"lack passes or fails: label more tasks){tail}."
+            )
+        elif kappa.low <= 0 <= kappa.high:
             lines.append(
                 f"judge {row.name} is no better than chance against {phrase}: "
                 f"κ = {fmt_est(kappa)} over {cal.n_items} items (the interval includes 0){tail}."
