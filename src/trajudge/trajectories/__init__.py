@@ -8,7 +8,14 @@ from trajudge.trajectories._openai import from_openai_messages, read_openai
 from trajudge.trajectories._options import Ignored, ReadOptions, load_mapping
 from trajudge.trajectories._otel import from_otel
 from trajudge.trajectories._parquet import read_parquet, write_parquet
-from trajudge.trajectories._read import FORMATS, ImportResult, detect_format, read_trajectories
+from trajudge.trajectories._read import (
+    FORMATS,
+    ImportResult,
+    TrajectoryStream,
+    detect_format,
+    read_trajectories,
+    stream_trajectories,
+)
 from trajudge.trajectories._spec import (
     ArgCheck,
     Baseline,
@@ -40,6 +47,7 @@ __all__ = [
     "Step",
     "TaskSpec",
     "Trajectory",
+    "TrajectoryStream",
     "Usage",
     "atomic_write",
     "atomic_write_bytes",
@@ -55,6 +63,7 @@ __all__ = [
     "read_parquet",
     "read_trajectories",
     "read_yaml",
+    "stream_trajectories",
     "write_jsonl",
     "write_parquet",
 ]

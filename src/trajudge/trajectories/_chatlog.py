@@ -13,7 +13,7 @@ A file holds either
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -59,45 +59,59 @@ class _Meta(BaseModel):
 
 
 def chat_records(
-    path: Path, records: list[Record], is_item: Callable[[Any], bool], key: str
+    path: Path, records: Iterable[Record], is_item: Callable[[Any], bool], key: str
 ) -> list[ChatRecord]:
     """Split a file's records into conversations (see the module docstring)."""
+    return list(iter_chat_records(path, records, is_item, key))
+
+
+def iter_chat_records(
+    path: Path, records: Iterable[Record], is_item: Callable[[Any], bool], key: str
+) -> Iterator[ChatRecord]:
+    """:func:`chat_records` one conversation at a time: a file whose first record is an item
+    is one conversation (read whole); otherwise each record is one."""
     file = str(path)
-    if records and all(is_item(obj) for _, obj in records):
-        items = [obj for _, obj in records]
-        return [ChatRecord(records[0][0], key, items, path.stem, path.stem)]
-    out: list[ChatRecord] = []
-    for n, (label, obj) in enumerate(records):
-        default = f"{path.stem}-{n}"
-        if isinstance(obj, list):
-            out.append(ChatRecord(label, key, obj, default, default))
-            continue
-        if not isinstance(obj, dict) or key not in obj:
-            raise InputError(
-                file,
-                label,
-                key,
-                f"missing: expected a list of items or an object with {key!r}, got {kind(obj)}",
-            )
-        items = obj[key]
-        if not isinstance(items, list):
-            raise InputError(file, label, key, f"expected a list, got {kind(items)}")
-        meta = validate(_Meta, {k: v for k, v in obj.items() if k != key}, file, label)
-        tid = meta.id or (f"{meta.task_id}-{meta.trial}" if meta.task_id else default)
-        out.append(
-            ChatRecord(
-                label,
-                key,
-                items,
-                tid,
-                meta.task_id or tid,
-                meta.trial,
-                meta.outcome,
-                meta.intent,
-                dict(meta.metadata),
-                meta.usage,
-            )
-        )
-    if not out:
+    rest = iter(records)
+    first = next(rest, None)
+    if first is None:
         raise InputError(file, None, None, "no trajectories found")
-    return out
+    if is_item(first[1]):
+        whole = [first, *rest]
+        if all(is_item(obj) for _, obj in whole):
+            yield ChatRecord(first[0], key, [obj for _, obj in whole], path.stem, path.stem)
+            return
+        rest = iter(whole[1:])
+    yield _conversation(path, 0, *first, key)
+    for n, (label, obj) in enumerate(rest, start=1):
+        yield _conversation(path, n, label, obj, key)
+
+
+def _conversation(path: Path, n: int, label: str, obj: Any, key: str) -> ChatRecord:
+    file = str(path)
+    default = f"{path.stem}-{n}"
+    if isinstance(obj, list):
+        return ChatRecord(label, key, obj, default, default)
+    if not isinstance(obj, dict) or key not in obj:
+        raise InputError(
+            file,
+            label,
+            key,
+            f"missing: expected a list of items or an object with {key!r}, got {kind(obj)}",
+        )
+    items = obj[key]
+    if not isinstance(items, list):
+        raise InputError(file, label, key, f"expected a list, got {kind(items)}")
+    meta = validate(_Meta, {k: v for k, v in obj.items() if k != key}, file, label)
+    tid = meta.id or (f"{meta.task_id}-{meta.trial}" if meta.task_id else default)
+    return ChatRecord(
+        label,
+        key,
+        items,
+        tid,
+        meta.task_id or tid,
+        meta.trial,
+        meta.outcome,
+        meta.intent,
+        dict(meta.metadata),
+        meta.usage,
+    )

@@ -7,6 +7,7 @@ messages: use --format openai").
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from trajudge.trajectories._io import Record
@@ -42,8 +43,9 @@ def is_openhands_event(obj: Any) -> bool:
     return "source" in obj and ("action" in obj or "observation" in obj)
 
 
-def _record_format(first: Any, records: list[Record]) -> str | None:
-    objs = [obj for _, obj in records]
+def first_record_format(first: Any) -> str | None:
+    """The format told by a file's first record alone, or None when the other records must
+    be looked at too (see :func:`records_format`)."""
     if container_of(first) is not None:
         return "otel"
     if is_tau2_results(first):
@@ -80,38 +82,46 @@ def _record_format(first: Any, records: list[Record]) -> str | None:
             return "openai"
         if is_responses_item(inner):
             return "responses"
-    if objs and all(is_openhands_event(o) for o in objs):
+    return None
+
+
+def records_format(records: list[Record]) -> str | None:
+    """The format of a file's parsed records, or None when it is none of the known ones."""
+    if not records:
+        return None
+    found = first_record_format(records[0][1])
+    if found is not None:
+        return found
+    objs = [obj for _, obj in records]
+    if all(is_openhands_event(o) for o in objs):
         return "openhands"
-    if objs and all(is_langchain_message(o) for o in objs):
+    if all(is_langchain_message(o) for o in objs):
         return "langchain"
-    if objs and all(is_chat_message(o) for o in objs):
+    if all(is_chat_message(o) for o in objs):
         return "openai"
-    if (
-        objs
-        and any(is_responses_item(o) and isinstance(o.get("type"), str) for o in objs)
-        and all(is_responses_item(o) or (isinstance(o, dict) and "type" in o) for o in objs)
+    if any(is_responses_item(o) and isinstance(o.get("type"), str) for o in objs) and all(
+        is_responses_item(o) or (isinstance(o, dict) and "type" in o) for o in objs
     ):
         return "responses"  # items of kinds trajudge does not read are counted by the reader
     return None
 
 
-def detect(data: bytes, records: list[Record] | None) -> str | None:
-    """The format of a file from its bytes and (when it is JSON) its records, or None."""
+def detect(data: bytes, records: list[Record] | None, path: Path | None = None) -> str | None:
+    """The format of a file from its first bytes (the whole file when ``path`` is not given)
+    and, when it is JSON, its records; None when it is in no known format."""
     if data[:4] == PARQUET_MAGIC:
         return "parquet"
     if data[:4] == ZIP_MAGIC:
-        return "inspect" if _zip_is_inspect(data) else None
-    if not records:
-        return None
-    return _record_format(records[0][1], records)
+        return "inspect" if _zip_is_inspect(data if path is None else path) else None
+    return records_format(records) if records else None
 
 
-def _zip_is_inspect(data: bytes) -> bool:
+def _zip_is_inspect(source: bytes | Path) -> bool:
     import io
     import zipfile
 
     try:
-        with zipfile.ZipFile(io.BytesIO(data)) as z:
+        with zipfile.ZipFile(io.BytesIO(source) if isinstance(source, bytes) else source) as z:
             names = set(z.namelist())
     except zipfile.BadZipFile:
         return False

@@ -11,7 +11,7 @@ import contextlib
 import json
 import os
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
@@ -61,7 +61,9 @@ def load_json_records(path: Path, text: str) -> list[Record]:
     """Parse a JSON Lines file, or a JSON document holding a list (or one object).
 
     A file whose first non-blank character is ``[`` is read as one JSON list; anything else is
-    read line by line (blank lines are not records). A single pretty-printed JSON object is
+    read line by line (blank lines are not records). Lines end at ``\n`` only, as JSON Lines
+    say: a JSON string may hold U+2028 or U+0085 as they are, which ``str.splitlines`` would
+    take for line breaks. A single pretty-printed JSON object is
     accepted as one record when it is not valid line by line.
     """
     stripped = text.lstrip()
@@ -81,7 +83,7 @@ def load_json_records(path: Path, text: str) -> list[Record]:
             raise InputError(str(path), None, None, "the JSON list is empty")
         return [(f"record {i}", item) for i, item in enumerate(doc)]
     records: list[Record] = []
-    for n, line in enumerate(text.splitlines(), start=1):
+    for n, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         try:
@@ -101,7 +103,7 @@ def load_json_records(path: Path, text: str) -> list[Record]:
 def _json_lines(text: str) -> list[Record] | None:
     """Every non-blank line parsed as JSON, or None when one of them is not JSON."""
     records: list[Record] = []
-    for n, line in enumerate(text.splitlines(), start=1):
+    for n, line in enumerate(text.split("\n"), start=1):
         if line.strip():
             try:
                 records.append((f"line {n}", json.loads(line)))
@@ -167,8 +169,10 @@ def kind(obj: Any) -> str:
     }.get(type(obj), type(obj).__name__)
 
 
-def check_unique(path: str, items: Sequence[tuple[str, Trajectory]]) -> None:
-    """Raise InputError on a repeated trajectory id or (task_id, trial)."""
+def unique_items(
+    path: str, items: Iterable[tuple[str, Trajectory]]
+) -> Iterator[tuple[str, Trajectory]]:
+    """Yield ``items``, raising InputError at a repeated trajectory id or (task_id, trial)."""
     ids: dict[str, str] = {}
     pairs: dict[tuple[str, int], str] = {}
     for label, t in items:
@@ -184,6 +188,13 @@ def check_unique(path: str, items: Sequence[tuple[str, Trajectory]]) -> None:
             )
         ids[t.id] = label
         pairs[pair] = label
+        yield label, t
+
+
+def check_unique(path: str, items: Sequence[tuple[str, Trajectory]]) -> None:
+    """Raise InputError on a repeated trajectory id or (task_id, trial)."""
+    for _ in unique_items(path, items):
+        pass
 
 
 def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], None]) -> Path:

@@ -9,7 +9,7 @@ not a boolean, ``"3"`` is not an integer). A JSON list of such objects is read a
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from trajudge.trajectories._errors import InputError
@@ -18,12 +18,11 @@ from trajudge.trajectories._io import (
     atomic_write,
     check_file,
     check_unique,
-    decode_utf8,
-    load_json_records,
     validate,
     write_text_lines,
 )
 from trajudge.trajectories._models import Trajectory
+from trajudge.trajectories._stream import iter_json_records
 
 
 def read_jsonl(path: str | os.PathLike[str]) -> list[Trajectory]:
@@ -33,17 +32,26 @@ def read_jsonl(path: str | os.PathLike[str]) -> list[Trajectory]:
     id or (task_id, trial), and on an empty file; nothing is returned half-read.
     """
     p = check_file(path)
-    records = load_json_records(p, decode_utf8(p, p.read_bytes()))
-    return [t for _, t in trajectories_from_records(p, records)]
+    return [t for _, t in trajectories_from_records(p, iter_json_records(p))]
 
 
-def trajectories_from_records(path: Path, records: list[Record]) -> list[tuple[str, Trajectory]]:
+def trajectories_from_records(
+    path: Path, records: Iterable[Record]
+) -> list[tuple[str, Trajectory]]:
     """Validate parsed native records (label, object) as trajectories."""
-    items = [(label, validate(Trajectory, obj, str(path), label)) for label, obj in records]
-    if not items:
-        raise InputError(str(path), None, None, "no trajectories found")
+    items = list(iter_native(path, records))
     check_unique(str(path), items)
     return items
+
+
+def iter_native(path: Path, records: Iterable[Record]) -> Iterator[tuple[str, Trajectory]]:
+    """Validate native records one at a time (ids are not checked for repeats here)."""
+    n = 0
+    for label, obj in records:
+        n += 1
+        yield label, validate(Trajectory, obj, str(path), label)
+    if not n:
+        raise InputError(str(path), None, None, "no trajectories found")
 
 
 def write_jsonl(path: str | os.PathLike[str], trajectories: Iterable[Trajectory]) -> Path:

@@ -17,12 +17,13 @@ Each message is ``{"type": "human" | "ai" | "system" | "tool" | "function" | "ch
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from trajudge.trajectories._chatlog import ChatRecord, chat_records
+from trajudge.trajectories._chatlog import ChatRecord, iter_chat_records
 from trajudge.trajectories._conversation import Conversation
 from trajudge.trajectories._errors import InputError
 from trajudge.trajectories._io import Record, check_unique, kind, validation_error
@@ -165,12 +166,17 @@ def from_langchain(rec: ChatRecord, file: str, ignored: Ignored) -> Trajectory:
 
 
 def langchain_from_records(
-    path: Path, records: list[Record], ignored: Ignored
+    path: Path, records: Iterable[Record], ignored: Ignored
 ) -> list[tuple[str, Trajectory]]:
-    file = str(path)
-    items = [
-        (rec.label, from_langchain(rec, file, ignored))
-        for rec in chat_records(path, records, is_langchain_message, "messages")
-    ]
-    check_unique(file, items)
+    items = list(iter_langchain(path, records, ignored))
+    check_unique(str(path), items)
     return items
+
+
+def iter_langchain(
+    path: Path, records: Iterable[Record], ignored: Ignored
+) -> Iterator[tuple[str, Trajectory]]:
+    """One trajectory per conversation, one at a time (ids not checked for repeats here)."""
+    file = str(path)
+    for rec in iter_chat_records(path, records, is_langchain_message, "messages"):
+        yield rec.label, from_langchain(rec, file, ignored)

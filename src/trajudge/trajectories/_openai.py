@@ -53,7 +53,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -65,14 +65,13 @@ from trajudge.trajectories._io import (
     Record,
     check_file,
     check_unique,
-    decode_utf8,
     kind,
-    load_json_records,
     validate,
     validation_error,
 )
 from trajudge.trajectories._models import Trajectory, Usage
 from trajudge.trajectories._options import Ignored
+from trajudge.trajectories._stream import iter_json_records
 
 _ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant"}
 _TEXT_PARTS = ("text", "input_text", "output_text")
@@ -341,8 +340,7 @@ def from_openai_messages(
 def read_openai(path: str | os.PathLike[str]) -> list[Trajectory]:
     """Read a ``--format openai`` file (JSON Lines or a JSON list; see the module docstring)."""
     p = check_file(path)
-    records = load_json_records(p, decode_utf8(p, p.read_bytes()))
-    return [t for _, t in openai_from_records(p, records, Ignored())]
+    return [t for _, t in openai_from_records(p, iter_json_records(p), Ignored())]
 
 
 def is_chat_message(obj: Any) -> bool:
@@ -367,51 +365,74 @@ def _tool_names(tools: list[Any] | None) -> list[str] | None:
 
 
 def openai_from_records(
-    path: Path, records: list[Record], ignored: Ignored
+    path: Path, records: Iterable[Record], ignored: Ignored
 ) -> list[tuple[str, Trajectory]]:
-    file = str(path)
-    if records and all(is_chat_message(obj) for _, obj in records):
-        # the whole file is one conversation: a JSON list (or lines) of chat messages
-        t = from_openai_messages(
-            [obj for _, obj in records],
-            id=path.stem,
-            task_id=path.stem,
-            file=file,
-            record=None,
-            field="messages",
-            ignored=ignored,
-        )
-        return [(records[0][0], t)]
-    items: list[tuple[str, Trajectory]] = []
-    for n, (label, obj) in enumerate(records):
-        if isinstance(obj, list):  # JSON Lines of conversations: one message list per line
-            default = f"{path.stem}-{n}"
-            t = from_openai_messages(
-                obj, id=default, task_id=default, file=file, record=label, ignored=ignored
-            )
-            items.append((label, t))
-            continue
-        rec = validate(OpenAIRecord, obj, file, label)
-        default_id = f"{rec.task_id}-{rec.trial}" if rec.task_id else f"{path.stem}-{n}"
-        metadata = dict(rec.metadata)
-        names = _tool_names(rec.tools)
-        if names is not None:
-            metadata.setdefault("tools", names)
-        t = from_openai_messages(
-            rec.messages,
-            id=rec.id or default_id,
-            task_id=rec.task_id or rec.id or default_id,
-            trial=rec.trial,
-            outcome=rec.outcome,
-            intent=rec.intent,
-            metadata=metadata,
-            usage=rec.usage,
-            file=file,
-            record=label,
-            ignored=ignored,
-        )
-        items.append((label, t))
-    if not items:
-        raise InputError(file, None, None, "no trajectories found")
-    check_unique(file, items)
+    items = list(iter_openai(path, records, ignored))
+    check_unique(str(path), items)
     return items
+
+
+def iter_openai(
+    path: Path, records: Iterable[Record], ignored: Ignored
+) -> Iterator[tuple[str, Trajectory]]:
+    """Yield the trajectories of a file's records one at a time.
+
+    A file whose first record is a chat message is one conversation: its records are read
+    whole (they are one trajectory). Otherwise each record is a conversation of its own.
+    Ids are not checked for repeats here (see ``unique_items``).
+    """
+    file = str(path)
+    rest = iter(records)
+    first = next(rest, None)
+    if first is None:
+        raise InputError(file, None, None, "no trajectories found")
+    if is_chat_message(first[1]):
+        whole = [first, *rest]
+        if all(is_chat_message(obj) for _, obj in whole):
+            # the whole file is one conversation: a JSON list (or lines) of chat messages
+            yield (
+                first[0],
+                from_openai_messages(
+                    [obj for _, obj in whole],
+                    id=path.stem,
+                    task_id=path.stem,
+                    file=file,
+                    record=None,
+                    field="messages",
+                    ignored=ignored,
+                ),
+            )
+            return
+        rest = iter(whole[1:])
+    yield first[0], _record(path, 0, *first, ignored)
+    for n, (label, obj) in enumerate(rest, start=1):
+        yield label, _record(path, n, label, obj, ignored)
+
+
+def _record(path: Path, n: int, label: str, obj: Any, ignored: Ignored) -> Trajectory:
+    """The trajectory of the n-th record: a message list, or an object with ``messages``."""
+    file = str(path)
+    if isinstance(obj, list):  # JSON Lines of conversations: one message list per line
+        default = f"{path.stem}-{n}"
+        return from_openai_messages(
+            obj, id=default, task_id=default, file=file, record=label, ignored=ignored
+        )
+    rec = validate(OpenAIRecord, obj, file, label)
+    default_id = f"{rec.task_id}-{rec.trial}" if rec.task_id else f"{path.stem}-{n}"
+    metadata = dict(rec.metadata)
+    names = _tool_names(rec.tools)
+    if names is not None:
+        metadata.setdefault("tools", names)
+    return from_openai_messages(
+        rec.messages,
+        id=rec.id or default_id,
+        task_id=rec.task_id or rec.id or default_id,
+        trial=rec.trial,
+        outcome=rec.outcome,
+        intent=rec.intent,
+        metadata=metadata,
+        usage=rec.usage,
+        file=file,
+        record=label,
+        ignored=ignored,
+    )

@@ -13,7 +13,7 @@ import csv
 import io
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -140,7 +140,7 @@ def load_mapping(path: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
 
 
 def apply_options(
-    file: str, items: Sequence[tuple[str, Trajectory]], opts: ReadOptions
+    file: str, items: Iterable[tuple[str, Trajectory]], opts: ReadOptions
 ) -> list[tuple[str, Trajectory]]:
     """Apply ``task_id`` / ``trial`` / ``outcome`` from the command line and the mapping.
 
@@ -150,27 +150,36 @@ def apply_options(
     sets the fields it names per trajectory id; an id in the mapping that is not in the file is
     an error (a typo would otherwise leave a trajectory unmapped without a word).
     """
-    out: list[tuple[str, Trajectory]] = []
-    several = len(items) > 1
+    return list(iter_options(file, items, opts))
+
+
+def iter_options(
+    file: str, items: Iterable[tuple[str, Trajectory]], opts: ReadOptions
+) -> Iterator[tuple[str, Trajectory]]:
+    """:func:`apply_options` one trajectory at a time; the mapping's ids are checked at the
+    end (the error comes once every trajectory has been read)."""
+    seen: set[str] = set()
     for n, (label, t) in enumerate(items):
         update: dict[str, Any] = {}
         if opts.task_id is not None:
             update["task_id"] = opts.task_id
-            update["trial"] = (opts.trial or 0) + n if several else (opts.trial or 0)
+            update["trial"] = (opts.trial or 0) + n  # the n-th run of that task
         elif opts.trial is not None:
-            update["trial"] = opts.trial + n if several else opts.trial
+            update["trial"] = opts.trial + n
         if opts.outcome is not None and t.outcome is None:
             update["outcome"] = opts.outcome
-        if opts.mapping and t.id in opts.mapping:
-            update.update(opts.mapping[t.id])
+        if opts.mapping:
+            seen.add(t.id)
+            if t.id in opts.mapping:
+                update.update(opts.mapping[t.id])
         if update:
             try:
                 t = Trajectory.model_validate({**t.model_dump(), **update})
             except ValidationError as exc:
                 raise validation_error(file, label, exc) from None
-        out.append((label, t))
+        yield label, t
     if opts.mapping:
-        missing = sorted(set(opts.mapping) - {t.id for _, t in items})
+        missing = sorted(set(opts.mapping) - seen)
         if missing:
             ids = ", ".join(repr(i) for i in missing[:3])
             raise InputError(
@@ -179,7 +188,6 @@ def apply_options(
                 "mapping",
                 f"ids not in the file: {ids}" + (" ..." if len(missing) > 3 else ""),
             )
-    return out
 
 
 def as_json_text(value: Any) -> str:

@@ -33,7 +33,7 @@ Spans of known kinds that give nothing (a TOOL span without a tool name) are cou
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -45,9 +45,7 @@ from trajudge.trajectories._io import (
     Record,
     check_file,
     check_unique,
-    decode_utf8,
     kind,
-    load_json_records,
     validation_error,
 )
 from trajudge.trajectories._models import Trajectory, Usage, canonical_json
@@ -63,6 +61,7 @@ from trajudge.trajectories._otel_conventions import (
     tool_call,
 )
 from trajudge.trajectories._otel_spans import Span, read_spans
+from trajudge.trajectories._stream import iter_json_records
 
 
 def _set_depths(spans: list[Span]) -> None:
@@ -300,7 +299,7 @@ def _trajectory(
 def from_otel(path: str | os.PathLike[str], *, per_turn: bool = False) -> list[Trajectory]:
     """Read a trace file: one trajectory per conversation or trace (see the module docstring)."""
     p = check_file(path)
-    records = load_json_records(p, decode_utf8(p, p.read_bytes()))
+    records = iter_json_records(p)
     return [t for _, t in otel_from_records(p, records, ReadOptions(per_turn=per_turn), Ignored())]
 
 
@@ -314,7 +313,7 @@ def _conversation_id(spans: list[Span]) -> str | None:
 
 
 def otel_from_records(
-    path: Path, records: list[Record], opts: ReadOptions, ignored: Ignored
+    path: Path, records: Iterable[Record], opts: ReadOptions, ignored: Ignored
 ) -> list[tuple[str, Trajectory]]:
     file = str(path)
     traces: dict[str, list[Span]] = {}

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -357,8 +358,8 @@ def container_of(doc: Any) -> str | None:
     return None
 
 
-def read_spans(file: str, records: list[Record]) -> list[Span]:
-    """Every span of every record, in file order."""
+def read_spans(file: str, records: Iterable[Record]) -> list[Span]:
+    """Every span of every record, in file order (records are read one at a time)."""
     spans: list[Span] = []
     for label, doc in records:
         which = container_of(doc)

@@ -1,31 +1,40 @@
-"""One entry point for every input format: :func:`read_trajectories`."""
+"""One entry point for every input format: :func:`read_trajectories` (a whole file) and
+:func:`stream_trajectories` (one trajectory at a time)."""
 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, get_args
 
-from trajudge.trajectories._detect import describe, detect, format_name
+from trajudge.trajectories._detect import (
+    describe,
+    detect,
+    first_record_format,
+    format_name,
+    records_format,
+)
 from trajudge.trajectories._errors import InputError
 from trajudge.trajectories._inspect import read_inspect
-from trajudge.trajectories._io import Record, check_file, decode_utf8, load_json_records
-from trajudge.trajectories._jsonl import trajectories_from_records
-from trajudge.trajectories._langchain import langchain_from_records
+from trajudge.trajectories._io import Record, check_file, decode_utf8, unique_items
+from trajudge.trajectories._jsonl import iter_native
+from trajudge.trajectories._langchain import iter_langchain
 from trajudge.trajectories._models import Trajectory
-from trajudge.trajectories._openai import openai_from_records
+from trajudge.trajectories._openai import iter_openai
 from trajudge.trajectories._openhands import openhands_from_records
-from trajudge.trajectories._options import Ignored, ReadOptions, apply_options
+from trajudge.trajectories._options import Ignored, ReadOptions, iter_options
 from trajudge.trajectories._otel import otel_from_records
-from trajudge.trajectories._parquet import read_parquet_items
-from trajudge.trajectories._responses import responses_from_records
+from trajudge.trajectories._parquet import iter_parquet
+from trajudge.trajectories._responses import iter_responses
 from trajudge.trajectories._spec import TaskSpec
+from trajudge.trajectories._stream import iter_json_records
 from trajudge.trajectories._swe_agent import swe_agent_from_records
 from trajudge.trajectories._tau2_bench import tau2_from_records
-from trajudge.trajectories._tau_bench import tau_bench_from_records
+from trajudge.trajectories._tau_bench import iter_tau_bench
 
 Format = Literal[
     "auto",
@@ -43,8 +52,9 @@ Format = Literal[
 ]
 FORMATS: tuple[str, ...] = get_args(Format)
 
-Items = list[tuple[str, Trajectory]]
+Item = tuple[str, Trajectory]  # (record label, trajectory)
 Specs = dict[str, TaskSpec]
+_HEAD = 4096  # bytes looked at for magic numbers and the first character
 
 
 @dataclass(frozen=True)
@@ -62,44 +72,191 @@ class ImportResult:
     ignored: Ignored = field(default_factory=Ignored)
 
 
-def _records_reader(
-    fmt: str,
-) -> Callable[[Path, list[Record], ReadOptions, Ignored], tuple[Items, Specs]]:
-    def no_specs(
-        fn: Callable[[Path, list[Record], Ignored], Items],
-    ) -> Callable[..., tuple[Items, Specs]]:
-        return lambda p, r, o, i: (fn(p, r, i), {})
+class TrajectoryStream:
+    """The trajectories of one file, read, validated and given one at a time.
 
-    readers: dict[
-        str, Callable[[Path, list[Record], ReadOptions, Ignored], tuple[Items, Specs]]
-    ] = {
-        "jsonl": lambda p, r, o, i: (trajectories_from_records(p, r), {}),
-        "openai": no_specs(openai_from_records),
-        "responses": no_specs(responses_from_records),
-        "langchain": no_specs(langchain_from_records),
-        "otel": lambda p, r, o, i: (otel_from_records(p, r, o, i), {}),
-        "tau-bench": lambda p, r, o, i: tau_bench_from_records(p, r),
-        "tau2-bench": lambda p, r, o, i: tau2_from_records(p, r, i),
-        "swe-agent": no_specs(swe_agent_from_records),
-        "openhands": no_specs(openhands_from_records),
+    Made by :func:`stream_trajectories`. ``source``, ``fmt`` and ``sha256`` are known at once;
+    ``specs`` (e.g. τ-bench's expected actions) and ``ignored`` are whole when the iteration
+    ends, and ``count`` is the number of trajectories given so far. Iterate it once.
+
+    A bad record raises :class:`InputError` FROM THE ITERATION, when it is reached: a caller
+    that stores trajectories as they come must be able to undo them
+    (:meth:`trajudge.store.Store.import_dataset` validates the whole stream before it writes).
+    """
+
+    def __init__(
+        self,
+        items: Iterator[Item],
+        *,
+        source: str,
+        fmt: str,
+        sha256: str,
+        specs: Specs,
+        ignored: Ignored,
+        strict: bool,
+    ) -> None:
+        self.source = source
+        self.fmt = fmt
+        self.sha256 = sha256
+        self.specs = specs
+        self.ignored = ignored
+        self.count = 0
+        self._items: Iterator[Item] | None = items
+        self._strict = strict
+
+    def __iter__(self) -> Iterator[Trajectory]:
+        if self._items is None:
+            raise RuntimeError("a TrajectoryStream can be read once")
+        items, self._items = self._items, None
+        return self._run(items)
+
+    def _run(self, items: Iterator[Item]) -> Iterator[Trajectory]:
+        for _, t in items:
+            self.count += 1
+            yield t
+        if self._strict and self.ignored:
+            raise InputError(
+                self.source, None, None, "; ".join(self.ignored.lines()) + " (--strict)"
+            )
+
+
+def _reader(
+    fmt: str, p: Path, records: Iterator[Record], opts: ReadOptions, ignored: Ignored, specs: Specs
+) -> Iterator[Item]:
+    """The trajectories of a JSON file's records in format ``fmt``.
+
+    Formats with one trajectory per record are read one record at a time; the others (an OTel
+    trace's spans may be anywhere in the file, a τ²-bench, SWE-agent or OpenHands file is one
+    document) take the records as they come and give their trajectories at the end.
+    """
+    file = str(p)
+    streamed = {
+        "jsonl": lambda: iter_native(p, records),
+        "tau-bench": lambda: iter_tau_bench(p, records, specs),
+        "openai": lambda: iter_openai(p, records, ignored),
+        "responses": lambda: iter_responses(p, records, ignored),
+        "langchain": lambda: iter_langchain(p, records, ignored),
     }
-    return readers[fmt]
+    if fmt in streamed:
+        yield from unique_items(file, streamed[fmt]())
+    elif fmt == "otel":
+        yield from otel_from_records(p, records, opts, ignored)
+    elif fmt == "tau2-bench":
+        items, found = tau2_from_records(p, list(records), ignored)
+        specs.update(found)
+        yield from items
+    elif fmt == "swe-agent":
+        yield from swe_agent_from_records(p, list(records), ignored)
+    else:
+        yield from openhands_from_records(p, list(records), ignored)
 
 
-def _parse(p: Path, data: bytes, auto: bool) -> list[Record] | None:
-    """The JSON records of the file; None when it is not JSON at all (auto-detection only)."""
+def _hinted(items: Iterator[Item], detected: str) -> Iterator[Item]:
+    """``items``, with a hint on errors when the file looks like another format."""
     try:
-        text = decode_utf8(p, data)
-    except InputError:
-        if auto and data.lstrip()[:1] not in (b"{", b"["):
-            return None  # binary: the caller names what it looks like
-        raise
-    try:
-        return load_json_records(p, text)
-    except InputError:
-        if auto and text.strip() and text.lstrip()[:1] not in ("{", "["):
-            return None
-        raise
+        yield from items
+    except InputError as exc:
+        hint = f"the file looks like {format_name(detected)}: use --format {detected}"
+        raise InputError(exc.file, exc.record, exc.field, f"{exc.reason}; {hint}") from None
+
+
+def _file_sha256(p: Path) -> str:
+    with open(p, "rb") as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest()
+
+
+def _head(p: Path) -> bytes:
+    with open(p, "rb") as fh:
+        return fh.read(_HEAD)
+
+
+def stream_trajectories(
+    path: str | os.PathLike[str],
+    *,
+    fmt: str = "auto",
+    options: ReadOptions | None = None,
+    strict: bool = False,
+) -> TrajectoryStream:
+    """Read a file of trajectories in any supported format, one trajectory at a time.
+
+    Arguments as for :func:`read_trajectories`. The file is never held whole when its format
+    has one trajectory per record (native JSONL and Parquet, τ-bench, OpenAI, Responses and
+    LangChain records): a JSON list or JSON Lines file is decoded record by record, a Parquet
+    file a few hundred rows at a time. The format is detected from the first bytes and the
+    first record (all records for a file that is one conversation).
+
+    Raises :class:`InputError` at once for an unknown, unreadable or unrecognised file, and
+    from the iteration for a bad record (see :class:`TrajectoryStream`).
+    """
+    if fmt not in FORMATS:
+        raise InputError(
+            str(path), None, "format", f"unknown format {fmt!r} (choose from {', '.join(FORMATS)})"
+        )
+    opts = options or ReadOptions()
+    folder = Path(path)
+    if folder.is_dir() and fmt in ("auto", "openhands") and any(folder.glob("event-*.json")):
+        return _event_folder(folder, opts, strict)
+    p = check_file(path)
+    file = str(p)
+    sha = _file_sha256(p)
+    head = _head(p)
+    ignored = Ignored()
+    auto = fmt == "auto"
+    specs: Specs = {}
+    items: Iterator[Item]
+    suffix = p.suffix.lower()
+    if fmt == "parquet" or (
+        auto and (detect(head, None, p) == "parquet" or suffix in (".parquet", ".pq"))
+    ):
+        items = unique_items(file, iter_parquet(p))
+        chosen = "parquet"
+    elif fmt == "inspect" or (auto and (detect(head, None, p) == "inspect" or suffix == ".eval")):
+        items = _later(lambda: read_inspect(p, ignored))
+        chosen = "inspect"
+    else:
+        records = iter_json_records(p)
+        try:
+            first = next(records, None)
+        except InputError:
+            start = head.removeprefix(b"\xef\xbb\xbf").lstrip()[:1]
+            if auto and start and start not in (b"{", b"["):
+                first = None  # binary or other text: the caller names what it looks like
+            else:
+                raise
+        whole: list[Record] | None = None
+        detected = None if first is None else first_record_format(first[1])
+        if first is not None and detected is None:
+            whole = [first, *records]  # the format shows only in all the records
+            detected = records_format(whole)
+        if auto and detected is None:
+            supported = ", ".join(f for f in FORMATS if f != "auto")
+            found = describe(head, whole if first is not None else None)
+            raise InputError(
+                file, None, None, f"unrecognised format: {found} (supported: {supported})"
+            )
+        assert first is not None
+        chosen = detected if auto and detected is not None else fmt
+        rest = iter(whole) if whole is not None else itertools.chain([first], records)
+        if chosen == "inspect":
+            items = _later(lambda: read_inspect(p, ignored))
+        else:
+            items = _reader(chosen, p, rest, opts, ignored, specs)
+        if detected is not None and detected != chosen:
+            items = _hinted(items, detected)
+    return TrajectoryStream(
+        iter_options(file, items, opts),
+        source=file,
+        fmt=chosen,
+        sha256=sha,
+        specs=specs,
+        ignored=ignored,
+        strict=strict,
+    )
+
+
+def _later(read: Callable[[], list[Item]]) -> Iterator[Item]:
+    """The items of a reader that reads a whole file, read when the iteration starts."""
+    yield from read()
 
 
 def read_trajectories(
@@ -118,63 +275,17 @@ def read_trajectories(
     error instead of a count in :attr:`ImportResult.ignored`.
 
     Everything is read and checked before anything is returned, so a caller never stores half a
-    file; a bad file raises :class:`InputError` naming file, record and field.
+    file; a bad file raises :class:`InputError` naming file, record and field. To read a big
+    file one trajectory at a time, see :func:`stream_trajectories`.
     """
-    if fmt not in FORMATS:
-        raise InputError(
-            str(path), None, "format", f"unknown format {fmt!r} (choose from {', '.join(FORMATS)})"
-        )
-    opts = options or ReadOptions()
-    folder = Path(path)
-    if folder.is_dir() and fmt in ("auto", "openhands") and any(folder.glob("event-*.json")):
-        return _read_event_folder(folder, opts, strict)
-    p = check_file(path)
-    file = str(p)
-    data = p.read_bytes()
-    sha = hashlib.sha256(data).hexdigest()
-    ignored = Ignored()
-    auto = fmt == "auto"
-    specs: Specs = {}
-    if fmt == "parquet" or (
-        auto and (detect(data, None) == "parquet" or p.suffix.lower() in (".parquet", ".pq"))
-    ):
-        items = read_parquet_items(p)
-        chosen = "parquet"
-    elif fmt == "inspect" or (
-        auto and (detect(data, None) == "inspect" or p.suffix.lower() == ".eval")
-    ):
-        items = read_inspect(p, ignored)
-        chosen = "inspect"
-    else:
-        records = _parse(p, data, auto)
-        detected = detect(data, records)
-        if auto and detected is None:
-            supported = ", ".join(f for f in FORMATS if f != "auto")
-            raise InputError(
-                file,
-                None,
-                None,
-                f"unrecognised format: {describe(data, records)} (supported: {supported})",
-            )
-        chosen = detected if auto and detected is not None else fmt
-        assert records is not None
-        try:
-            if chosen == "inspect":
-                items = read_inspect(p, ignored)
-            else:
-                items, specs = _records_reader(chosen)(p, records, opts, ignored)
-        except InputError as exc:
-            if detected is not None and detected != chosen:
-                hint = f"the file looks like {format_name(detected)}: use --format {detected}"
-                raise InputError(exc.file, exc.record, exc.field, f"{exc.reason}; {hint}") from None
-            raise
-    items = apply_options(file, items, opts)
-    if strict and ignored:
-        raise InputError(file, None, None, "; ".join(ignored.lines()) + " (--strict)")
-    return ImportResult([t for _, t in items], specs, chosen, sha, file, ignored)
+    stream = stream_trajectories(path, fmt=fmt, options=options, strict=strict)
+    trajectories = list(stream)
+    return ImportResult(
+        trajectories, stream.specs, stream.fmt, stream.sha256, stream.source, stream.ignored
+    )
 
 
-def _read_event_folder(folder: Path, opts: ReadOptions, strict: bool) -> ImportResult:
+def _event_folder(folder: Path, opts: ReadOptions, strict: bool) -> TrajectoryStream:
     """An OpenHands SDK ``events`` folder: one JSON file per event, in file-name order."""
     import json
 
@@ -190,23 +301,32 @@ def _read_event_folder(folder: Path, opts: ReadOptions, strict: bool) -> ImportR
                 str(f), None, None, f"invalid JSON: {exc.msg} (line {exc.lineno})"
             ) from None
     ignored = Ignored()
-    items = apply_options(str(folder), openhands_from_records(folder, records, ignored), opts)
-    if strict and ignored:
-        raise InputError(str(folder), None, None, "; ".join(ignored.lines()) + " (--strict)")
-    return ImportResult(
-        [t for _, t in items], {}, "openhands", digest.hexdigest(), str(folder), ignored
+    items = _later(lambda: openhands_from_records(folder, records, ignored))
+    return TrajectoryStream(
+        iter_options(str(folder), items, opts),
+        source=str(folder),
+        fmt="openhands",
+        sha256=digest.hexdigest(),
+        specs={},
+        ignored=ignored,
+        strict=strict,
     )
 
 
 def detect_format(path: str | os.PathLike[str]) -> str | None:
     """The format ``auto`` would read ``path`` as, or None when it is in no known format."""
     p = check_file(path)
-    data = p.read_bytes()
-    found = detect(data, None)
+    head = _head(p)
+    found = detect(head, None, p)
     if found is not None or p.suffix.lower() == ".eval":
         return found or "inspect"
+    records = iter_json_records(p)
     try:
-        records = _parse(p, data, True)
+        first = next(records, None)
+        if first is None:
+            return None
+        return first_record_format(first[1]) or records_format([first, *records])
     except InputError:
         return None
-    return detect(data, records)
+    finally:
+        records.close()

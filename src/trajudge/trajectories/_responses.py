@@ -25,12 +25,13 @@ record key being ``items``):
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from trajudge.trajectories._chatlog import ChatRecord, chat_records
+from trajudge.trajectories._chatlog import ChatRecord, iter_chat_records
 from trajudge.trajectories._conversation import REASONING, Conversation
 from trajudge.trajectories._errors import InputError
 from trajudge.trajectories._io import Record, check_unique, kind, validation_error
@@ -232,12 +233,17 @@ def from_responses_items(rec: ChatRecord, file: str, ignored: Ignored) -> Trajec
 
 
 def responses_from_records(
-    path: Path, records: list[Record], ignored: Ignored
+    path: Path, records: Iterable[Record], ignored: Ignored
 ) -> list[tuple[str, Trajectory]]:
-    file = str(path)
-    items = [
-        (rec.label, from_responses_items(rec, file, ignored))
-        for rec in chat_records(path, records, _is_entry, "items")
-    ]
-    check_unique(file, items)
+    items = list(iter_responses(path, records, ignored))
+    check_unique(str(path), items)
     return items
+
+
+def iter_responses(
+    path: Path, records: Iterable[Record], ignored: Ignored
+) -> Iterator[tuple[str, Trajectory]]:
+    """One trajectory per conversation, one at a time (ids not checked for repeats here)."""
+    file = str(path)
+    for rec in iter_chat_records(path, records, _is_entry, "items"):
+        yield rec.label, from_responses_items(rec, file, ignored)

@@ -22,23 +22,18 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from trajudge.trajectories._errors import InputError
-from trajudge.trajectories._io import (
-    Record,
-    check_file,
-    check_unique,
-    decode_utf8,
-    load_json_records,
-    validate,
-)
+from trajudge.trajectories._io import Record, check_file, check_unique, validate
 from trajudge.trajectories._models import Trajectory, canonical_json
 from trajudge.trajectories._openai import content_text, from_openai_messages
 from trajudge.trajectories._spec import ExpectedCall, TaskSpec
+from trajudge.trajectories._stream import iter_json_records
 
 SUCCESS_TOLERANCE = 1e-6
 NO_WRITE = "no_write"
@@ -96,18 +91,29 @@ def _system_sha(traj: list[Any]) -> str | None:
 def from_tau_bench(path: str | os.PathLike[str]) -> tuple[list[Trajectory], dict[str, TaskSpec]]:
     """Read a τ-bench result file: the trajectories and one :class:`TaskSpec` per task."""
     p = check_file(path)
-    records = load_json_records(p, decode_utf8(p, p.read_bytes()))
-    items, specs = tau_bench_from_records(p, records)
+    items, specs = tau_bench_from_records(p, iter_json_records(p))
     return [t for _, t in items], specs
 
 
 def tau_bench_from_records(
-    path: Path, records: list[Record]
+    path: Path, records: Iterable[Record]
 ) -> tuple[list[tuple[str, Trajectory]], dict[str, TaskSpec]]:
-    file = str(path)
-    items: list[tuple[str, Trajectory]] = []
     specs: dict[str, TaskSpec] = {}
+    items = list(iter_tau_bench(path, records, specs))
+    check_unique(str(path), items)
+    return items, specs
+
+
+def iter_tau_bench(
+    path: Path, records: Iterable[Record], specs: dict[str, TaskSpec]
+) -> Iterator[tuple[str, Trajectory]]:
+    """Yield the trajectories of τ-bench records one at a time, adding each task's spec to
+    ``specs`` when its first record is read (so ``specs`` is whole once the records are).
+
+    Ids are not checked for repeats here (see ``unique_items``)."""
+    file = str(path)
     spec_source: dict[str, tuple[str, str]] = {}  # task_id -> (record label, canonical actions)
+    n = 0
     for label, obj in records:
         rec = validate(TauBenchRecord, obj, file, label)
         task_id = str(rec.task_id)
@@ -150,8 +156,7 @@ def tau_bench_from_records(
             record=label,
             field="traj",
         )
-        items.append((label, t))
-    if not items:
+        n += 1
+        yield label, t
+    if not n:
         raise InputError(file, None, None, "no trajectories found")
-    check_unique(file, items)
-    return items, specs
