@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -95,6 +96,35 @@ def test_duplicates_fail_and_nothing_is_half_written(db_url: str) -> None:
     with pytest.raises(InputError, match="already stored as trajectory 'a'"):
         store.import_dataset("d", [traj("z", task="t2"), traj("b")])
     assert [t.id for t in store.trajectories("d")] == ["a"]
+
+
+def test_a_stream_is_imported_in_batches_and_all_or_nothing(db_url: str) -> None:
+    """1,200 trajectories from a generator span three write batches (WRITE_BATCH = 500): a
+    stream that fails at its last item, or a clash found in the third batch, leaves the store
+    as it was; a whole stream lands in import order."""
+    from trajudge.store._import import WRITE_BATCH
+
+    n = 1200
+    assert n > 2 * WRITE_BATCH
+    store = Store(db_url)
+
+    def stream(fail_at: int | None = None, first_task: str = "t") -> Iterator[Trajectory]:
+        for i in range(n):
+            if i == fail_at:
+                raise InputError("big.jsonl", f"line {i + 1}", "id", "bad record")
+            yield traj(f"x{i}", task=first_task if i == 0 else "t", trial=i)
+
+    with pytest.raises(InputError, match="line 1200: id: bad record"):
+        store.import_dataset("d", stream(fail_at=n - 1))
+    assert store.datasets() == []
+    store.import_dataset("d", [traj("keep", task="t", trial=1100)])
+    # x1100 claims (t, 1100), already "keep": found while writing the third batch
+    with pytest.raises(InputError, match=r"record 1100: .*already stored as trajectory 'keep'"):
+        store.import_dataset("d", stream(first_task="other"))
+    assert [t.id for t in store.trajectories("d")] == ["keep"]
+    s = store.import_dataset("e", stream())
+    assert (s.added, s.updated, s.unchanged) == (n, 0, 0)
+    assert [t.id for t in store.iter_trajectories("e")] == [f"x{i}" for i in range(n)]
 
 
 def test_require_dataset_names_the_known_ones(db_url: str) -> None:

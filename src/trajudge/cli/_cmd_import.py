@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from trajudge.cli._app import DEFAULT_DB, DbOption, app, console, handle_user_errors
-from trajudge.store import Store
-from trajudge.trajectories import FORMATS, ReadOptions, load_mapping, read_trajectories
+from trajudge.trajectories import FORMATS
+
+if TYPE_CHECKING:
+    from trajudge.trajectories import Trajectory
 
 
 @app.command("import")
@@ -55,9 +58,13 @@ def import_command(
     """Import trajectories: native JSONL/Parquet, chat logs, OTel traces, τ-bench, τ²-bench,
     Inspect, SWE-agent, OpenHands.
 
-    The whole file is read and validated first and then stored in one transaction; importing
-    the same file again changes nothing. What a reader did not use is counted and printed.
+    The whole file is read and validated first (one trajectory at a time, so a big file fits
+    in memory) and then stored in one transaction; importing the same file again changes
+    nothing. What a reader did not use is counted and printed.
     """
+    from trajudge.store import Store
+    from trajudge.trajectories import ReadOptions, load_mapping, stream_trajectories
+
     options = ReadOptions(
         task_id=task_id,
         trial=trial,
@@ -65,19 +72,25 @@ def import_command(
         mapping=None if mapping is None else load_mapping(mapping),
         per_turn=per_turn,
     )
-    with console.status(f"reading {file} ..."):
-        result = read_trajectories(file, fmt=fmt, options=options, strict=strict)
+    stream = stream_trajectories(file, fmt=fmt, options=options, strict=strict)
     name = dataset or file.stem
     store = Store(db)
     try:
-        with console.status(f"storing {len(result.trajectories)} trajectories ..."):
+        with console.status(f"reading {file} ...") as status:
+
+            def counted() -> Iterator[Trajectory]:
+                for t in stream:
+                    if stream.count % 1000 == 0:
+                        status.update(f"reading {file} ... {stream.count} trajectories")
+                    yield t
+
             summary = store.import_dataset(
                 name,
-                result.trajectories,
-                result.specs,
-                source=result.source,
-                source_sha256=result.sha256,
-                fmt=result.fmt,
+                counted(),
+                stream.specs,
+                source=stream.source,
+                source_sha256=stream.sha256,
+                fmt=stream.fmt,
             )
     finally:
         store.close()
@@ -89,11 +102,11 @@ def import_command(
         markup=False,
         soft_wrap=True,
     )
-    for line in result.ignored.lines():
+    for line in stream.ignored.lines():
         hint = "" if verbose else " (see --verbose)"
         console.print(
             f"{line}{hint}", style="yellow", highlight=False, markup=False, soft_wrap=True
         )
     if verbose:
-        for line in result.ignored.details():
+        for line in stream.ignored.details():
             console.print(f"  {line}", highlight=False, markup=False, soft_wrap=True)

@@ -13,9 +13,10 @@ instead of failing with "database is locked" when a read transaction tries to up
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+import pickle
+import tempfile
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import ArgumentError, OperationalError, ProgrammingError
 from sqlalchemy.pool import NullPool, StaticPool
 
+from trajudge.store._import import check_length, spool_rows, write_rows
 from trajudge.store._judgments import JudgmentsMixin
 from trajudge.store._labels import _IN_CHUNK, LabelsMixin
 from trajudge.store._migrations import UPGRADES
@@ -56,10 +58,6 @@ DEFAULT_URL = "sqlite:///trajudge.db"
 def now_iso() -> str:
     """The current UTC time as ISO-8601 text with microseconds."""
     return _dt.datetime.now(_dt.UTC).isoformat(timespec="microseconds")
-
-
-def _sha256(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -156,16 +154,6 @@ def make_engine(url: str) -> Engine:
 
         return engine
     return create_engine(driver_url(url), pool_pre_ping=True)
-
-
-def _check_length(
-    source: str, where: str | None, field: str, value: str | None, column: Any = None
-) -> None:
-    """Refuse text longer than its column (a server database would fail mid-write; SQLite
-    would store it, so the same file would import on one backend and not on the other)."""
-    limit = getattr((column if column is not None else trajectories.c[field]).type, "length", None)
-    if value is not None and limit is not None and len(value) > limit:
-        raise InputError(source, where, field, f"longer than {limit} characters")
 
 
 _SCHEMA_LOCK = 0x7472616A7564  # "trajud": the key of PostgreSQL's advisory lock for migrations
@@ -270,7 +258,7 @@ class Store(JudgmentsMixin, LabelsMixin):
     def import_dataset(
         self,
         name: str,
-        items: Sequence[Trajectory],
+        items: Iterable[Trajectory],
         specs: Mapping[str, TaskSpec] | None = None,
         *,
         source: str | None = None,
@@ -279,113 +267,43 @@ class Store(JudgmentsMixin, LabelsMixin):
     ) -> ImportSummary:
         """Write trajectories (and task specs) in one transaction.
 
+        ``items`` is any iterable, read once: a list, or a
+        :class:`~trajudge.trajectories.TrajectoryStream` that reads a big file one trajectory
+        at a time. Each trajectory is checked and serialised into a temporary file first, so a
+        bad record (or an error raised by the stream) writes nothing and the store is not
+        locked while the file is read; then the rows are written in one transaction, a
+        batch per statement. ``specs`` is read after ``items``, so a stream's specs (filled
+        while it reads) are whole.
+
         A trajectory whose id is already stored with the same content is left alone; one with
         changed content is updated. Ids must be unique, and so must (task_id, trial).
         """
-        seen_ids: set[str] = set()
-        seen_pairs: set[tuple[str, int]] = set()
-        _check_length(source or name, None, "dataset", name, datasets.c.name)
-        for i, t in enumerate(items):
-            for field in ("id", "task_id", "intent"):
-                _check_length(source or name, f"record {i}", field, getattr(t, field))
-            if t.id in seen_ids:
-                raise InputError(source or name, f"record {i}", "id", f"duplicate id {t.id!r}")
-            if (t.task_id, t.trial) in seen_pairs:
-                raise InputError(
-                    source or name,
-                    f"record {i}",
-                    "task_id/trial",
-                    f"duplicate (task_id, trial) = ({t.task_id!r}, {t.trial})",
-                )
-            seen_ids.add(t.id)
-            seen_pairs.add((t.task_id, t.trial))
-        added = updated = unchanged = 0
-        with self.write_engine.begin() as conn:
-            if conn.execute(select(datasets.c.name).where(datasets.c.name == name)).first():
-                conn.execute(
-                    update(datasets)
-                    .where(datasets.c.name == name)
-                    .values(source=source, source_sha256=source_sha256, fmt=fmt)
-                )
-            else:
-                conn.execute(
-                    insert(datasets).values(
-                        name=name,
-                        created_at=now_iso(),
-                        source=source,
-                        source_sha256=source_sha256,
-                        fmt=fmt,
-                    )
-                )
-            existing = {
-                r.id: (r.sha256, r.task_id, r.trial)
-                for r in conn.execute(
-                    select(
-                        trajectories.c.id,
-                        trajectories.c.sha256,
-                        trajectories.c.task_id,
-                        trajectories.c.trial,
-                    ).where(trajectories.c.dataset == name)
-                )
-            }
-            taken = {(tid, trial): i for i, (_, tid, trial) in existing.items()}
-            next_seq = (
-                conn.execute(
-                    select(func.max(trajectories.c.seq)).where(trajectories.c.dataset == name)
-                ).scalar()
-                or 0
-            ) + 1
-            new_rows: list[dict[str, Any]] = []
-            for i, t in enumerate(items):
-                data = canonical_json(t.model_dump(mode="json"))
-                sha = _sha256(data)
-                owner = taken.get((t.task_id, t.trial))
-                if owner is not None and owner != t.id:
-                    raise InputError(
-                        source or name,
-                        f"record {i}",
-                        "task_id/trial",
-                        f"({t.task_id!r}, {t.trial}) is already stored as trajectory {owner!r}",
-                    )
-                if t.id in existing:
-                    if existing[t.id][0] == sha:
-                        unchanged += 1
-                        continue
+        where = source or name
+        check_length(where, None, "dataset", name, datasets.c.name)
+        with tempfile.TemporaryFile(prefix="trajudge-import-") as spool:
+            batches = spool_rows(items, spool, where)
+            spool.seek(0)
+            with self.write_engine.begin() as conn:
+                if conn.execute(select(datasets.c.name).where(datasets.c.name == name)).first():
                     conn.execute(
-                        update(trajectories)
-                        .where(trajectories.c.dataset == name, trajectories.c.id == t.id)
-                        .values(
-                            task_id=t.task_id,
-                            trial=t.trial,
-                            intent=t.intent,
-                            outcome=t.outcome,
-                            n_steps=len(t.steps),
-                            sha256=sha,
-                            data=data,
+                        update(datasets)
+                        .where(datasets.c.name == name)
+                        .values(source=source, source_sha256=source_sha256, fmt=fmt)
+                    )
+                else:
+                    conn.execute(
+                        insert(datasets).values(
+                            name=name,
+                            created_at=now_iso(),
+                            source=source,
+                            source_sha256=source_sha256,
+                            fmt=fmt,
                         )
                     )
-                    updated += 1
-                    continue
-                new_rows.append(
-                    {
-                        "dataset": name,
-                        "id": t.id,
-                        "seq": next_seq,
-                        "task_id": t.task_id,
-                        "trial": t.trial,
-                        "intent": t.intent,
-                        "outcome": t.outcome,
-                        "n_steps": len(t.steps),
-                        "sha256": sha,
-                        "data": data,
-                    }
-                )
-                next_seq += 1
-                added += 1
-            for start in range(0, len(new_rows), 2000):
-                conn.execute(insert(trajectories), new_rows[start : start + 2000])
-            n_specs = self._write_specs(conn, name, specs or {})
-        return ImportSummary(name, added, updated, unchanged, n_specs)
+                rows = (pickle.load(spool) for _ in range(batches))
+                summary = write_rows(conn, name, rows, where)
+                n_specs = self._write_specs(conn, name, specs or {})
+        return ImportSummary(name, *summary, n_specs)
 
     # -- trajectories -------------------------------------------------------------------------
     def count_trajectories(self, dataset: str) -> int:
@@ -433,7 +351,7 @@ class Store(JudgmentsMixin, LabelsMixin):
     # -- task specs ---------------------------------------------------------------------------
     def _write_specs(self, conn: Connection, dataset: str, specs: Mapping[str, TaskSpec]) -> int:
         for task_id, spec in specs.items():
-            _check_length(dataset, "task spec", "task_id", task_id)
+            check_length(dataset, "task spec", "task_id", task_id)
             data = canonical_json(spec.model_dump(mode="json", exclude_defaults=True))
             row = conn.execute(
                 select(task_specs.c.data).where(
