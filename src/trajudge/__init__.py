@@ -3,37 +3,44 @@
 The names most users need, re-exported from the subpackages::
 
     from trajudge import Store, read_trajectories, run_checks, score_dataset, build_report
+
+Each is imported on first use (see :mod:`trajudge._lazy`), so ``import trajudge`` is quick.
 """
 
-from trajudge.calibration import (
-    analyze,
-    cohen_kappa,
-    gwet_ac1,
-    krippendorff_alpha,
-    pass_at_k,
-    pass_hat_k,
-    reliability,
-    reliability_intervals,
-)
-from trajudge.config import TrajudgeConfig, load_config
-from trajudge.evalset import EvalCase, fingerprint, read_evalset
-from trajudge.judges import Judge, JudgeSpec, Rubric, load_rubric, score_dataset
-from trajudge.pipeline import RunSummary, run_pipeline
-from trajudge.report import Report, build_report, write_report
-from trajudge.rules import CheckResult, RuleReport, load_specs, run_checks
-from trajudge.store import Store
-from trajudge.trajectories import (
-    InputError,
-    Message,
-    Step,
-    TaskSpec,
-    Trajectory,
-    Usage,
-    from_openai_messages,
-    from_otel,
-    from_tau_bench,
-    read_trajectories,
-)
+from typing import TYPE_CHECKING
+
+from trajudge._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from trajudge.calibration import (
+        analyze,
+        cohen_kappa,
+        gwet_ac1,
+        krippendorff_alpha,
+        pass_at_k,
+        pass_hat_k,
+        reliability,
+        reliability_intervals,
+    )
+    from trajudge.config import TrajudgeConfig, load_config
+    from trajudge.evalset import EvalCase, fingerprint, read_evalset
+    from trajudge.judges import Judge, JudgeSpec, Rubric, load_rubric, score_dataset
+    from trajudge.pipeline import RunSummary, run_pipeline
+    from trajudge.report import Report, build_report, write_report
+    from trajudge.rules import CheckResult, RuleReport, load_specs, run_checks
+    from trajudge.store import Store
+    from trajudge.trajectories import (
+        InputError,
+        Message,
+        Step,
+        TaskSpec,
+        Trajectory,
+        Usage,
+        from_openai_messages,
+        from_otel,
+        from_tau_bench,
+        read_trajectories,
+    )
 
 __version__ = "0.1.0"
 
@@ -78,3 +85,46 @@ __all__ = [
     "score_dataset",
     "write_report",
 ]
+
+# name -> the module it comes from: imported on first use, so `import trajudge` stays light
+_EXPORTS = {
+    "CheckResult": "trajudge.rules",
+    "EvalCase": "trajudge.evalset",
+    "InputError": "trajudge.trajectories",
+    "Judge": "trajudge.judges",
+    "JudgeSpec": "trajudge.judges",
+    "Message": "trajudge.trajectories",
+    "Report": "trajudge.report",
+    "Rubric": "trajudge.judges",
+    "RuleReport": "trajudge.rules",
+    "RunSummary": "trajudge.pipeline",
+    "Step": "trajudge.trajectories",
+    "Store": "trajudge.store",
+    "TaskSpec": "trajudge.trajectories",
+    "Trajectory": "trajudge.trajectories",
+    "TrajudgeConfig": "trajudge.config",
+    "Usage": "trajudge.trajectories",
+    "analyze": "trajudge.calibration",
+    "build_report": "trajudge.report",
+    "cohen_kappa": "trajudge.calibration",
+    "fingerprint": "trajudge.evalset",
+    "from_openai_messages": "trajudge.trajectories",
+    "from_otel": "trajudge.trajectories",
+    "from_tau_bench": "trajudge.trajectories",
+    "gwet_ac1": "trajudge.calibration",
+    "krippendorff_alpha": "trajudge.calibration",
+    "load_config": "trajudge.config",
+    "load_rubric": "trajudge.judges",
+    "load_specs": "trajudge.rules",
+    "pass_at_k": "trajudge.calibration",
+    "pass_hat_k": "trajudge.calibration",
+    "read_evalset": "trajudge.evalset",
+    "read_trajectories": "trajudge.trajectories",
+    "reliability": "trajudge.calibration",
+    "reliability_intervals": "trajudge.calibration",
+    "run_checks": "trajudge.rules",
+    "run_pipeline": "trajudge.pipeline",
+    "score_dataset": "trajudge.judges",
+    "write_report": "trajudge.report",
+}
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -23,18 +23,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
-from scipy.special import expit
-from sklearn.isotonic import IsotonicRegression
-from sklearn.linear_model import LogisticRegression
-from sklearn.model_selection import GroupKFold
 
 from trajudge.calibration._align_threshold import binary_labels
 from trajudge.calibration._estimate import FloatArray, as_1d, check_same_length
+
+if TYPE_CHECKING:
+    from sklearn.linear_model import LogisticRegression
 
 Method = Literal["isotonic", "platt"]
 
@@ -66,6 +65,8 @@ class Calibrator:
             p = np.interp(x[:, 0], np.asarray(self.knots_x), np.asarray(self.knots_y))
             return np.asarray(p, dtype=np.float64)
         z = (x - np.asarray(self.means)) / np.asarray(self.scales)
+        from scipy.special import expit
+
         return np.asarray(expit(self.intercept + z @ np.asarray(self.coef)), dtype=np.float64)
 
     def to_dict(self) -> dict[str, Any]:
@@ -152,6 +153,8 @@ def task_folds(tasks: npt.ArrayLike, n_folds: int) -> npt.NDArray[np.int64]:
     if n_groups < 2 or n_folds < 2:
         raise ValueError(f"cross-fitting needs >= 2 folds and >= 2 tasks, got {n_groups} tasks")
     folds = np.empty(t.size, dtype=np.int64)
+    from sklearn.model_selection import GroupKFold
+
     splitter = GroupKFold(n_splits=min(n_folds, n_groups))
     for k, (_, test) in enumerate(splitter.split(np.zeros(t.size), groups=groups)):
         folds[test] = k
@@ -165,6 +168,8 @@ def fit_logistic(
     means = x.mean(axis=0)
     sd = x.std(axis=0)
     scales = np.where(sd > 0, sd, 1.0)
+    from sklearn.linear_model import LogisticRegression
+
     lr = LogisticRegression(C=c, max_iter=1000).fit((x - means) / scales, y)
     return lr, means, scales
 
@@ -177,6 +182,8 @@ def _fit_one(
     if method == "isotonic":
         if x.shape[1] != 1:
             raise ValueError(f"isotonic calibrates one feature, got {list(names)}; use 'platt'")
+        from sklearn.isotonic import IsotonicRegression
+
         iso = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(x[:, 0], y)
         return Calibrator(
             method="isotonic",

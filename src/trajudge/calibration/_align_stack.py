@@ -20,7 +20,6 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
-from sklearn.inspection import permutation_importance
 
 from trajudge.calibration._align_calibrate import (
     Calibrator,
@@ -130,6 +129,8 @@ def fit_stack(
         test = folds == k
         lr, means, scales = fit_logistic(x[~test], y[~test], C)
         z = (x[test] - means) / scales
+        from sklearn.inspection import permutation_importance
+
         r = permutation_importance(
             lr, z, y[test], scoring="neg_brier_score", n_repeats=n_repeats, random_state=seed
         )

@@ -23,7 +23,6 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
-from scipy.stats import rankdata
 
 from trajudge.calibration._bootstrap import (
     cluster_bootstrap,
@@ -249,6 +248,8 @@ def verbosity_probe(
     df = _frame(**_clustered(data, clusters)).dropna()
     if len(df) < 3:
         return None
+    from scipy.stats import rankdata
+
     x, y, z = (rankdata(df[c].to_numpy(float)) for c in ("x", "y", "z"))
     codes, n_items = _codes(df)
     cols = [np.ones_like(x), x, y, z, x * x, y * y, z * z, x * y, x * z, y * z]

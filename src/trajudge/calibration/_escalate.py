@@ -44,7 +44,6 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from scipy.stats import beta
 
 from trajudge.calibration._bootstrap import bootstrap_ratio
 from trajudge.calibration._estimate import Estimate, FloatArray, as_1d, check_same_length, num
@@ -67,6 +66,8 @@ def clopper_pearson_lower(
     x = np.asarray(successes, dtype=np.float64)
     m = np.asarray(n, dtype=np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
+        from scipy.stats import beta
+
         low = beta.ppf(alpha, x, m - x + 1.0)
     low = np.where(x == 0, 0.0, low)
     return np.asarray(np.where(m == 0, np.nan, low), dtype=np.float64)

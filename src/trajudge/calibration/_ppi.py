@@ -58,7 +58,6 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
-from scipy.special import comb
 
 from trajudge.calibration._corrected import corrected_pass_rate
 from trajudge.calibration._estimate import Estimate, FloatArray, as_1d, check_same_length, num
@@ -316,6 +315,8 @@ def ppi_pass_hat_k(
         unlabelled = ~labelled & (m_all >= k)
 
         def hat(c: FloatArray, m: FloatArray, k: int = k) -> FloatArray:
+            from scipy.special import comb
+
             return np.asarray(comb(c, k) / comb(m, k), dtype=np.float64)
 
         est = ppi_mean(

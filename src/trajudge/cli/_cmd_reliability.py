@@ -5,15 +5,15 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
 
-from trajudge.calibration import ReliabilityResult, reliability
 from trajudge.cli._app import DEFAULT_DB, DbOption, app, console, fail, handle_user_errors
-from trajudge.report._sources import USAGE_COLUMNS, verdict_frame
-from trajudge.store import Store
+
+if TYPE_CHECKING:
+    from trajudge.calibration import ReliabilityResult
 
 
 def parse_ks(text: str) -> list[int]:
@@ -70,6 +70,8 @@ def print_reliability(result: ReliabilityResult, title: str) -> None:
         console.print(
             "unstable tasks: " + ", ".join(natural_sorted(result.unstable_tasks)), highlight=False
         )
+    from trajudge.report._sources import USAGE_COLUMNS
+
     means = [c for c in (f"mean_{u}" for u in USAGE_COLUMNS) if c in result.per_task]
     if means:
         parts = []
@@ -108,6 +110,10 @@ def reliability_cmd(
     db: DbOption = DEFAULT_DB,
 ) -> None:
     """pass@k and pass^k per task (unbiased estimators), averaged over tasks."""
+    from trajudge.calibration import reliability
+    from trajudge.report._sources import verdict_frame
+    from trajudge.store import Store
+
     ks = parse_ks(k)
     frame = verdict_frame(Store(db), dataset, source)
     result = reliability(frame, ks=ks)

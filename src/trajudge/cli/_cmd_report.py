@@ -7,7 +7,7 @@ fails (every reason printed), 2 for bad input (one red line).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.text import Text
@@ -21,16 +21,9 @@ from trajudge.cli._app import (
     handle_user_errors,
 )
 from trajudge.cli._cmd_reliability import parse_ks
-from trajudge.report import (
-    Report,
-    build_report,
-    calibrate_report,
-    parse_formats,
-    parse_gate,
-    print_report,
-    write_report,
-)
-from trajudge.store import Store
+
+if TYPE_CHECKING:
+    from trajudge.report import Report
 
 OutOption = Annotated[
     Path, typer.Option("--out", help="Folder for report.md, report.html, report.json.")
@@ -79,6 +72,8 @@ PrimaryOption = Annotated[
 
 
 def _finish(report: Report, out: Path, fmt: list[str]) -> None:
+    from trajudge.report import print_report, write_report
+
     print_report(report, console)
     paths = write_report(report, out, fmt)
     console.print()
@@ -119,6 +114,9 @@ def report_cmd(
     db: DbOption = DEFAULT_DB,
 ) -> None:
     """Judges against labels (kappa with CIs) beside pass^k per source; files and CI gates."""
+    from trajudge.report import build_report, parse_formats, parse_gate
+    from trajudge.store import Store
+
     ks = parse_ks(k)
     formats = parse_formats(fmt)
     gates = fail_under or []
@@ -170,6 +168,8 @@ def calibrate_cmd(
     rubric_dir: RubricDirOption = None,
 ) -> None:
     """The report's analysis on plain tables of judgments, labels and outcomes."""
+    from trajudge.report import calibrate_report, parse_formats, parse_gate
+
     ks = parse_ks(k)
     formats = parse_formats(fmt)
     gates = fail_under or []

@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import io
 import math
-
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
+from typing import TYPE_CHECKING
 
 from trajudge.calibration import Estimate
 from trajudge.report._model import Report
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 _DPI = 110
 
 
 def _png(fig: Figure) -> bytes:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
     FigureCanvasAgg(fig)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=_DPI, bbox_inches="tight", metadata={"Software": None})
@@ -36,6 +39,8 @@ def kappa_figure(report: Report) -> bytes | None:
     rows = [(j.name, j.calibration.kappa) for j in report.judges]
     if not rows:
         return None
+    from matplotlib.figure import Figure
+
     fig = Figure(figsize=(6.4, 0.6 + 0.45 * len(rows)))
     ax = fig.add_subplot()
     for y, (_, est) in enumerate(rows):
@@ -62,6 +67,8 @@ def pass_k_figure(report: Report) -> bytes | None:
     sources = report.all_sources()
     if not sources:
         return None
+    from matplotlib.figure import Figure
+
     fig = Figure(figsize=(6.4, 4.0))
     ax = fig.add_subplot()
     width = 0.6 / max(len(sources), 1)
@@ -89,6 +96,8 @@ def confusion_figure(report: Report) -> bytes | None:
     judges = [j for j in report.judges if sum(map(sum, j.calibration.confusion))]
     if not judges:
         return None
+    from matplotlib.figure import Figure
+
     fig = Figure(figsize=(2.8 * len(judges), 2.9))
     for i, row in enumerate(judges):
         ax = fig.add_subplot(1, len(judges), i + 1)
@@ -111,6 +120,8 @@ def flip_figure(report: Report) -> bytes | None:
     rows = [(n, e) for n, e in rows if e is not None and _ok(e)]
     if not rows:
         return None
+    from matplotlib.figure import Figure
+
     fig = Figure(figsize=(6.4, 0.6 + 0.45 * len(rows)))
     ax = fig.add_subplot()
     for y, (_, est) in enumerate(rows):

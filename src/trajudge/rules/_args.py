@@ -15,7 +15,6 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 from trajudge.rules._compile import ArgExpectation, CompiledSpec, FieldCheck, Prepared
 from trajudge.rules._models import CheckResult, result
@@ -68,6 +67,8 @@ def _assign(
         for col in range(n_c):
             cost[r, col] = sum(1 for f in fails[r][col] if f is not None)
         cost[r, n_c:] = len(e.fields) + 0.5  # worse than any real call, even one failing all
+    from scipy.optimize import linear_sum_assignment
+
     rows, cols = linear_sum_assignment(cost)
     out: list[tuple[ArgExpectation, int | None, list[str]]] = []
     for r, col in zip(rows.tolist(), cols.tolist(), strict=True):

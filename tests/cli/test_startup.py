@@ -1,0 +1,92 @@
+"""Start-up cost: ``import trajudge``, ``trajudge --help`` and ``trajudge import`` leave the
+heavy numerical libraries unimported (they load on first use, inside the functions that
+need them).
+
+Each case runs in a fresh interpreter (the test process has imported everything already) and
+prints the top-level modules it ended with; speed itself is measured in
+benchmarks/memory_peak.py, not asserted here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+TAU_FILE = ROOT / "examples" / "tau_airline" / "gpt-4o-airline.json"
+HEAVY = {"sklearn", "scipy", "matplotlib"}
+
+# runs the CLI in process, then reports which of the watched packages got imported
+_PROBE = """
+import json, sys
+watched = {watched!r}
+if sys.argv[1:] == ["--import-only"]:
+    import trajudge
+else:
+    from trajudge.cli import main
+    sys.argv = ["trajudge", *sys.argv[1:]]
+    try:
+        main()
+    except SystemExit as exc:
+        if exc.code not in (0, None):
+            raise
+print("MODULES " + json.dumps(sorted(m for m in watched if m in sys.modules)))
+"""
+
+
+def _imported(args: list[str], watched: set[str], cwd: Path) -> set[str]:
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    env.pop("TRAJUDGE_DB", None)
+    proc = subprocess.run(
+        [sys.executable, "-c", _PROBE.format(watched=sorted(watched)), *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    line = next(x for x in proc.stdout.splitlines() if x.startswith("MODULES "))
+    return set(json.loads(line.removeprefix("MODULES ")))
+
+
+def test_import_trajudge_loads_no_heavy_library(tmp_path: Path) -> None:
+    # the public names are there, but nothing behind them is imported until one is used
+    assert _imported(["--import-only"], HEAVY | {"pandas", "sqlalchemy"}, tmp_path) == set()
+
+
+def test_help_loads_no_heavy_library(tmp_path: Path) -> None:
+    assert _imported(["--help"], HEAVY, tmp_path) == set()
+
+
+def test_import_command_loads_no_heavy_library(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'store.db'}"
+    assert _imported(["import", str(TAU_FILE), "--db", db], HEAVY, tmp_path) == set()
+    # the import really ran: the 200 trajectories are in the store
+    from trajudge.store import Store
+
+    store = Store(db)
+    try:
+        assert store.count_trajectories("gpt-4o-airline") == 200
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("name", ["Store", "cohen_kappa", "build_report", "read_trajectories"])
+def test_public_names_still_resolve(name: str) -> None:
+    import trajudge
+
+    assert name in dir(trajudge)
+    assert getattr(trajudge, name).__name__ == name
+
+
+def test_an_unknown_name_is_an_attribute_error() -> None:
+    import trajudge
+
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        trajudge.nope  # noqa: B018
