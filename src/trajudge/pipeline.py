@@ -309,11 +309,11 @@ def run_pipeline(
                 )
         spec_path = cfg.specs.path if cfg.specs is not None else None
         with _phase(summary, "rules", console):
-            checked = check_stored_dataset(store, name, spec_path)
-            summary.gate_failures = sum(not r.gates_passed for r in checked.reports)
+            checked = check_stored_dataset(store, name, spec_path, keep_reports=False)
+            summary.gate_failures = checked.summary.gate_failures
             if console is not None:
                 console.print(
-                    f"{len(checked.reports)} trajectories checked; "
+                    f"{checked.summary.trajectories} trajectories checked; "
                     f"{summary.gate_failures} failed a gate (their judge calls are skipped)"
                 )
         spec_set = load_specs(spec_path) if spec_path is not None else None

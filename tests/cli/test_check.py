@@ -109,3 +109,34 @@ def test_tau_bench_stored_specs(db_url: str, tau_bench_file: Path) -> None:
     by_id = {r["trajectory_id"]: r for r in doc["reports"]}
     ref = next(c for c in by_id["6-0"]["results"] if c["check"] == "reference_match")
     assert ref["passed"] is True
+
+
+def test_check_without_keeping_reports_counts_the_same(db_url: str) -> None:
+    """The streamed summary (reports not kept, as `trajudge check` runs without --json) is
+    the summary of the kept reports, and the same results are stored."""
+    from trajudge.rules import check_stored_dataset, summarize_reports
+
+    _store_small(db_url)
+    store = Store(db_url)
+    kept = check_stored_dataset(store, "small")
+    stored_kept = store.rule_results("small")
+    streamed = check_stored_dataset(store, "small", keep_reports=False)
+    assert len(kept.reports) == 3 and streamed.reports == []
+    assert streamed.summary == kept.summary == summarize_reports(kept.reports)
+    assert store.rule_results("small") == stored_kept
+    # by hand: b-0's failed search is no gate here, so no trajectory fails a gate
+    assert streamed.summary.trajectories == 3 and streamed.summary.gate_failures == 0
+
+
+def test_gate_results_are_the_stored_gates(db_url: str, tmp_path: Path) -> None:
+    _store_small(db_url)
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("defaults:\n  forbidden_tools: [rm]\n", encoding="utf-8")
+    assert run("small", "--spec", str(spec), "--db", db_url).exit_code == 0
+    store = Store(db_url)
+    # a-1 calls rm, forbidden by a gate; the other two do not
+    assert store.gate_results("small") == {"a-0": True, "a-1": False, "b-0": True}
+    assert store.gate_results("small") == {
+        k: v["gates_passed"] for k, v in store.rule_results("small").items()
+    }
+    assert store.gate_results("other") == {}

@@ -97,6 +97,7 @@ def check_command(
             spec,
             on_start=start,
             on_progress=lambda k: progress.advance(task, k),
+            keep_reports=as_json,  # only --json prints every report
         )
     finally:
         if started:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,25 +23,31 @@ from trajudge.trajectories import InputError, Trajectory
 USAGE_COLUMNS = ["steps", "tokens", "cost_usd", "latency_s"]
 
 
-def trajectory_frame(trajectories: list[Trajectory]) -> pd.DataFrame:
-    """One row per trajectory: ids, outcome, intent and usage figures."""
-    rows = [
-        {
-            "trajectory_id": t.id,
-            "task_id": t.task_id,
-            "trial": t.trial,
-            "intent": t.intent,
-            "outcome": t.outcome,
-            "steps": len(t.steps),
-            "tokens": t.usage.total_tokens,
-            "cost_usd": t.usage.cost_usd,
-            "latency_s": t.usage.latency_s,
-            "turns": t.usage.turns,
-        }
-        for t in trajectories
-    ]
-    cols = ["trajectory_id", "task_id", "trial", "intent", "outcome", *USAGE_COLUMNS, "turns"]
-    return pd.DataFrame(rows, columns=cols)
+_COLUMNS = ["trajectory_id", "task_id", "trial", "intent", "outcome", *USAGE_COLUMNS, "turns"]
+
+
+def _row(t: Trajectory) -> dict[str, Any]:
+    return {
+        "trajectory_id": t.id,
+        "task_id": t.task_id,
+        "trial": t.trial,
+        "intent": t.intent,
+        "outcome": t.outcome,
+        "steps": len(t.steps),
+        "tokens": t.usage.total_tokens,
+        "cost_usd": t.usage.cost_usd,
+        "latency_s": t.usage.latency_s,
+        "turns": t.usage.turns,
+    }
+
+
+def trajectory_frame(trajectories: Iterable[Trajectory]) -> pd.DataFrame:
+    """One row per trajectory: ids, outcome, intent and usage figures.
+
+    ``trajectories`` is read once, one at a time (e.g. ``Store.iter_trajectories``): only the
+    rows are kept, never the trajectories.
+    """
+    return pd.DataFrame([_row(t) for t in trajectories], columns=_COLUMNS)
 
 
 def verdict_frame(store: Store, dataset: str, source: str = "outcome") -> pd.DataFrame:
@@ -51,18 +58,16 @@ def verdict_frame(store: Store, dataset: str, source: str = "outcome") -> pd.Dat
     :func:`trajectory_frame` plus ``success`` (True / False / None when unknown).
     """
     store.require_dataset(dataset)
-    frame = trajectory_frame(store.trajectories(dataset))
+    frame = trajectory_frame(store.iter_trajectories(dataset))
     if source == "outcome":
         frame["success"] = frame["outcome"].astype(object)
     elif source == "rules":
-        results = store.rule_results(dataset)
-        if not results:
+        gates = store.gate_results(dataset)
+        if not gates:
             raise InputError(
                 store.url, None, "source", f"no rule results for {dataset!r}: run trajudge check"
             )
-        frame["success"] = [
-            results[i]["gates_passed"] if i in results else None for i in frame["trajectory_id"]
-        ]
+        frame["success"] = [gates.get(i) for i in frame["trajectory_id"]]
     else:
         raise InputError(store.url, None, "source", f"unknown source {source!r} (outcome or rules)")
     return frame
@@ -264,15 +269,23 @@ def _labels(
 def store_inputs(store: Store, dataset: str, *, label_source: str = "human") -> StoreInputs:
     """Read judgments, labels, trajectories and gate results of a dataset for the report."""
     store.require_dataset(dataset)
-    trajectories = store.trajectories(dataset)
-    trajs = trajectory_frame(trajectories)
-    trajs["length"] = [render_length(t) for t in trajectories]
-    trajs["agent_model"] = [_none(t.metadata.get("model")) for t in trajectories]
-    trajs["tags"] = [detect_boundary_tags(t) for t in trajectories]
-    results = store.rule_results(dataset)
-    trajs["gates_passed"] = [
-        results[i]["gates_passed"] if i in results else None for i in trajs["trajectory_id"]
-    ]
+    rows: list[dict[str, Any]] = []
+
+    def each() -> Iterator[Trajectory]:
+        # one pass over the store: each trajectory becomes a row, then feeds the fingerprint,
+        # so memory holds the rows and one trajectory, never the dataset
+        for t in store.iter_trajectories(dataset):
+            row = _row(t)
+            row["length"] = render_length(t)
+            row["agent_model"] = _none(t.metadata.get("model"))
+            row["tags"] = detect_boundary_tags(t)
+            rows.append(row)
+            yield t
+
+    fp = fingerprint(each())
+    trajs = pd.DataFrame(rows, columns=[*_COLUMNS, "length", "agent_model", "tags"])
+    results = store.gate_results(dataset)
+    trajs["gates_passed"] = [results.get(i) for i in trajs["trajectory_id"]]
     notes: list[str] = []
     judgments = _judgments(store, dataset, trajs, notes)
     labels, raw_labels = _labels(store, dataset, label_source, set(trajs["trajectory_id"]), notes)
@@ -283,5 +296,4 @@ def store_inputs(store: Store, dataset: str, *, label_source: str = "human") -> 
                 f"{missing} trajectories have no rule result (run trajudge check): no gate "
                 "is applied to them"
             )
-    fp = fingerprint(trajectories)
     return StoreInputs(judgments, labels, raw_labels, trajs, bool(results), fp, notes)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,7 +17,8 @@ SAVE_BATCH = 500
 
 @dataclass
 class DatasetCheck:
-    """What :func:`check_stored_dataset` did: the reports and their summary."""
+    """What :func:`check_stored_dataset` did: the reports (empty unless asked for) and their
+    summary."""
 
     dataset: str
     spec_source: str
@@ -32,6 +33,7 @@ def check_stored_dataset(
     *,
     on_start: Callable[[int], None] | None = None,
     on_progress: Callable[[int], None] | None = None,
+    keep_reports: bool = True,
 ) -> DatasetCheck:
     """Run the rule checks over every trajectory of a stored dataset and save the reports.
 
@@ -39,6 +41,11 @@ def check_stored_dataset(
     top as :func:`resolve_specs` describes. The spec file is validated before anything runs,
     so a bad file writes nothing. Reports are saved in batches as they are computed
     (``Store.save_rule_results``; a trajectory's earlier result is replaced).
+
+    Trajectories are read from the store and checked one at a time and the summary is
+    counted as the reports come, so memory does not grow with the dataset; only
+    ``keep_reports`` (the default, for callers that want every report) holds them all in
+    :attr:`DatasetCheck.reports`.
     """
     store.require_dataset(dataset)
     spec_set: SpecSet | None = load_specs(spec_path) if spec_path is not None else None
@@ -66,16 +73,21 @@ def check_stored_dataset(
         )
         pending.clear()
 
-    for rep in iter_check_dataset(store.iter_trajectories(dataset), tasks, defaults):
-        reports.append(rep)
-        pending.append(rep)
-        if len(pending) >= SAVE_BATCH:
+    def checked() -> Iterator[RuleReport]:
+        for rep in iter_check_dataset(store.iter_trajectories(dataset), tasks, defaults):
+            if keep_reports:
+                reports.append(rep)
+            pending.append(rep)
+            if len(pending) >= SAVE_BATCH:
+                flush()
+            if on_progress is not None:
+                on_progress(1)
+            yield rep
+        if pending:
             flush()
-        if on_progress is not None:
-            on_progress(1)
-    if pending:
-        flush()
+
+    summary = summarize_reports(checked())
     source = "stored specs" if spec_set is None else f"stored specs + {spec_set.source}"
     if not stored and spec_set is not None:
         source = str(spec_set.source)
-    return DatasetCheck(dataset, source, reports, summarize_reports(reports))
+    return DatasetCheck(dataset, source, reports, summary)

@@ -412,6 +412,15 @@ class Store(JudgmentsMixin, LabelsMixin):
                 conn.execute(insert(rule_results), [values[i] for i in chunk])
         return len(ids)
 
+    def gate_results(self, dataset: str) -> dict[str, bool]:
+        """Whether every gate passed, by trajectory id, for the trajectories with a stored rule
+        result (the ``gates_passed`` of :meth:`rule_results` without reading the reports)."""
+        query = select(rule_results.c.trajectory_id, rule_results.c.gates_passed).where(
+            rule_results.c.dataset == dataset
+        )
+        with self.engine.connect() as conn:
+            return {r.trajectory_id: bool(r.gates_passed) for r in conn.execute(query)}
+
     def rule_results(self, dataset: str) -> dict[str, dict[str, Any]]:
         """Stored rule results by trajectory id (each: gates_passed, score, spec_sha256, data)."""
         with self.engine.connect() as conn:
