@@ -141,14 +141,18 @@ def test_cancelled_batch_resumes_without_repeats_or_duplicates(
 ) -> None:
     store = _store(db_url)
     judge = _judge(fake_llm, "point", "trajectory_reasonableness")
-    fake_llm.default = "delay:0.2"
+    # three answers, then every call stays in flight until released
+    fake_llm.script = ["ok", "ok", "ok"]
+    fake_llm.default = "block"
+    reported: list[int] = []
 
     async def run_and_cancel() -> int:
         task: asyncio.Task[object] | None = None
 
         def progress(p: BatchProgress) -> None:
-            if p.done == 3 and task is not None:
-                task.cancel()  # like Ctrl-C after three completions
+            reported.append(p.done)
+            if p.done >= 3 and task is not None:
+                task.cancel()  # like Ctrl-C once three judgments are stored
 
         task = asyncio.ensure_future(
             ascore_dataset(store, "ds", [judge], concurrency=2, progress=progress)
@@ -158,8 +162,10 @@ def test_cancelled_batch_resumes_without_repeats_or_duplicates(
         return len(store.judgments_frame("ds"))
 
     stored = run_sync(run_and_cancel())
-    assert stored == 3
+    # every answer is stored (the calls in flight are lost), and was reported only once stored
+    assert stored == 3 and reported[-1] == 3
     first_calls = fake_llm.calls
+    fake_llm.release()
     fake_llm.requests.clear()
     fake_llm.default = "ok"
     summary = score_dataset(store, "ds", [judge])
