@@ -307,9 +307,10 @@ def report(args: argparse.Namespace, sides: dict[str, Path], folder: Path, api_b
             line = f"  round {r + 1} {side:9s} first {res['first_s']:7.3f} s"
             if side != "plain":
                 line += (
-                    f"  stored re-run {res['stored_s']:.3f} s  cached re-run {res['cached_s']:.3f} s"
-                    f"  (judged {res['first_judged']}, errors {res['first_errors']}, re-run calls "
-                    f"{res['rerun_calls']}, resumed {res['stored_resumed']}, hits {res['cached_hits']})"
+                    f"  stored re-run {res['stored_s']:.3f} s"
+                    f"  cached re-run {res['cached_s']:.3f} s  (judged {res['first_judged']},"
+                    f" errors {res['first_errors']}, re-run calls {res['rerun_calls']},"
+                    f" resumed {res['stored_resumed']}, hits {res['cached_hits']})"
                 )
             print(line, flush=True)
     med = {s: statistics.median(x["first_s"] for x in results[s]) for s in names}

@@ -71,6 +71,9 @@ class FakeLLM:
         self.choose: Callable[[str, list[Any]], Any] = lambda name, values: values[-1]
         # optional: (user prompt, sampled verdict) -> the verdict to return
         self.decide: Callable[[str, dict[str, Any]], dict[str, Any]] | None = None
+        # optional: request body -> the behaviour for it (None: the script, then the default),
+        # so that a fault hits the same request whatever order the requests come in
+        self.action_for: Callable[[dict[str, Any]], str | None] | None = None
         self._lock = threading.Lock()
         self._loop = asyncio.new_event_loop()
         self._runner: web.AppRunner | None = None
@@ -118,6 +121,7 @@ class FakeLLM:
             self.default = "ok"
             self.max_in_flight = 0
             self.decide = None
+            self.action_for = None
             self._released.clear()
 
     def _run(self) -> None:
@@ -161,7 +165,8 @@ class FakeLLM:
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
         try:
-            action = self._next()
+            chosen = self.action_for(body) if self.action_for is not None else None
+            action = chosen if chosen is not None else self._next()
             if action.startswith("hold:"):
                 deadline = time.monotonic() + 60
                 while self.max_in_flight < int(action.split(":", 1)[1]):

@@ -22,6 +22,7 @@ See :mod:`trajudge.judges._plan` for the items of each mode and the gates, and
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import AsyncIterator, Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -135,6 +136,56 @@ async def ascore_dataset(
     flush_interval_s: float = FLUSH_INTERVAL_S,
 ) -> BatchSummary:
     """Async core of :func:`score_dataset`."""
+    with _connection_kept_open(store):
+        return await _score(
+            store,
+            dataset,
+            judges,
+            specs=specs,
+            spec_defaults=spec_defaults,
+            concurrency=concurrency,
+            progress=progress,
+            gates=gates,
+            tasks=tasks,
+            max_tasks=max_tasks,
+            max_trials=max_trials,
+            engine=engine,
+            flush_interval_s=flush_interval_s,
+        )
+
+
+@contextlib.contextmanager
+def _connection_kept_open(store: Store) -> Iterator[None]:
+    """Hold one idle connection to a SQLite store for the batch.
+
+    The store opens a connection per transaction, and SQLite checkpoints the write-ahead log
+    into the database file (with an fsync) whenever the LAST connection to it closes: once per
+    read and per write of a batch, which cost more than the write itself. An idle connection
+    (no transaction, so no lock and no snapshot) defers that to the end of the batch.
+    """
+    if store.engine.dialect.name != "sqlite":
+        yield
+        return
+    with store.engine.connect():
+        yield
+
+
+async def _score(
+    store: Store,
+    dataset: str,
+    judges: Sequence[Judge],
+    *,
+    specs: Mapping[str, TaskSpec] | None,
+    spec_defaults: TaskSpec | None,
+    concurrency: int | None,
+    progress: Callable[[BatchProgress], None] | None,
+    gates: Collection[str],
+    tasks: Collection[str] | None,
+    max_tasks: int | None,
+    max_trials: int | None,
+    engine: Engine | None,
+    flush_interval_s: float,
+) -> BatchSummary:
     t0 = time.perf_counter()
     plan = plan_batch(
         store,
