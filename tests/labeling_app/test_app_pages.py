@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pandas as pd
@@ -115,7 +116,8 @@ def test_xss_sample_is_shown_as_inert_text(store_url: str, store: Store) -> None
     for text in rich_texts(at):
         for bad in ("<script", "onerror", "javascript:", "<img"):
             assert bad not in text, text
-    assert len(at.dataframe) >= 1  # rule checks table
+    # the rule check's detail is on its line of the rule text, as text
+    assert any("FAIL" in t.value and "forbidden" in t.value and LINK in t.value for t in at.text)
 
 
 def test_judges_are_hidden_unless_turned_on(store_url: str, store: Store) -> None:
@@ -285,7 +287,9 @@ def test_keyboard_shortcuts_binary_and_ordinal(store_url: str, store: Store, tmp
     keys = {b.label: b.proto.shortcut for b in at.button}
     assert (keys["1 · pass"], keys["0 · fail"]) == ("p", "f")
     tid = at.session_state[S.CURRENT]
-    # a criterion value given before the verdict is saved with it
+    # the criteria are drawn once switched on; a value given before the verdict is saved with it
+    assert not at.radio
+    at.toggle(key=S.SHOW_CRITERIA).set_value(True).run()
     at.radio(key=S.widget_key("crit", tid, "policy")).set_value(0).run()
     at.button(key="value-0").click().run()
     (row,) = my_rows(store, "bin")
@@ -304,6 +308,13 @@ def test_sign_out_forgets_the_annotator(store_url: str) -> None:
     assert any("Sign in first" in w.value for w in at.warning)
 
 
+def _leading_json(text: str) -> Any:
+    try:
+        return json.JSONDecoder().raw_decode(text)[0]
+    except ValueError:
+        return None
+
+
 @pytest.mark.shared
 def test_real_tau_bench_trajectories_render(tau_bench_file: Any, db_url: str) -> None:
     from trajudge.trajectories import from_tau_bench
@@ -319,6 +330,11 @@ def test_real_tau_bench_trajectories_render(tau_bench_file: Any, db_url: str) ->
     tid = at.session_state[S.CURRENT]
     shown = next(t for t in trajectories if t.id == tid)
     assert shown.input in plain_texts(at)
-    assert len([c for c in at.code if c.language == "json"]) == len(shown.steps)
+    # every step: its header line, then a block that starts with its arguments as JSON
+    texts, codes = [str(t.value) for t in at.text], [str(c.value) for c in at.code]
+    assert sum(t.startswith("Step ") for t in texts) == len(shown.steps)
+    for i, step in enumerate(shown.steps, start=1):
+        assert any(t.startswith(f"Step {i}: {step.tool} · ") for t in texts), i
+        assert any(_leading_json(c) == step.args for c in codes), i
     at.button(key="value-3").click().run()
     assert store.labels_frame("tau")["trajectory_id"].tolist() == [tid]

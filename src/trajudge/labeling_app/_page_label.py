@@ -1,7 +1,14 @@
-"""The label page: one item at a time from the annotator's queue, saved on every click."""
+"""The label page: one item at a time from the annotator's queue, saved on every click.
+
+The item and its label panel are one ``st.fragment``: a click on a value, Next, Back, Skip or
+Open reruns and redraws only them (the sidebar, the navigation and the page around stay as
+they are). The progress counts are kept in the session and moved on by each save; a full run
+of the page (sign-in, another page, the sidebar) counts them again.
+"""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pandas as pd
@@ -11,16 +18,15 @@ from trajudge.judges import Rubric
 from trajudge.labeling_app import _state as S
 from trajudge.labeling_app._access import label_page_judgments, own_label
 from trajudge.labeling_app._config import AppConfig
-from trajudge.labeling_app._data import (
-    get_count,
-    get_pool,
-    get_queue,
-    get_rubric,
-    get_store,
-    get_trajectory,
+from trajudge.labeling_app._data import get_count, get_pool, get_queue, get_rubric, get_store
+from trajudge.labeling_app._queue import (
+    Progress,
+    Queue,
+    next_item,
+    progress,
+    progress_after_save,
 )
-from trajudge.labeling_app._queue import Queue, next_item, progress
-from trajudge.labeling_app._view import build_item_view
+from trajudge.labeling_app._view import ItemView, build_item_view
 from trajudge.labeling_app._widgets import (
     level_text,
     render_item,
@@ -29,6 +35,8 @@ from trajudge.labeling_app._widgets import (
     render_rule,
     value_shortcut,
 )
+
+RECENT_MAX = 200  # items in "Your recent labels"
 
 # Enter as a second key for "Next": a fixed script (no trajectory content), ignored while
 # typing in a field or when a button has the focus (the browser clicks that button itself).
@@ -112,7 +120,9 @@ def _save(
         if ss.get(S.widget_key("crit", tid, c.id)) is not None
     }
     note = (ss.get(S.widget_key("note", tid)) or "").strip() or None
-    get_store(cfg.db_url).save_label(
+    store = get_store(cfg.db_url)
+    before = store.item_labels(dataset, tid, rubric.id)
+    store.save_label(
         dataset,
         tid,
         rubric.id,
@@ -123,6 +133,10 @@ def _save(
         unsure=bool(ss.get(S.widget_key("unsure", tid))),
         skipped=skipped,
     )
+    if ss[S.PROGRESS] is not None:
+        ss[S.PROGRESS] = progress_after_save(ss[S.PROGRESS], before, me, skipped=skipped)
+    if ss[S.RECENT] is not None:
+        ss[S.RECENT] = [tid, *(t for t in ss[S.RECENT] if t != tid)][:RECENT_MAX]
     S.set_flash(tid, "success", f"Saved: {level_text(rubric, value)}")
 
 
@@ -192,7 +206,8 @@ def _on_open(tid_key: str) -> None:
 
 
 def _seed_widgets(rubric: Rubric, tid: str, mine: dict[str, Any] | None) -> None:
-    """Show an earlier label in the widgets the first time its item is on screen."""
+    """Show an earlier label in the widgets the first time its item is on screen (and its
+    criteria when it has some)."""
     import json
 
     ss = st.session_state
@@ -203,10 +218,32 @@ def _seed_widgets(rubric: Rubric, tid: str, mine: dict[str, Any] | None) -> None
     crit = json.loads(mine["criteria"]) if mine["criteria"] else {}
     for c in rubric.criteria:
         ss[S.widget_key("crit", tid, c.id)] = crit.get(c.id)
+    if crit:
+        ss[S.SHOW_CRITERIA] = True
+
+
+def _criteria(rubric: Rubric, tid: str, args: tuple[Any, ...]) -> None:
+    """The per-criterion values, drawn only while the annotator has them switched on: each is
+    a widget of its own item, and a new widget costs the browser far more than a redrawn one."""
+    st.toggle("Criteria (optional)", key=S.SHOW_CRITERIA)
+    if not st.session_state[S.SHOW_CRITERIA]:
+        return
+    values = [lv.value for lv in rubric.scale.levels]
+    for c in rubric.criteria:
+        st.radio(
+            c.id,
+            [None, *values],
+            format_func=lambda v: "–" if v is None else str(v),
+            horizontal=True,
+            key=S.widget_key("crit", tid, c.id),
+            help=c.description,
+            on_change=_on_details,
+            args=args,
+        )
 
 
 def label_panel(cfg: AppConfig, dataset: str, rubric: Rubric, tid: str) -> None:
-    """The rubric with its anchors beside the value buttons, then details and navigation."""
+    """The rubric with its anchors above the value buttons, then details and navigation."""
     ss = st.session_state
     # first, at a place nothing above can move: a frame that moves is reloaded, and until its
     # script runs again Enter does nothing
@@ -215,36 +252,24 @@ def label_panel(cfg: AppConfig, dataset: str, rubric: Rubric, tid: str) -> None:
     mine = own_label(store, dataset, tid, rubric.id, ss[S.ANNOTATOR])
     _seed_widgets(rubric, tid, mine)
     st.subheader(f"Rubric: {rubric.id}", divider="gray")
-    st.text(rubric.description)
+    anchors = "\n".join(
+        f"{level_text(rubric, lv.value)}: {lv.anchor}" for lv in rubric.scale.levels
+    )
+    st.text(f"{rubric.description}\n\n{anchors}")
     args = (cfg, dataset, rubric, tid)
     for lv in rubric.scale.levels:
-        key_col, text_col = st.columns([2, 3], vertical_alignment="center")
         chosen = mine is not None and mine["value"] == lv.value
-        key_col.button(
-            f"{lv.value} · {lv.label}",
+        st.button(
+            level_text(rubric, lv.value),
             key=f"value-{lv.value}",
             type="primary" if chosen else "secondary",
             shortcut=value_shortcut(rubric, lv.value) if 0 <= lv.value <= 9 else None,
             on_click=_on_value,
             args=(*args, lv.value),
             width="stretch",
-            wrap=True,
         )
-        text_col.text(lv.anchor)
     if rubric.criteria:
-        with st.expander("Criteria (optional)", expanded=False):
-            values = [lv.value for lv in rubric.scale.levels]
-            for c in rubric.criteria:
-                st.radio(
-                    c.id,
-                    [None, *values],
-                    format_func=lambda v: "–" if v is None else str(v),
-                    horizontal=True,
-                    key=S.widget_key("crit", tid, c.id),
-                    help=c.description,
-                    on_change=_on_details,
-                    args=args,
-                )
+        _criteria(rubric, tid, args)
     st.text_area("Note", key=S.widget_key("note", tid), on_change=_on_details, args=args)
     st.checkbox("Unsure", key=S.widget_key("unsure", tid), on_change=_on_details, args=args)
     message = st.empty()  # always there, so a message coming or going moves nothing below
@@ -256,10 +281,10 @@ def label_panel(cfg: AppConfig, dataset: str, rubric: Rubric, tid: str) -> None:
         message.info(
             f"Your label: {level_text(rubric, None if mine['skipped'] else mine['value'])}"
         )
-    back, skip, nxt = st.columns(3)
-    back.button("Back", shortcut="B", on_click=_on_back, disabled=not ss[S.VISITED])
-    skip.button("Skip", shortcut="S", on_click=_on_skip, args=args)
-    nxt.button("Next", shortcut="N", type="primary", on_click=_on_next, args=args)
+    nav = st.container(horizontal=True)
+    nav.button("Back", shortcut="B", on_click=_on_back, disabled=not ss[S.VISITED])
+    nav.button("Skip", shortcut="S", on_click=_on_skip, args=args)
+    nav.button("Next", shortcut="N", type="primary", on_click=_on_next, args=args)
     if mine is not None:
         history = store.label_history(int(mine["id"]))
         if history:
@@ -269,9 +294,13 @@ def label_panel(cfg: AppConfig, dataset: str, rubric: Rubric, tid: str) -> None:
 
 
 def my_labels(cfg: AppConfig, dataset: str, rubric: Rubric) -> None:
-    """Jump back to any item this annotator labeled, to see or edit the label."""
-    me = st.session_state[S.ANNOTATOR]
-    done = get_store(cfg.db_url).annotator_label_ids(dataset, rubric.id, me)
+    """Jump back to any item this annotator labeled, to see or edit the label (the list is
+    read on a full run of the page and kept up to date by each save)."""
+    ss = st.session_state
+    if ss[S.RECENT] is None:
+        store = get_store(cfg.db_url)
+        ss[S.RECENT] = store.annotator_label_ids(dataset, rubric.id, ss[S.ANNOTATOR])
+    done: list[str] = ss[S.RECENT]
     with st.sidebar.expander(f"Your recent labels ({len(done)})"):
         if done:
             st.selectbox("Item", done, key="open-pick")
@@ -295,38 +324,79 @@ def signed_in_page() -> tuple[AppConfig, str, str]:
     return cfg, str(me), str(dataset)
 
 
-def page_label() -> None:
-    cfg, me, dataset = signed_in_page()
+def _progress(cfg: AppConfig, dataset: str, rubric: Rubric, queue: Queue) -> Progress:
+    """The progress kept in the session (counted when there is none: on a full run)."""
     ss = st.session_state
-    rubric = get_rubric(cfg.rubric)
-    store = get_store(cfg.db_url)
-    my_labels(cfg, dataset, rubric)
-    if ss[S.CURRENT] is None and ss[S.CURSOR] == 0:
-        _advance(cfg, dataset, rubric, me)
-    queue = _queue(cfg, dataset, rubric, me)
-    render_progress(progress(store, dataset, rubric.id, queue, get_count(cfg.db_url, dataset)))
-    tid = ss[S.CURRENT]
-    if tid is None:
-        st.success("Your queue is done. Thank you!")
-        st.button("Back", on_click=_on_back, disabled=not ss[S.VISITED])
-        return
-    traj = get_trajectory(cfg.db_url, dataset, tid)
-    if traj is None:
-        st.error("This trajectory is no longer in the store.")
-        st.button("Skip", on_click=_on_skip, args=(cfg, dataset, rubric, tid))
-        return
+    p: Progress | None = ss[S.PROGRESS]
+    if p is None:
+        n_items = get_count(cfg.db_url, dataset)
+        p = progress(get_store(cfg.db_url), dataset, rubric.id, queue, n_items)
+    elif p.mine_total != len(queue):  # the queue was built again (another pool)
+        p = replace(p, mine_total=len(queue))
+    ss[S.PROGRESS] = p
+    return p
+
+
+def _item_view(cfg: AppConfig, dataset: str, rubric: Rubric, tid: str) -> ItemView | None:
+    """The view of item ``tid``: the trajectory fetched by id once while it stays on screen
+    (a label click redraws it from the session), None when it is no longer in the store."""
+    ss = st.session_state
     shown = cfg.show_judges and bool(ss[S.SHOW_JUDGES])
+    key = (tid, shown)
+    cached = ss[S.ITEM]
+    if cached is not None and cached[0] == key:
+        view: ItemView = cached[1]
+        return view
+    store = get_store(cfg.db_url)
+    traj = store.trajectory(dataset, tid)
+    if traj is None:
+        return None
     view = build_item_view(
         traj,
         rule_result=store.item_rule_result(dataset, tid),
         judgments=label_page_judgments(store, cfg, dataset, tid, shown=shown),
         rubric_id=rubric.id,
     )
+    ss[S.ITEM] = (key, view)
+    return view
+
+
+@st.fragment
+def item_and_panel(cfg: AppConfig, dataset: str, rubric: Rubric, me: str) -> None:
+    """The progress, the item on screen and its label panel; reruns alone on their clicks."""
+    ss = st.session_state
+    queue = _queue(cfg, dataset, rubric, me)
+    render_progress(_progress(cfg, dataset, rubric, queue))
+    my_labels(cfg, dataset, rubric)
+    tid = ss[S.CURRENT]
+    if tid is None:
+        st.success("Your queue is done. Thank you!")
+        st.button("Back", on_click=_on_back, disabled=not ss[S.VISITED])
+        return
+    view = _item_view(cfg, dataset, rubric, tid)
+    if view is None:
+        st.error("This trajectory is no longer in the store.")
+        st.button("Skip", on_click=_on_skip, args=(cfg, dataset, rubric, tid))
+        return
     left, right = st.columns([3, 2], gap="large")
     with left:
         render_item(view)
         render_rule(view.rule)
-        if shown:
+        if cfg.show_judges and ss[S.SHOW_JUDGES]:
             render_judgments(view.judgments)
     with right:
         label_panel(cfg, dataset, rubric, tid)
+
+
+def page_label() -> None:
+    cfg, me, dataset = signed_in_page()
+    ss = st.session_state
+    rubric = get_rubric(cfg.rubric)
+    # a full run: count the progress and read the labels and the item again (a fragment run
+    # keeps them)
+    ss[S.PROGRESS] = None
+    ss[S.RECENT] = None
+    ss[S.ITEM] = None
+    if ss[S.CURRENT] is None and ss[S.CURSOR] == 0:
+        _advance(cfg, dataset, rubric, me)
+    item_and_panel(cfg, dataset, rubric, me)

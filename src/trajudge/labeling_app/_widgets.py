@@ -7,6 +7,7 @@ strings written here; labels of expanders and widgets never contain trajectory t
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pandas as pd
@@ -14,7 +15,7 @@ import streamlit as st
 
 from trajudge.judges import Rubric
 from trajudge.labeling_app._queue import Progress
-from trajudge.labeling_app._view import ItemView, RuleView
+from trajudge.labeling_app._view import ItemView, RuleView, StepView
 
 
 def render_progress(p: Progress) -> None:
@@ -25,23 +26,72 @@ def render_progress(p: Progress) -> None:
     )
 
 
+def _check_line(c: dict[str, Any]) -> str:
+    passed = c.get("passed")
+    mark = "n/a" if passed is None else "pass" if passed else "FAIL"
+    score = c.get("score")
+    line = f"{mark:<4}  {c.get('severity') or '':<11} {c.get('check')}"
+    if score is not None:
+        line += f"  score {score:.2f}" if isinstance(score, float) else f"  score {score}"
+    if c.get("detail"):
+        line += f"  {c['detail']}"
+    return line
+
+
 def render_rule(rule: RuleView | None) -> None:
+    """The stored rule result as text: the verdict, then one line per check."""
     st.subheader("Rule checks", divider="gray")
     if rule is None:
         st.text("No rule results stored for this trajectory.")
         return
     verdict = "all gates passed" if rule.gates_passed else "a gate check failed"
     score = "n/a" if rule.score is None else f"{rule.score:.3f}"
-    st.text(f"{verdict} · score {score}")
-    if rule.checks:
-        st.dataframe(pd.DataFrame(rule.checks), hide_index=True, width="stretch")
-    else:
-        st.json(rule.raw, expanded=False)
+    lines = [f"{verdict} · score {score}", *(_check_line(c) for c in rule.checks)]
+    st.text("\n".join(lines))
+    if not rule.checks:
+        st.code(json.dumps(rule.raw, indent=2, default=str), language="json", wrap_lines=True)
+
+
+def step_header(s: StepView) -> str:
+    """``Step 3: tool · ok · 120 tokens · 340 ms`` (plain text)."""
+    return f"Step {s.index}: {s.tool} · {'ok' if s.ok else 'failed'}" + (
+        f" · {s.meta}" if s.meta else ""
+    )
+
+
+def step_text(s: StepView) -> str:
+    """The arguments (formatted JSON), then the error and the output (or its preview)."""
+    parts = [s.args_json]
+    if s.error:
+        parts.append(f"error: {s.error}")
+    if s.output_preview:
+        parts.append(f"output: {s.output_preview}")
+    return "\n".join(parts)
+
+
+def render_step(s: StepView) -> None:
+    """One tool call in two elements: its header and one block of its text (a long output
+    also whole, in an expander). Each element costs the browser a few milliseconds per item."""
+    st.text(step_header(s))
+    st.code(step_text(s), language=None, wrap_lines=True)
+    if s.output_full is not None:
+        with st.expander(f"Whole output ({len(s.output_full):,} characters)"):
+            st.code(s.output_full, language=None, wrap_lines=True)
+
+
+def usage_line(usage: dict[str, Any]) -> str:
+    """``Usage: prompt_tokens 10 · completion_tokens 5 · ...`` (plain text)."""
+    if not usage:
+        return "Usage: none recorded."
+    return "Usage: " + " · ".join(f"{k} {v}" for k, v in usage.items())
 
 
 def render_item(view: ItemView) -> None:
-    """The task input, every step, the final answer and the usage of one trajectory."""
-    st.subheader("Task", divider="gray")
+    """The task input, every step, the final answer and the usage of one trajectory.
+
+    Few elements per step (every element is a message to the browser and a node to draw on
+    each item): the page shows the next item as fast as a bare Streamlit page allows.
+    """
     meta = f"id {view.trajectory_id} · task {view.task_id} · trial {view.trial}"
     if view.intent:
         meta += f" · intent {view.intent}"
@@ -51,29 +101,10 @@ def render_item(view: ItemView) -> None:
     if not view.steps:
         st.text("No tool calls.")
     for s in view.steps:
-        with st.container(border=True):
-            head, status = st.columns([5, 1])
-            head.text(f"Step {s.index}: {s.tool}" + (f"   ({s.meta})" if s.meta else ""))
-            if s.ok:
-                status.badge("ok", color="green")
-            else:
-                status.badge("error", color="red")
-            st.code(s.args_json, language="json", wrap_lines=True)
-            if s.error:
-                st.text("error:")
-                st.code(s.error, language=None, wrap_lines=True)
-            if s.output_preview:
-                st.code(s.output_preview, language=None, wrap_lines=True)
-            if s.output_full is not None:
-                with st.expander(f"Whole output ({len(s.output_full):,} characters)"):
-                    st.code(s.output_full, language=None, wrap_lines=True)
+        render_step(s)
     st.subheader("Final answer", divider="gray")
     st.code(view.final_answer or "(no final answer)", language=None, wrap_lines=True)
-    st.subheader("Usage", divider="gray")
-    if view.usage:
-        st.json(view.usage, expanded=True)
-    else:
-        st.text("No usage recorded.")
+    st.text(usage_line(view.usage))
 
 
 def render_judgments(judgments: list[dict[str, Any]]) -> None:
