@@ -190,6 +190,25 @@ def test_label_save_next_back_and_edit(store_url: str, store: Store) -> None:
     assert [h["unsure"] for h in store.label_history(int(row["id"]))] == [False, True]
 
 
+def test_recent_labels_open_an_earlier_item(store_url: str) -> None:
+    at = run_page("label", store_url)
+    first = at.session_state[S.CURRENT]
+    assert not at.selectbox  # the list is drawn only while its expander is open
+    at.button(key="value-4").click().run()
+    next(b for b in at.button if b.label == "Next").click().run()
+    second = at.session_state[S.CURRENT]
+    at.button(key="value-2").click().run()
+    at.session_state[S.RECENT_OPEN] = True  # the annotator opens "Your recent labels"
+    at.run()
+    pick = at.selectbox(key="open-pick")
+    assert pick.options == [second, first]  # the latest first
+    pick.select(first).run()
+    next(b for b in at.button if b.label == "Open").click().run()
+    assert at.session_state[S.CURRENT] == first
+    assert at.session_state[S.VISITED] == [first, second]  # Back returns to the second
+    assert [m.value for m in at.info] == ["Your label: 4 · reasonable"]
+
+
 def test_skip_saves_a_skipped_label_and_moves_on(store_url: str, store: Store) -> None:
     at = run_page("label", store_url)
     first = at.session_state[S.CURRENT]
@@ -338,3 +357,27 @@ def test_real_tau_bench_trajectories_render(tau_bench_file: Any, db_url: str) ->
         assert any(_leading_json(c) == step.args for c in codes), i
     at.button(key="value-3").click().run()
     assert store.labels_frame("tau")["trajectory_id"].tolist() == [tid]
+
+
+def test_criteria_are_kept_when_switched_off(store_url: str, store: Store) -> None:
+    """Criteria are drawn only while switched on; a label saved while they are off keeps the
+    criteria stored with the item (their widgets are gone, not their values)."""
+    at = run_page("label", store_url)
+    tid = at.session_state[S.CURRENT]
+    at.toggle(key=S.SHOW_CRITERIA).set_value(True).run()
+    at.radio(key=S.widget_key("crit", tid, "arguments")).set_value(2).run()
+    at.button(key="value-4").click().run()
+    (row,) = my_rows(store)
+    assert (row["value"], row["criteria"]) == (4.0, '{"arguments": 2}')
+    at.toggle(key=S.SHOW_CRITERIA).set_value(False).run()
+    assert not at.radio
+    at.button(key="value-5").click().run()
+    at.checkbox(key=S.widget_key("unsure", tid)).check().run()
+    (row,) = my_rows(store)
+    assert (row["value"], row["criteria"], row["unsure"]) == (5.0, '{"arguments": 2}', True)
+    # shown again, the stored values are in the widgets, and clearing one is saved
+    at.toggle(key=S.SHOW_CRITERIA).set_value(True).run()
+    assert at.radio(key=S.widget_key("crit", tid, "arguments")).value == 2
+    at.radio(key=S.widget_key("crit", tid, "arguments")).set_value(None).run()
+    (row,) = my_rows(store)
+    assert (row["value"], row["criteria"]) == (5.0, None)

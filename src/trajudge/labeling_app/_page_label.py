@@ -8,6 +8,7 @@ of the page (sign-in, another page, the sidebar) counts them again.
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from typing import Any
 
@@ -103,6 +104,22 @@ def _advance(cfg: AppConfig, dataset: str, rubric: Rubric, me: str) -> None:
         ss[S.CURSOR] = pos
 
 
+def _criteria_values(
+    rubric: Rubric, tid: str, before: list[dict[str, Any]], me: str
+) -> dict[str, Any] | None:
+    """The criteria to save: the widgets' values while they are drawn, else the criteria
+    already stored with the annotator's label (hidden widgets hold no values)."""
+    ss = st.session_state
+    if ss[S.SHOW_CRITERIA]:
+        keys = {c.id: S.widget_key("crit", tid, c.id) for c in rubric.criteria}
+        return {cid: ss[k] for cid, k in keys.items() if ss.get(k) is not None} or None
+    mine = next((r for r in before if r["annotator"] == me and not r["adjudication"]), None)
+    stored: dict[str, Any] | None = (
+        json.loads(mine["criteria"]) if mine is not None and mine["criteria"] else None
+    )
+    return stored
+
+
 def _save(
     cfg: AppConfig,
     dataset: str,
@@ -114,11 +131,6 @@ def _save(
 ) -> None:
     ss = st.session_state
     me = ss[S.ANNOTATOR]
-    criteria = {
-        c.id: ss.get(S.widget_key("crit", tid, c.id))
-        for c in rubric.criteria
-        if ss.get(S.widget_key("crit", tid, c.id)) is not None
-    }
     note = (ss.get(S.widget_key("note", tid)) or "").strip() or None
     store = get_store(cfg.db_url)
     before = store.item_labels(dataset, tid, rubric.id)
@@ -128,7 +140,7 @@ def _save(
         rubric.id,
         me,
         value,
-        criteria=criteria or None,
+        criteria=_criteria_values(rubric, tid, before, me),
         note=note,
         unsure=bool(ss.get(S.widget_key("unsure", tid))),
         skipped=skipped,
@@ -205,37 +217,38 @@ def _on_open(tid_key: str) -> None:
         S.show_item(target)
 
 
-def _seed_widgets(rubric: Rubric, tid: str, mine: dict[str, Any] | None) -> None:
-    """Show an earlier label in the widgets the first time its item is on screen (and its
-    criteria when it has some)."""
-    import json
-
+def _seed_widgets(tid: str, mine: dict[str, Any] | None) -> None:
+    """Show an earlier label in the widgets the first time its item is on screen (and switch
+    the criteria on when it has some)."""
     ss = st.session_state
     if mine is None or S.widget_key("note", tid) in ss:
         return
     ss[S.widget_key("note", tid)] = mine["note"] or ""
     ss[S.widget_key("unsure", tid)] = bool(mine["unsure"])
-    crit = json.loads(mine["criteria"]) if mine["criteria"] else {}
-    for c in rubric.criteria:
-        ss[S.widget_key("crit", tid, c.id)] = crit.get(c.id)
-    if crit:
+    if mine["criteria"]:
         ss[S.SHOW_CRITERIA] = True
 
 
-def _criteria(rubric: Rubric, tid: str, args: tuple[Any, ...]) -> None:
+def _criteria(rubric: Rubric, tid: str, mine: dict[str, Any] | None, args: tuple[Any, ...]) -> None:
     """The per-criterion values, drawn only while the annotator has them switched on: each is
-    a widget of its own item, and a new widget costs the browser far more than a redrawn one."""
+    a widget of its own item, and a new widget costs the browser far more than a redrawn one.
+    A criterion's widget starts from the value stored with the annotator's label."""
+    ss = st.session_state
     st.toggle("Criteria (optional)", key=S.SHOW_CRITERIA)
-    if not st.session_state[S.SHOW_CRITERIA]:
+    if not ss[S.SHOW_CRITERIA]:
         return
+    stored = json.loads(mine["criteria"]) if mine is not None and mine["criteria"] else {}
     values = [lv.value for lv in rubric.scale.levels]
     for c in rubric.criteria:
+        key = S.widget_key("crit", tid, c.id)
+        if key not in ss:
+            ss[key] = stored.get(c.id)
         st.radio(
             c.id,
             [None, *values],
             format_func=lambda v: "–" if v is None else str(v),
             horizontal=True,
-            key=S.widget_key("crit", tid, c.id),
+            key=key,
             help=c.description,
             on_change=_on_details,
             args=args,
@@ -250,7 +263,7 @@ def label_panel(cfg: AppConfig, dataset: str, rubric: Rubric, tid: str) -> None:
     st.iframe(_ENTER_FOR_NEXT, height=1, tab_index=-1, alt="keyboard shortcut: Enter for Next")
     store = get_store(cfg.db_url)
     mine = own_label(store, dataset, tid, rubric.id, ss[S.ANNOTATOR])
-    _seed_widgets(rubric, tid, mine)
+    _seed_widgets(tid, mine)
     st.subheader(f"Rubric: {rubric.id}", divider="gray")
     anchors = "\n".join(
         f"{level_text(rubric, lv.value)}: {lv.anchor}" for lv in rubric.scale.levels
@@ -269,7 +282,7 @@ def label_panel(cfg: AppConfig, dataset: str, rubric: Rubric, tid: str) -> None:
             width="stretch",
         )
     if rubric.criteria:
-        _criteria(rubric, tid, args)
+        _criteria(rubric, tid, mine, args)
     st.text_area("Note", key=S.widget_key("note", tid), on_change=_on_details, args=args)
     st.checkbox("Unsure", key=S.widget_key("unsure", tid), on_change=_on_details, args=args)
     message = st.empty()  # always there, so a message coming or going moves nothing below
@@ -294,17 +307,26 @@ def label_panel(cfg: AppConfig, dataset: str, rubric: Rubric, tid: str) -> None:
 
 
 def my_labels(cfg: AppConfig, dataset: str, rubric: Rubric) -> None:
-    """Jump back to any item this annotator labeled, to see or edit the label (the list is
-    read on a full run of the page and kept up to date by each save)."""
+    """Jump back to any item this annotator labeled, to see or edit the label.
+
+    The list is drawn only while its expander is open (a selectbox whose options change with
+    every label costs the browser more on each item than the rest of the sidebar); it is read
+    on a full run of the page and kept up to date by each save.
+    """
     ss = st.session_state
+    box = st.sidebar.expander("Your recent labels", key=S.RECENT_OPEN, on_change="rerun")
+    if not box.open:
+        return
     if ss[S.RECENT] is None:
         store = get_store(cfg.db_url)
         ss[S.RECENT] = store.annotator_label_ids(dataset, rubric.id, ss[S.ANNOTATOR])
     done: list[str] = ss[S.RECENT]
-    with st.sidebar.expander(f"Your recent labels ({len(done)})"):
-        if done:
-            st.selectbox("Item", done, key="open-pick")
-            st.button("Open", on_click=_on_open, args=("open-pick",))
+    with box:
+        if not done:
+            st.text("None yet.")
+            return
+        st.selectbox("Item", done, key="open-pick")
+        st.button("Open", on_click=_on_open, args=("open-pick",))
 
 
 def signed_in_page() -> tuple[AppConfig, str, str]:

@@ -22,6 +22,7 @@ SHOW_CRITERIA = "show_criteria"  # the criteria widgets drawn (off: only the ove
 PROGRESS = "progress"  # Progress counted on the last full run, moved on by each save; or None
 ITEM = "item_view"  # ((trajectory id, judges shown), ItemView) of the item on screen, or None
 RECENT = "recent_labels"  # ids the annotator labeled, the latest first (at most 200), or None
+RECENT_OPEN = "recent_open"  # the sidebar's "Your recent labels" expander is open
 
 
 def _defaults() -> dict[str, Callable[[], Any]]:
