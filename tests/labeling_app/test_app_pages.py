@@ -159,7 +159,9 @@ def test_label_save_next_back_and_edit(store_url: str, store: Store) -> None:
         "4 · reasonable",
         "5 · ideal",
     ]
-    assert "You: 0 / 12 done" in [p.proto.text for p in at.get("progress")]
+    assert [p.proto.text for p in at.get("progress")] == [
+        "You: 0 / 12 done · everyone: 0 / 12 items have a label"
+    ]
     # Next without a label does not move on
     next_btn = next(b for b in at.button if b.label == "Next")
     next_btn.click().run()
@@ -178,7 +180,9 @@ def test_label_save_next_back_and_edit(store_url: str, store: Store) -> None:
     next(b for b in at.button if b.label == "Next").click().run()
     second = at.session_state[S.CURRENT]
     assert second not in (None, first)
-    assert "You: 1 / 12 done" in [p.proto.text for p in at.get("progress")]
+    assert [p.proto.text for p in at.get("progress")] == [
+        "You: 1 / 12 done · everyone: 1 / 12 items have a label"
+    ]
     # back to the first item: its label is shown and can be edited (history kept)
     next(b for b in at.button if b.label == "Back").click().run()
     assert at.session_state[S.CURRENT] == first
@@ -349,12 +353,13 @@ def test_real_tau_bench_trajectories_render(tau_bench_file: Any, db_url: str) ->
     tid = at.session_state[S.CURRENT]
     shown = next(t for t in trajectories if t.id == tid)
     assert shown.input in plain_texts(at)
-    # every step: its header line, then a block that starts with its arguments as JSON
-    texts, codes = [str(t.value) for t in at.text], [str(c.value) for c in at.code]
-    assert sum(t.startswith("Step ") for t in texts) == len(shown.steps)
-    for i, step in enumerate(shown.steps, start=1):
-        assert any(t.startswith(f"Step {i}: {step.tool} · ") for t in texts), i
-        assert any(_leading_json(c) == step.args for c in codes), i
+    # every step: one block, its header line, then its arguments as JSON
+    steps = [str(c.value) for c in at.code if str(c.value).startswith("Step ")]
+    assert len(steps) == len(shown.steps)
+    for i, (block, step) in enumerate(zip(steps, shown.steps, strict=True), start=1):
+        header, _, rest = block.partition("\n")
+        assert header.startswith(f"Step {i}: {step.tool} · "), header
+        assert _leading_json(rest) == step.args, i
     at.button(key="value-3").click().run()
     assert store.labels_frame("tau")["trajectory_id"].tolist() == [tid]
 

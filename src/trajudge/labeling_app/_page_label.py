@@ -264,11 +264,10 @@ def label_panel(cfg: AppConfig, dataset: str, rubric: Rubric, tid: str) -> None:
     store = get_store(cfg.db_url)
     mine = own_label(store, dataset, tid, rubric.id, ss[S.ANNOTATOR])
     _seed_widgets(tid, mine)
-    st.subheader(f"Rubric: {rubric.id}", divider="gray")
     anchors = "\n".join(
         f"{level_text(rubric, lv.value)}: {lv.anchor}" for lv in rubric.scale.levels
     )
-    st.text(f"{rubric.description}\n\n{anchors}")
+    st.text(f"Rubric: {rubric.id}\n{rubric.description}\n\n{anchors}")
     args = (cfg, dataset, rubric, tid)
     for lv in rubric.scale.levels:
         chosen = mine is not None and mine["value"] == lv.value

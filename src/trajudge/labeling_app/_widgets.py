@@ -19,10 +19,10 @@ from trajudge.labeling_app._view import ItemView, RuleView, StepView
 
 
 def render_progress(p: Progress) -> None:
-    st.progress(p.mine_fraction, text=f"You: {p.mine_done} / {p.mine_total} done")
     st.progress(
-        p.everyone_fraction,
-        text=f"Everyone: {p.items_labeled} / {p.items_total} items have a label",
+        p.mine_fraction,
+        text=f"You: {p.mine_done} / {p.mine_total} done · everyone: {p.items_labeled} / "
+        f"{p.items_total} items have a label",
     )
 
 
@@ -38,30 +38,28 @@ def _check_line(c: dict[str, Any]) -> str:
     return line
 
 
-def render_rule(rule: RuleView | None) -> None:
-    """The stored rule result as text: the verdict, then one line per check."""
-    st.subheader("Rule checks", divider="gray")
+def rule_text(rule: RuleView | None) -> str:
+    """``Rule checks: <verdict> · score <s>``, then one line per check (plain text)."""
     if rule is None:
-        st.text("No rule results stored for this trajectory.")
-        return
+        return "Rule checks: none stored for this trajectory."
     verdict = "all gates passed" if rule.gates_passed else "a gate check failed"
     score = "n/a" if rule.score is None else f"{rule.score:.3f}"
-    lines = [f"{verdict} · score {score}", *(_check_line(c) for c in rule.checks)]
-    st.text("\n".join(lines))
-    if not rule.checks:
+    return "\n".join([f"Rule checks: {verdict} · score {score}", *map(_check_line, rule.checks)])
+
+
+def render_rule(rule: RuleView | None) -> None:
+    """The stored rule result as one text: the verdict, then one line per check (the raw
+    result as JSON when it holds no checks)."""
+    st.text(rule_text(rule))
+    if rule is not None and not rule.checks:
         st.code(json.dumps(rule.raw, indent=2, default=str), language="json", wrap_lines=True)
 
 
-def step_header(s: StepView) -> str:
-    """``Step 3: tool · ok · 120 tokens · 340 ms`` (plain text)."""
-    return f"Step {s.index}: {s.tool} · {'ok' if s.ok else 'failed'}" + (
-        f" · {s.meta}" if s.meta else ""
-    )
-
-
 def step_text(s: StepView) -> str:
-    """The arguments (formatted JSON), then the error and the output (or its preview)."""
-    parts = [s.args_json]
+    """One tool call as text: ``Step 3: tool · ok · 120 tokens · 340 ms``, its arguments
+    (formatted JSON), then its error and its output (or the output's preview)."""
+    header = f"Step {s.index}: {s.tool} · {'ok' if s.ok else 'failed'}"
+    parts = [header + (f" · {s.meta}" if s.meta else ""), s.args_json]
     if s.error:
         parts.append(f"error: {s.error}")
     if s.output_preview:
@@ -69,14 +67,14 @@ def step_text(s: StepView) -> str:
     return "\n".join(parts)
 
 
-def render_step(s: StepView) -> None:
-    """One tool call in two elements: its header and one block of its text (a long output
-    also whole, in an expander). Each element costs the browser a few milliseconds per item."""
-    st.text(step_header(s))
-    st.code(step_text(s), language=None, wrap_lines=True)
-    if s.output_full is not None:
-        with st.expander(f"Whole output ({len(s.output_full):,} characters)"):
-            st.code(s.output_full, language=None, wrap_lines=True)
+def render_block(text: str, whole: str | None = None) -> None:
+    """One part of a trajectory (a tool call; later a turn of the conversation) as one code
+    block, and ``whole`` (the untruncated text) in an expander when given. Each element costs
+    the browser a few milliseconds per item, so a part is one element."""
+    st.code(text, language=None, wrap_lines=True)
+    if whole is not None:
+        with st.expander(f"Whole output ({len(whole):,} characters)"):
+            st.code(whole, language=None, wrap_lines=True)
 
 
 def usage_line(usage: dict[str, Any]) -> str:
@@ -89,22 +87,18 @@ def usage_line(usage: dict[str, Any]) -> str:
 def render_item(view: ItemView) -> None:
     """The task input, every step, the final answer and the usage of one trajectory.
 
-    Few elements per step (every element is a message to the browser and a node to draw on
-    each item): the page shows the next item as fast as a bare Streamlit page allows.
+    Few elements (every element is a message to the browser and a node it draws on each
+    item): an id line, the input, one block per step, the final answer, one usage line.
     """
     meta = f"id {view.trajectory_id} · task {view.task_id} · trial {view.trial}"
     if view.intent:
         meta += f" · intent {view.intent}"
-    st.text(meta)
+    st.text(f"{meta}\n{len(view.steps)} steps · {usage_line(view.usage)}")
     st.code(view.input or "(empty input)", language=None, wrap_lines=True)
-    st.subheader(f"Steps ({len(view.steps)})", divider="gray")
-    if not view.steps:
-        st.text("No tool calls.")
     for s in view.steps:
-        render_step(s)
+        render_block(step_text(s), s.output_full)
     st.subheader("Final answer", divider="gray")
     st.code(view.final_answer or "(no final answer)", language=None, wrap_lines=True)
-    st.text(usage_line(view.usage))
 
 
 def render_judgments(judgments: list[dict[str, Any]]) -> None:
