@@ -184,10 +184,9 @@ def test_label_three_items_keyboard_and_mouse(server: tuple[str, str], tmp_path:
                     # the app confirms the save on this item; the store holds it
                     _wait_idle_with(page, f"Saved: {value} · {names[value]}")
                     # the progress kept by the page moved on with the save
-                    _wait_idle_with(
-                        page,
-                        f"You: {len(seen)} / 6 done · everyone: {len(seen)} / 6 items have a label",
-                    )
+                    n = len(seen)
+                    for text in (f"You: {n} / 6 done", f"Everyone: {n} / 6 items have a label"):
+                        _wait_idle_with(page, text)
                     assert my_labels().get(tid) == value
                     assert _shown_id(page) == tid
                     # the message did not move the Enter frame (a moved frame is reloaded,

@@ -18,15 +18,19 @@ import streamlit as st
 from trajudge.judges import Rubric
 from trajudge.labeling_app import _state as S
 from trajudge.labeling_app._access import label_page_judgments, own_label
-from trajudge.labeling_app._config import AppConfig
-from trajudge.labeling_app._data import get_count, get_pool, get_queue, get_rubric, get_store
-from trajudge.labeling_app._queue import (
-    Progress,
-    Queue,
-    next_item,
-    progress,
-    progress_after_save,
+from trajudge.labeling_app._actions import (
+    advance,
+    annotator_queue,
+    on_back,
+    on_details,
+    on_next,
+    on_open,
+    on_skip,
+    on_value,
 )
+from trajudge.labeling_app._config import AppConfig
+from trajudge.labeling_app._data import get_count, get_rubric, get_store
+from trajudge.labeling_app._queue import Progress, Queue, progress
 from trajudge.labeling_app._view import ItemView, build_item_view
 from trajudge.labeling_app._widgets import (
     level_text,
@@ -36,8 +40,6 @@ from trajudge.labeling_app._widgets import (
     render_rule,
     value_shortcut,
 )
-
-RECENT_MAX = 200  # items in "Your recent labels"
 
 # Enter as a second key for "Next": a fixed script (no trajectory content), ignored while
 # typing in a field or when a button has the focus (the browser clicks that button itself).
@@ -79,144 +81,6 @@ def sidebar(cfg: AppConfig) -> None:
             st.rerun()
 
 
-def _queue(cfg: AppConfig, dataset: str, rubric: Rubric, me: str) -> Queue:
-    pool = get_pool(cfg.db_url, dataset, rubric.id)
-    return get_queue(cfg.db_url, dataset, cfg.rubric, me, cfg.strategy, cfg.overlap, pool)
-
-
-def _advance(cfg: AppConfig, dataset: str, rubric: Rubric, me: str) -> None:
-    """Put the next open item of the queue on screen (None when the queue is done)."""
-    ss = st.session_state
-    store = get_store(cfg.db_url)
-    queue = _queue(cfg, dataset, rubric, me)
-    current = ss[S.CURRENT]
-    if current is not None:
-        ss[S.VISITED] = [*ss[S.VISITED], current][-200:]
-    exclude = frozenset([current]) if current is not None else frozenset()
-    found = next_item(store, dataset, rubric.id, queue, start=ss[S.CURSOR], exclude=exclude)
-    if found is None:
-        S.show_item(None)
-        ss[S.CURSOR] = len(queue)
-    else:
-        pos, tid = found
-        S.show_item(tid)
-        # the current item stays open until labeled: only move the cursor up to it
-        ss[S.CURSOR] = pos
-
-
-def _criteria_values(
-    rubric: Rubric, tid: str, before: list[dict[str, Any]], me: str
-) -> dict[str, Any] | None:
-    """The criteria to save: the widgets' values while they are drawn, else the criteria
-    already stored with the annotator's label (hidden widgets hold no values)."""
-    ss = st.session_state
-    if ss[S.SHOW_CRITERIA]:
-        keys = {c.id: S.widget_key("crit", tid, c.id) for c in rubric.criteria}
-        return {cid: ss[k] for cid, k in keys.items() if ss.get(k) is not None} or None
-    mine = next((r for r in before if r["annotator"] == me and not r["adjudication"]), None)
-    stored: dict[str, Any] | None = (
-        json.loads(mine["criteria"]) if mine is not None and mine["criteria"] else None
-    )
-    return stored
-
-
-def _save(
-    cfg: AppConfig,
-    dataset: str,
-    rubric: Rubric,
-    tid: str,
-    value: float | None,
-    *,
-    skipped: bool = False,
-) -> None:
-    ss = st.session_state
-    me = ss[S.ANNOTATOR]
-    note = (ss.get(S.widget_key("note", tid)) or "").strip() or None
-    store = get_store(cfg.db_url)
-    before = store.item_labels(dataset, tid, rubric.id)
-    store.save_label(
-        dataset,
-        tid,
-        rubric.id,
-        me,
-        value,
-        criteria=_criteria_values(rubric, tid, before, me),
-        note=note,
-        unsure=bool(ss.get(S.widget_key("unsure", tid))),
-        skipped=skipped,
-    )
-    if ss[S.PROGRESS] is not None:
-        ss[S.PROGRESS] = progress_after_save(ss[S.PROGRESS], before, me, skipped=skipped)
-    if ss[S.RECENT] is not None:
-        ss[S.RECENT] = [tid, *(t for t in ss[S.RECENT] if t != tid)][:RECENT_MAX]
-    S.set_flash(tid, "success", f"Saved: {level_text(rubric, value)}")
-
-
-def _on_screen(tid: str, *, warn: bool = True) -> bool:
-    """Whether ``tid`` is still the item on screen when its button's callback runs.
-
-    A button's callback carries the item of the run that drew it. When a rerun is slow and a
-    key is pressed before it redrew the buttons (or a second Next arrives), the callback can
-    be about an item no longer on screen: it must not save or move anything then.
-    """
-    if st.session_state[S.CURRENT] == tid:
-        return True
-    current = st.session_state[S.CURRENT]
-    if warn and current is not None:
-        S.set_flash(
-            current,
-            "warning",
-            "Not saved: that click was meant for another item; give the label again.",
-        )
-    return False
-
-
-def _on_value(cfg: AppConfig, dataset: str, rubric: Rubric, tid: str, value: int) -> None:
-    if _on_screen(tid):
-        _save(cfg, dataset, rubric, tid, float(value))
-
-
-def _on_details(cfg: AppConfig, dataset: str, rubric: Rubric, tid: str) -> None:
-    """A note, unsure flag or criterion changed: re-save when the item already has a value."""
-    store = get_store(cfg.db_url)
-    mine = own_label(store, dataset, tid, rubric.id, st.session_state[S.ANNOTATOR])
-    if mine is not None and not mine["skipped"]:
-        _save(cfg, dataset, rubric, tid, mine["value"])
-
-
-def _on_skip(cfg: AppConfig, dataset: str, rubric: Rubric, tid: str) -> None:
-    if not _on_screen(tid):
-        return
-    _save(cfg, dataset, rubric, tid, None, skipped=True)
-    _advance(cfg, dataset, rubric, st.session_state[S.ANNOTATOR])
-
-
-def _on_next(cfg: AppConfig, dataset: str, rubric: Rubric, tid: str) -> None:
-    if not _on_screen(tid, warn=False):  # a second Next for the same item: already moved on
-        return
-    me = st.session_state[S.ANNOTATOR]
-    if own_label(get_store(cfg.db_url), dataset, tid, rubric.id, me) is None:
-        S.set_flash(tid, "warning", "Give a label or skip this item first.")
-        return
-    _advance(cfg, dataset, rubric, me)
-
-
-def _on_back() -> None:
-    ss = st.session_state
-    if ss[S.VISITED]:
-        S.show_item(ss[S.VISITED][-1])
-        ss[S.VISITED] = ss[S.VISITED][:-1]
-
-
-def _on_open(tid_key: str) -> None:
-    ss = st.session_state
-    target = ss.get(tid_key)
-    if target and target != ss[S.CURRENT]:
-        if ss[S.CURRENT] is not None:
-            ss[S.VISITED] = [*ss[S.VISITED], ss[S.CURRENT]][-200:]
-        S.show_item(target)
-
-
 def _seed_widgets(tid: str, mine: dict[str, Any] | None) -> None:
     """Show an earlier label in the widgets the first time its item is on screen (and switch
     the criteria on when it has some)."""
@@ -250,7 +114,7 @@ def _criteria(rubric: Rubric, tid: str, mine: dict[str, Any] | None, args: tuple
             horizontal=True,
             key=key,
             help=c.description,
-            on_change=_on_details,
+            on_change=on_details,
             args=args,
         )
 
@@ -276,14 +140,14 @@ def label_panel(cfg: AppConfig, dataset: str, rubric: Rubric, tid: str) -> None:
             key=f"value-{lv.value}",
             type="primary" if chosen else "secondary",
             shortcut=value_shortcut(rubric, lv.value) if 0 <= lv.value <= 9 else None,
-            on_click=_on_value,
+            on_click=on_value,
             args=(*args, lv.value),
             width="stretch",
         )
     if rubric.criteria:
         _criteria(rubric, tid, mine, args)
-    st.text_area("Note", key=S.widget_key("note", tid), on_change=_on_details, args=args)
-    st.checkbox("Unsure", key=S.widget_key("unsure", tid), on_change=_on_details, args=args)
+    st.text_area("Note", key=S.widget_key("note", tid), on_change=on_details, args=args)
+    st.checkbox("Unsure", key=S.widget_key("unsure", tid), on_change=on_details, args=args)
     message = st.empty()  # always there, so a message coming or going moves nothing below
     flash = S.flash_for(tid)  # only a message about this item: never a stale one
     if flash is not None:
@@ -294,9 +158,9 @@ def label_panel(cfg: AppConfig, dataset: str, rubric: Rubric, tid: str) -> None:
             f"Your label: {level_text(rubric, None if mine['skipped'] else mine['value'])}"
         )
     nav = st.container(horizontal=True)
-    nav.button("Back", shortcut="B", on_click=_on_back, disabled=not ss[S.VISITED])
-    nav.button("Skip", shortcut="S", on_click=_on_skip, args=args)
-    nav.button("Next", shortcut="N", type="primary", on_click=_on_next, args=args)
+    nav.button("Back", shortcut="B", on_click=on_back, disabled=not ss[S.VISITED])
+    nav.button("Skip", shortcut="S", on_click=on_skip, args=args)
+    nav.button("Next", shortcut="N", type="primary", on_click=on_next, args=args)
     if mine is not None:
         history = store.label_history(int(mine["id"]))
         if history:
@@ -325,7 +189,7 @@ def my_labels(cfg: AppConfig, dataset: str, rubric: Rubric) -> None:
             st.text("None yet.")
             return
         st.selectbox("Item", done, key="open-pick")
-        st.button("Open", on_click=_on_open, args=("open-pick",))
+        st.button("Open", on_click=on_open, args=("open-pick",))
 
 
 def signed_in_page() -> tuple[AppConfig, str, str]:
@@ -386,18 +250,18 @@ def _item_view(cfg: AppConfig, dataset: str, rubric: Rubric, tid: str) -> ItemVi
 def item_and_panel(cfg: AppConfig, dataset: str, rubric: Rubric, me: str) -> None:
     """The progress, the item on screen and its label panel; reruns alone on their clicks."""
     ss = st.session_state
-    queue = _queue(cfg, dataset, rubric, me)
+    queue = annotator_queue(cfg, dataset, rubric, me)
     render_progress(_progress(cfg, dataset, rubric, queue))
     my_labels(cfg, dataset, rubric)
     tid = ss[S.CURRENT]
     if tid is None:
         st.success("Your queue is done. Thank you!")
-        st.button("Back", on_click=_on_back, disabled=not ss[S.VISITED])
+        st.button("Back", on_click=on_back, disabled=not ss[S.VISITED])
         return
     view = _item_view(cfg, dataset, rubric, tid)
     if view is None:
         st.error("This trajectory is no longer in the store.")
-        st.button("Skip", on_click=_on_skip, args=(cfg, dataset, rubric, tid))
+        st.button("Skip", on_click=on_skip, args=(cfg, dataset, rubric, tid))
         return
     left, right = st.columns([3, 2], gap="large")
     with left:
@@ -419,5 +283,5 @@ def page_label() -> None:
     ss[S.RECENT] = None
     ss[S.ITEM] = None
     if ss[S.CURRENT] is None and ss[S.CURSOR] == 0:
-        _advance(cfg, dataset, rubric, me)
+        advance(cfg, dataset, rubric, me)
     item_and_panel(cfg, dataset, rubric, me)

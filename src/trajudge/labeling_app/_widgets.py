@@ -19,10 +19,10 @@ from trajudge.labeling_app._view import ItemView, RuleView, StepView
 
 
 def render_progress(p: Progress) -> None:
+    st.progress(p.mine_fraction, text=f"You: {p.mine_done} / {p.mine_total} done")
     st.progress(
-        p.mine_fraction,
-        text=f"You: {p.mine_done} / {p.mine_total} done · everyone: {p.items_labeled} / "
-        f"{p.items_total} items have a label",
+        p.everyone_fraction,
+        text=f"Everyone: {p.items_labeled} / {p.items_total} items have a label",
     )
 
 
