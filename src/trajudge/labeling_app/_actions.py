@@ -54,7 +54,7 @@ def _criteria_values(
     """The criteria to save: the widgets' values while they are drawn, else the criteria
     already stored with the annotator's label (hidden widgets hold no values)."""
     ss = st.session_state
-    if ss[S.SHOW_CRITERIA]:
+    if ss.get(S.SHOW_CRITERIA):  # a widget's key: gone for a run that did not draw it
         keys = {c.id: S.widget_key("crit", tid, c.id) for c in rubric.criteria}
         return {cid: ss[k] for cid, k in keys.items() if ss.get(k) is not None} or None
     mine = next((r for r in before if r["annotator"] == me and not r["adjudication"]), None)

@@ -98,8 +98,7 @@ def _criteria(rubric: Rubric, tid: str, mine: dict[str, Any] | None, args: tuple
     a widget of its own item, and a new widget costs the browser far more than a redrawn one.
     A criterion's widget starts from the value stored with the annotator's label."""
     ss = st.session_state
-    st.toggle("Criteria (optional)", key=S.SHOW_CRITERIA)
-    if not ss[S.SHOW_CRITERIA]:
+    if not st.toggle("Criteria (optional)", key=S.SHOW_CRITERIA):
         return
     stored = json.loads(mine["criteria"]) if mine is not None and mine["criteria"] else {}
     values = [lv.value for lv in rubric.scale.levels]
