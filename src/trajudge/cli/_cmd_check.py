@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from trajudge.cli._app import DEFAULT_DB, DbOption, app, console, handle_user_errors
-from trajudge.rules import CheckSummary, DatasetCheck, check_stored_dataset
-from trajudge.store import Store
+
+if TYPE_CHECKING:
+    from trajudge.rules import CheckSummary, DatasetCheck
 
 
 def _fmt(v: float | None) -> str:
@@ -72,6 +73,9 @@ def check_command(
     overrides them: the file's defaults sit below the stored spec of a task, the file's entry
     for a task on top of it.
     """
+    from trajudge.rules import check_stored_dataset
+    from trajudge.store import Store
+
     store = Store(db)
     progress = Progress(
         TextColumn("checking"),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
@@ -20,21 +20,10 @@ from trajudge.cli._app import (
     handle_user_errors,
 )
 from trajudge.cli._cmd_reliability import parse_ks
-from trajudge.evalset import (
-    DEV_SHARE,
-    EvalSetSummary,
-    add_case,
-    diff_fingerprints,
-    fingerprint_dataset,
-    read_evalset,
-    read_fingerprint,
-    rotate_evalset,
-    sample_evalset,
-    split_evalset,
-    summarize,
-    write_fingerprint,
-)
-from trajudge.store import Store
+from trajudge.evalset import DEV_SHARE
+
+if TYPE_CHECKING:
+    from trajudge.evalset import EvalSetSummary
 
 evalset_app = typer.Typer(
     name="evalset",
@@ -88,6 +77,9 @@ def add_case_cmd(
     db: DbOption = DEFAULT_DB,
 ) -> None:
     """Turn a (failed) run into an eval case: input, trajectory, expectations, label, tags."""
+    from trajudge.evalset import add_case
+    from trajudge.store import Store
+
     case = add_case(
         Store(db),
         dataset,
@@ -118,6 +110,8 @@ def add_case_cmd(
 @handle_user_errors
 def split_cmd(evalset: EvalsetArg, dev_share: DevShareOption = DEV_SHARE) -> None:
     """Write each case's dev / holdout split (by a hash of its task id) into the set."""
+    from trajudge.evalset import split_evalset
+
     cases = split_evalset(evalset, dev_share=dev_share)
     dev = [c for c in cases if c.split == "dev"]
     tasks = {c.task_id for c in dev}
@@ -140,6 +134,9 @@ def rotate_cmd(
     db: DbOption = DEFAULT_DB,
 ) -> None:
     """Replace a share of the non-core cases with new runs, keeping the strata counts."""
+    from trajudge.evalset import rotate_evalset
+    from trajudge.store import Store
+
     result = rotate_evalset(Store(db), from_, evalset, share=share, seed=seed, dev_share=dev_share)
     for c in result.removed:
         _say(f"- out {c.id} ({c.stratum})")
@@ -166,6 +163,9 @@ def sample_cmd(
     db: DbOption = DEFAULT_DB,
 ) -> None:
     """Add a stratified sample of a dataset's runs to an eval set."""
+    from trajudge.evalset import sample_evalset
+    from trajudge.store import Store
+
     shares: dict[str, float] | None = None
     if share:
         shares = {}
@@ -243,6 +243,8 @@ def show_cmd(
     ] = "outcome",
 ) -> None:
     """Counts by stratum, split and label, and boundary coverage with pass^k per kind."""
+    from trajudge.evalset import read_evalset, summarize
+
     if success not in ("outcome", "label"):
         raise fail(f"--success: expected outcome or label, got {success!r}")
     summary = summarize(read_evalset(evalset), success=success, ks=parse_ks(k))
@@ -263,6 +265,14 @@ def fingerprint_cmd(
 
     A moved fingerprint means a full re-run of the eval set is due, not just the core set.
     """
+    from trajudge.evalset import (
+        diff_fingerprints,
+        fingerprint_dataset,
+        read_fingerprint,
+        write_fingerprint,
+    )
+    from trajudge.store import Store
+
     fp = fingerprint_dataset(Store(db), dataset)
     for key, value in fp.to_dict().items():
         _say(f"{key}: {value if value is not None else 'unknown'}")

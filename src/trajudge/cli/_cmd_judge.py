@@ -3,28 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from pydantic import ValidationError
 
 from trajudge.cli._app import DEFAULT_DB, DbOption, app, console, handle_user_errors, store_url
-from trajudge.config import TrajudgeConfig, load_config
-from trajudge.judges import (
-    DEFAULT_CACHE_PATH,
-    BatchSummary,
-    Judge,
-    JudgeSpec,
-    ResponseCache,
-    build_judges,
-    parse_judge_arg,
-    score_dataset,
-)
-from trajudge.pipeline import dataset_name, judge_progress
-from trajudge.rules import load_specs, resolve_specs
-from trajudge.store import Store, sqlite_path
+from trajudge.judges import DEFAULT_CACHE_PATH
 from trajudge.trajectories import InputError
-from trajudge.trajectories._errors import pydantic_field
+
+if TYPE_CHECKING:
+    from trajudge.config import TrajudgeConfig
+    from trajudge.judges import BatchSummary, Judge, JudgeSpec
 
 DEFAULT_JUDGE = "local=local/gemma-3-270m:trajectory_reasonableness"
 
@@ -32,6 +21,11 @@ DEFAULT_JUDGE = "local=local/gemma-3-270m:trajectory_reasonableness"
 def _specs(
     judge_args: list[str], cfg: TrajudgeConfig | None, overrides: dict[str, object]
 ) -> list[JudgeSpec]:
+    from pydantic import ValidationError
+
+    from trajudge.judges import JudgeSpec, parse_judge_arg
+    from trajudge.trajectories._errors import pydantic_field
+
     specs = [parse_judge_arg(a) for a in judge_args]
     if not specs and cfg is not None:
         specs = list(cfg.judges)
@@ -155,6 +149,12 @@ def judge_command(
     store is --db, else TRAJUDGE_DB, else the config's db:; command-line options override the
     config's values for every judge.
     """
+    from trajudge.config import load_config
+    from trajudge.judges import ResponseCache, build_judges, score_dataset
+    from trajudge.pipeline import dataset_name, judge_progress
+    from trajudge.rules import load_specs, resolve_specs
+    from trajudge.store import Store, sqlite_path
+
     cfg = load_config(config) if config is not None else None
     name = dataset or (dataset_name(cfg) if cfg is not None else None)
     if not name:

@@ -16,8 +16,8 @@ from trajudge.cli._app import (
     fail,
     handle_user_errors,
 )
-from trajudge.labeling_app import DEFAULT_RUBRIC, AppConfig, Strategy, is_loopback, serve
-from trajudge.store import LabelFormat, Store, export_labels, import_labels
+from trajudge.labeling_app import DEFAULT_RUBRIC, Strategy
+from trajudge.store import LabelFormat
 
 labels_app = typer.Typer(help="Export and import human labels.", no_args_is_help=True)
 app.add_typer(labels_app, name="labels")
@@ -55,6 +55,8 @@ def label_cmd(
     ] = None,
 ) -> None:
     """Start the labeling app (Streamlit) on the store."""
+    from trajudge.labeling_app import AppConfig, is_loopback, serve
+
     if not is_loopback(host):
         err_console.print(
             f"[bold yellow]warning:[/] binding to {host}: anyone who can reach this address "
@@ -91,6 +93,8 @@ def labels_export_cmd(
     db: DbOption = DEFAULT_DB,
 ) -> None:
     """Write a dataset's labels to CSV, JSONL or Parquet (atomically)."""
+    from trajudge.store import Store, export_labels
+
     n = export_labels(Store(db), dataset, out, fmt=fmt, rubric_id=rubric)
     console.print(f"wrote {n} labels to {out}", highlight=False)
 
@@ -111,6 +115,8 @@ def labels_import_cmd(
     db: DbOption = DEFAULT_DB,
 ) -> None:
     """Import labels made elsewhere: every row is checked first, then all are written."""
+    from trajudge.store import Store, import_labels
+
     s = import_labels(
         Store(db), file, dataset, annotator_column=annotator_column, source=source, fmt=fmt
     )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
@@ -18,9 +18,9 @@ from trajudge.cli._app import (
     handle_user_errors,
     store_url,
 )
-from trajudge.config import load_config
-from trajudge.pipeline import RunSummary, run_pipeline
-from trajudge.report import print_report
+
+if TYPE_CHECKING:
+    from trajudge.pipeline import RunSummary
 
 
 def print_run_summary(s: RunSummary) -> None:
@@ -57,6 +57,10 @@ def run_cmd(
     """The whole job: import, rule checks, judges (gates first, cache, resume), labels,
     calibration and reliability report; exits 1 when a CI gate fails. The store is --db,
     else TRAJUDGE_DB, else the config's db:."""
+    from trajudge.config import load_config
+    from trajudge.pipeline import run_pipeline
+    from trajudge.report import print_report
+
     url = store_url(ctx, db, load_config(config).db)
     summary = run_pipeline(config, db=url, console=console, n_boot=n_boot)
     if summary.report is not None:

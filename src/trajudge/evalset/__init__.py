@@ -7,66 +7,72 @@ rotated so it does not go stale, layered so a small core set runs first, and tie
 fingerprint that says when a full re-run is due.
 """
 
-from trajudge.evalset._boundary import (
-    MAX_OUTPUT_CHARS,
-    MIN_BOUNDARY_SHARE,
-    SILENT_TOOLS,
-    CoverageReport,
-    coverage,
-    detect_boundary_tags,
-)
-from trajudge.evalset._build import (
-    case_id,
-    default_label,
-    infer_tools,
-    make_case,
-)
-from trajudge.evalset._case import (
-    BOUNDARY_KINDS,
-    SPLITS,
-    STRATA,
-    VERDICTS,
-    BoundaryKind,
-    CaseLabel,
-    CaseSource,
-    EvalCase,
-    Split,
-    Stratum,
-    Verdict,
-    case_frame,
-    read_evalset,
-    write_evalset,
-)
-from trajudge.evalset._fingerprint import (
-    Fingerprint,
-    diff_fingerprints,
-    fingerprint,
-    read_fingerprint,
-    tools_hash,
-    write_fingerprint,
-)
-from trajudge.evalset._layers import core_gate, core_tasks, layers
-from trajudge.evalset._ops import (
-    EvalSetSummary,
-    Rotation,
-    add_case,
-    fingerprint_dataset,
-    rotate_cases,
-    rotate_evalset,
-    sample_evalset,
-    split_evalset,
-    summarize,
-)
-from trajudge.evalset._sampling import (
-    STRATUM_SHARES,
-    Sample,
-    assign_strata,
-    common_intents,
-    hard_tasks,
-    largest_remainder,
-    stratified_sample,
-)
-from trajudge.evalset._split import DEV_SHARE, assign_splits, split_of
+from typing import TYPE_CHECKING
+
+from trajudge._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from trajudge.evalset._boundary import (
+        MAX_OUTPUT_CHARS,
+        MIN_BOUNDARY_SHARE,
+        SILENT_TOOLS,
+        CoverageReport,
+        coverage,
+        detect_boundary_tags,
+    )
+    from trajudge.evalset._build import (
+        case_id,
+        default_label,
+        infer_tools,
+        make_case,
+    )
+    from trajudge.evalset._case import (
+        BOUNDARY_KINDS,
+        SPLITS,
+        STRATA,
+        VERDICTS,
+        BoundaryKind,
+        CaseLabel,
+        CaseSource,
+        EvalCase,
+        Split,
+        Stratum,
+        Verdict,
+        case_frame,
+        read_evalset,
+        write_evalset,
+    )
+    from trajudge.evalset._defaults import DEV_SHARE
+    from trajudge.evalset._fingerprint import (
+        Fingerprint,
+        diff_fingerprints,
+        fingerprint,
+        read_fingerprint,
+        tools_hash,
+        write_fingerprint,
+    )
+    from trajudge.evalset._layers import core_gate, core_tasks, layers
+    from trajudge.evalset._ops import (
+        EvalSetSummary,
+        Rotation,
+        add_case,
+        fingerprint_dataset,
+        rotate_cases,
+        rotate_evalset,
+        sample_evalset,
+        split_evalset,
+        summarize,
+    )
+    from trajudge.evalset._sampling import (
+        STRATUM_SHARES,
+        Sample,
+        assign_strata,
+        common_intents,
+        hard_tasks,
+        largest_remainder,
+        stratified_sample,
+    )
+    from trajudge.evalset._split import assign_splits, split_of
 
 __all__ = [
     "BOUNDARY_KINDS",
@@ -122,3 +128,60 @@ __all__ = [
     "write_evalset",
     "write_fingerprint",
 ]
+
+# name -> the module it comes from: imported on first use (see trajudge._lazy)
+_EXPORTS = {
+    "BOUNDARY_KINDS": "trajudge.evalset._case",
+    "BoundaryKind": "trajudge.evalset._case",
+    "CaseLabel": "trajudge.evalset._case",
+    "CaseSource": "trajudge.evalset._case",
+    "CoverageReport": "trajudge.evalset._boundary",
+    "DEV_SHARE": "trajudge.evalset._defaults",
+    "EvalCase": "trajudge.evalset._case",
+    "EvalSetSummary": "trajudge.evalset._ops",
+    "Fingerprint": "trajudge.evalset._fingerprint",
+    "MAX_OUTPUT_CHARS": "trajudge.evalset._boundary",
+    "MIN_BOUNDARY_SHARE": "trajudge.evalset._boundary",
+    "Rotation": "trajudge.evalset._ops",
+    "SILENT_TOOLS": "trajudge.evalset._boundary",
+    "SPLITS": "trajudge.evalset._case",
+    "STRATA": "trajudge.evalset._case",
+    "STRATUM_SHARES": "trajudge.evalset._sampling",
+    "Sample": "trajudge.evalset._sampling",
+    "Split": "trajudge.evalset._case",
+    "Stratum": "trajudge.evalset._case",
+    "VERDICTS": "trajudge.evalset._case",
+    "Verdict": "trajudge.evalset._case",
+    "add_case": "trajudge.evalset._ops",
+    "assign_splits": "trajudge.evalset._split",
+    "assign_strata": "trajudge.evalset._sampling",
+    "case_frame": "trajudge.evalset._case",
+    "case_id": "trajudge.evalset._build",
+    "common_intents": "trajudge.evalset._sampling",
+    "core_gate": "trajudge.evalset._layers",
+    "core_tasks": "trajudge.evalset._layers",
+    "coverage": "trajudge.evalset._boundary",
+    "default_label": "trajudge.evalset._build",
+    "detect_boundary_tags": "trajudge.evalset._boundary",
+    "diff_fingerprints": "trajudge.evalset._fingerprint",
+    "fingerprint": "trajudge.evalset._fingerprint",
+    "fingerprint_dataset": "trajudge.evalset._ops",
+    "hard_tasks": "trajudge.evalset._sampling",
+    "infer_tools": "trajudge.evalset._build",
+    "largest_remainder": "trajudge.evalset._sampling",
+    "layers": "trajudge.evalset._layers",
+    "make_case": "trajudge.evalset._build",
+    "read_evalset": "trajudge.evalset._case",
+    "read_fingerprint": "trajudge.evalset._fingerprint",
+    "rotate_cases": "trajudge.evalset._ops",
+    "rotate_evalset": "trajudge.evalset._ops",
+    "sample_evalset": "trajudge.evalset._ops",
+    "split_evalset": "trajudge.evalset._ops",
+    "split_of": "trajudge.evalset._split",
+    "stratified_sample": "trajudge.evalset._sampling",
+    "summarize": "trajudge.evalset._ops",
+    "tools_hash": "trajudge.evalset._fingerprint",
+    "write_evalset": "trajudge.evalset._case",
+    "write_fingerprint": "trajudge.evalset._fingerprint",
+}
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -17,8 +17,9 @@ from trajudge.evalset._case import (
     CaseSource,
     EvalCase,
 )
+from trajudge.evalset._defaults import DEV_SHARE
 from trajudge.evalset._sampling import assign_strata
-from trajudge.evalset._split import DEV_SHARE, split_of
+from trajudge.evalset._split import split_of
 from trajudge.store import Store, now_iso
 from trajudge.trajectories import InputError, TaskSpec, Trajectory
 

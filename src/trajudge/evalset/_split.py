@@ -11,8 +11,8 @@ import hashlib
 from collections.abc import Iterable
 
 from trajudge.evalset._case import EvalCase, Split
+from trajudge.evalset._defaults import DEV_SHARE
 
-DEV_SHARE = 0.3
 SALT = "trajudge"
 
 

@@ -3,62 +3,78 @@
 Importing this package is cheap: litellm and instructor are imported on the first LLM call.
 """
 
-from trajudge.judges._aggregate import (
-    Aggregate,
-    JuryVerdict,
-    aggregate_frame,
-    aggregate_judgments,
-    aggregate_jury,
-)
-from trajudge.judges._batch import (
-    BatchProgress,
-    BatchSummary,
-    ascore_dataset,
-    prepare_items,
-    score_dataset,
-)
-from trajudge.judges._cache import DEFAULT_CACHE_PATH, CachedResponse, ResponseCache, request_key
-from trajudge.judges._call import PreparedCall, finish
-from trajudge.judges._client import CallResult, LLMClient, RateLimiter, choose_mode
-from trajudge.judges._engine import Engine, LocalEngine
-from trajudge.judges._judge import Judge, JudgeResult, build_judges, run_sync
-from trajudge.judges._judgment import Judgment, Order
-from trajudge.judges._local import (
-    LOCAL_MODELS,
-    LOCAL_PREFIX,
-    LocalModelServer,
-    LocalServerError,
-    shared_local_server,
-    stop_shared_servers,
-)
-from trajudge.judges._plan import BatchPlan, PlanItem, choose_reference, plan_batch, plan_items
-from trajudge.judges._prompt import DEFAULT_TEMPLATES, SYSTEM_PROMPT, Prompt, Shown, build_prompt
-from trajudge.judges._render import (
-    DELIMITER_TAGS,
-    elide,
-    elision_marker,
-    estimate_tokens,
-    neutralise,
-    render_trajectory,
-    spec_reference,
-)
-from trajudge.judges._rubric import (
-    Criterion,
-    Example,
-    Rubric,
-    RubricMode,
-    Scale,
-    ScaleLevel,
-    available_rubrics,
-    builtin_rubric_dir,
-    check_rubric,
-    load_rubric,
-    load_rubric_file,
-    parse_rubric,
-)
-from trajudge.judges._spec import LOCAL_DEFAULTS, JudgeSpec, parse_judge_arg, reasoning_cap
-from trajudge.judges._verdict import PREFERENCE_SCORE, response_schema, verdict_model
-from trajudge.judges._writer import FLUSH_INTERVAL_S, FLUSH_MAX_ROWS, JudgmentWriter
+from typing import TYPE_CHECKING
+
+from trajudge._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from trajudge.judges._aggregate import (
+        Aggregate,
+        JuryVerdict,
+        aggregate_frame,
+        aggregate_judgments,
+        aggregate_jury,
+    )
+    from trajudge.judges._batch import (
+        BatchProgress,
+        BatchSummary,
+        ascore_dataset,
+        prepare_items,
+        score_dataset,
+    )
+    from trajudge.judges._cache import (
+        DEFAULT_CACHE_PATH,
+        CachedResponse,
+        ResponseCache,
+        request_key,
+    )
+    from trajudge.judges._call import PreparedCall, finish
+    from trajudge.judges._client import CallResult, LLMClient, RateLimiter, choose_mode
+    from trajudge.judges._engine import Engine, LocalEngine
+    from trajudge.judges._judge import Judge, JudgeResult, build_judges, run_sync
+    from trajudge.judges._judgment import Judgment, Order
+    from trajudge.judges._local import (
+        LOCAL_MODELS,
+        LOCAL_PREFIX,
+        LocalModelServer,
+        LocalServerError,
+        shared_local_server,
+        stop_shared_servers,
+    )
+    from trajudge.judges._plan import BatchPlan, PlanItem, choose_reference, plan_batch, plan_items
+    from trajudge.judges._prompt import (
+        DEFAULT_TEMPLATES,
+        SYSTEM_PROMPT,
+        Prompt,
+        Shown,
+        build_prompt,
+    )
+    from trajudge.judges._render import (
+        DELIMITER_TAGS,
+        elide,
+        elision_marker,
+        estimate_tokens,
+        neutralise,
+        render_trajectory,
+        spec_reference,
+    )
+    from trajudge.judges._rubric import (
+        Criterion,
+        Example,
+        Rubric,
+        RubricMode,
+        Scale,
+        ScaleLevel,
+        available_rubrics,
+        builtin_rubric_dir,
+        check_rubric,
+        load_rubric,
+        load_rubric_file,
+        parse_rubric,
+    )
+    from trajudge.judges._spec import LOCAL_DEFAULTS, JudgeSpec, parse_judge_arg, reasoning_cap
+    from trajudge.judges._verdict import PREFERENCE_SCORE, response_schema, verdict_model
+    from trajudge.judges._writer import FLUSH_INTERVAL_S, FLUSH_MAX_ROWS, JudgmentWriter
 
 __all__ = [
     "DEFAULT_CACHE_PATH",
@@ -135,3 +151,81 @@ __all__ = [
     "stop_shared_servers",
     "verdict_model",
 ]
+
+# name -> the module it comes from: imported on first use (see trajudge._lazy)
+_EXPORTS = {
+    "Aggregate": "trajudge.judges._aggregate",
+    "BatchPlan": "trajudge.judges._plan",
+    "BatchProgress": "trajudge.judges._batch",
+    "BatchSummary": "trajudge.judges._batch",
+    "CachedResponse": "trajudge.judges._cache",
+    "CallResult": "trajudge.judges._client",
+    "Criterion": "trajudge.judges._rubric",
+    "DEFAULT_CACHE_PATH": "trajudge.judges._cache",
+    "DEFAULT_TEMPLATES": "trajudge.judges._prompt",
+    "DELIMITER_TAGS": "trajudge.judges._render",
+    "Engine": "trajudge.judges._engine",
+    "Example": "trajudge.judges._rubric",
+    "FLUSH_INTERVAL_S": "trajudge.judges._writer",
+    "FLUSH_MAX_ROWS": "trajudge.judges._writer",
+    "Judge": "trajudge.judges._judge",
+    "JudgeResult": "trajudge.judges._judge",
+    "JudgeSpec": "trajudge.judges._spec",
+    "Judgment": "trajudge.judges._judgment",
+    "JudgmentWriter": "trajudge.judges._writer",
+    "JuryVerdict": "trajudge.judges._aggregate",
+    "LLMClient": "trajudge.judges._client",
+    "LOCAL_DEFAULTS": "trajudge.judges._spec",
+    "LOCAL_MODELS": "trajudge.judges._local",
+    "LOCAL_PREFIX": "trajudge.judges._local",
+    "LocalEngine": "trajudge.judges._engine",
+    "LocalModelServer": "trajudge.judges._local",
+    "LocalServerError": "trajudge.judges._local",
+    "Order": "trajudge.judges._judgment",
+    "PREFERENCE_SCORE": "trajudge.judges._verdict",
+    "PlanItem": "trajudge.judges._plan",
+    "PreparedCall": "trajudge.judges._call",
+    "Prompt": "trajudge.judges._prompt",
+    "RateLimiter": "trajudge.judges._client",
+    "ResponseCache": "trajudge.judges._cache",
+    "Rubric": "trajudge.judges._rubric",
+    "RubricMode": "trajudge.judges._rubric",
+    "SYSTEM_PROMPT": "trajudge.judges._prompt",
+    "Scale": "trajudge.judges._rubric",
+    "ScaleLevel": "trajudge.judges._rubric",
+    "Shown": "trajudge.judges._prompt",
+    "aggregate_frame": "trajudge.judges._aggregate",
+    "aggregate_judgments": "trajudge.judges._aggregate",
+    "aggregate_jury": "trajudge.judges._aggregate",
+    "ascore_dataset": "trajudge.judges._batch",
+    "available_rubrics": "trajudge.judges._rubric",
+    "build_judges": "trajudge.judges._judge",
+    "build_prompt": "trajudge.judges._prompt",
+    "builtin_rubric_dir": "trajudge.judges._rubric",
+    "check_rubric": "trajudge.judges._rubric",
+    "choose_mode": "trajudge.judges._client",
+    "choose_reference": "trajudge.judges._plan",
+    "elide": "trajudge.judges._render",
+    "elision_marker": "trajudge.judges._render",
+    "estimate_tokens": "trajudge.judges._render",
+    "finish": "trajudge.judges._call",
+    "load_rubric": "trajudge.judges._rubric",
+    "load_rubric_file": "trajudge.judges._rubric",
+    "neutralise": "trajudge.judges._render",
+    "parse_judge_arg": "trajudge.judges._spec",
+    "parse_rubric": "trajudge.judges._rubric",
+    "plan_batch": "trajudge.judges._plan",
+    "plan_items": "trajudge.judges._plan",
+    "prepare_items": "trajudge.judges._batch",
+    "reasoning_cap": "trajudge.judges._spec",
+    "render_trajectory": "trajudge.judges._render",
+    "request_key": "trajudge.judges._cache",
+    "response_schema": "trajudge.judges._verdict",
+    "run_sync": "trajudge.judges._judge",
+    "score_dataset": "trajudge.judges._batch",
+    "shared_local_server": "trajudge.judges._local",
+    "spec_reference": "trajudge.judges._render",
+    "stop_shared_servers": "trajudge.judges._local",
+    "verdict_model": "trajudge.judges._verdict",
+}
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

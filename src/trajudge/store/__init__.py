@@ -1,32 +1,35 @@
 """The store: SQLAlchemy Core schema and queries (SQLite by default, any URL works)."""
 
-from trajudge.store._label_files import (
-    LABEL_FORMATS,
-    LabelFormat,
-    LabelImportSummary,
-    encode_labels,
-    export_labels,
-    import_labels,
-    label_format,
-    labels_export_frame,
-    write_atomic,
-)
-from trajudge.store._redact import (
-    forget_secrets,
-    install_log_redaction,
-    redact,
-    redact_value,
-    register_secret,
-)
-from trajudge.store._schema import MIGRATIONS, metadata
-from trajudge.store._store import (
-    DEFAULT_URL,
-    ImportSummary,
-    Store,
-    make_engine,
-    now_iso,
-    sqlite_path,
-)
+from typing import TYPE_CHECKING
+
+from trajudge._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from trajudge.store._label_files import (
+        LabelImportSummary,
+        encode_labels,
+        export_labels,
+        import_labels,
+        label_format,
+        labels_export_frame,
+        write_atomic,
+    )
+    from trajudge.store._names import DEFAULT_URL, LABEL_FORMATS, LabelFormat
+    from trajudge.store._redact import (
+        forget_secrets,
+        install_log_redaction,
+        redact,
+        redact_value,
+        register_secret,
+    )
+    from trajudge.store._schema import MIGRATIONS, metadata
+    from trajudge.store._store import (
+        ImportSummary,
+        Store,
+        make_engine,
+        now_iso,
+        sqlite_path,
+    )
 
 __all__ = [
     "DEFAULT_URL",
@@ -52,3 +55,30 @@ __all__ = [
     "sqlite_path",
     "write_atomic",
 ]
+
+# name -> the module it comes from: imported on first use (see trajudge._lazy)
+_EXPORTS = {
+    "DEFAULT_URL": "trajudge.store._names",
+    "ImportSummary": "trajudge.store._store",
+    "LABEL_FORMATS": "trajudge.store._names",
+    "LabelFormat": "trajudge.store._names",
+    "LabelImportSummary": "trajudge.store._label_files",
+    "MIGRATIONS": "trajudge.store._schema",
+    "Store": "trajudge.store._store",
+    "encode_labels": "trajudge.store._label_files",
+    "export_labels": "trajudge.store._label_files",
+    "forget_secrets": "trajudge.store._redact",
+    "import_labels": "trajudge.store._label_files",
+    "install_log_redaction": "trajudge.store._redact",
+    "label_format": "trajudge.store._label_files",
+    "labels_export_frame": "trajudge.store._label_files",
+    "make_engine": "trajudge.store._store",
+    "metadata": "trajudge.store._schema",
+    "now_iso": "trajudge.store._store",
+    "redact": "trajudge.store._redact",
+    "redact_value": "trajudge.store._redact",
+    "register_secret": "trajudge.store._redact",
+    "sqlite_path": "trajudge.store._store",
+    "write_atomic": "trajudge.store._label_files",
+}
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -13,18 +13,17 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from trajudge.store._labels import encode_criteria, write_label
+from trajudge.store._names import LABEL_FORMATS, LabelFormat
 from trajudge.trajectories import InputError, atomic_write_bytes
 
 if TYPE_CHECKING:
     from trajudge.store._store import Store
 
-LabelFormat = Literal["csv", "jsonl", "parquet"]
-LABEL_FORMATS: tuple[LabelFormat, ...] = ("csv", "jsonl", "parquet")
 EXPORT_COLUMNS = [
     "dataset",
     "trajectory_id",

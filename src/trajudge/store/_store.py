@@ -41,6 +41,7 @@ from trajudge.store._import import check_length, spool_rows, write_rows
 from trajudge.store._judgments import JudgmentsMixin
 from trajudge.store._labels import _IN_CHUNK, LabelsMixin
 from trajudge.store._migrations import UPGRADES
+from trajudge.store._names import DEFAULT_URL
 from trajudge.store._schema import (
     MIGRATIONS,
     datasets,
@@ -51,8 +52,6 @@ from trajudge.store._schema import (
     trajectories,
 )
 from trajudge.trajectories import InputError, TaskSpec, Trajectory, canonical_json
-
-DEFAULT_URL = "sqlite:///trajudge.db"
 
 
 def now_iso() -> str:
