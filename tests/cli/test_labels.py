@@ -89,7 +89,7 @@ def test_label_command_hands_config_to_the_server(
         calls.append((config, host, port))
         return 0
 
-    monkeypatch.setattr("trajudge.cli._cmd_label.serve", fake_serve)
+    monkeypatch.setattr("trajudge.labeling_app.serve", fake_serve)
     args = ["label", "--db", db_url, "--dataset", DS, "--strategy", "stratified"]
     res = runner.invoke(app, [*args, "--overlap", "0.5", "--show-judges", "--port", "8600"])
     assert res.exit_code == 0, res.output
@@ -126,7 +126,7 @@ def test_label_command_gives_the_adjudicator_role_by_name(
     res = runner.invoke(app, [*args, "--adjudicator", "lead"])
     assert res.exit_code == 2
     assert "TRAJUDGE_LABEL_ADJUDICATOR_PASSWORD" in res.output and "Traceback" not in res.output
-    monkeypatch.setattr("trajudge.cli._cmd_label.serve", fake_serve)
+    monkeypatch.setattr("trajudge.labeling_app.serve", fake_serve)
     res = runner.invoke(app, [*args, "--adjudicator", "lead", "--adjudicator", "Ann B."])
     assert res.exit_code == 0, res.output
     assert calls[0].adjudicators == ("lead", "Ann B.")
