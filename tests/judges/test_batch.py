@@ -118,7 +118,7 @@ def test_gates_modes_references_and_immediate_writes(fake_llm: FakeLLM, db_url: 
     agg = aggregate_frame(frame)
     assert len(agg) == 7 + 3 + 3
     # the fake answers the highest level in every slot: pairwise "tie" is the last enum value
-    assert set(agg[agg["judge"] == "pair"]["score"]) == {2.0}
+    assert set(agg[agg["judge"] == "pair"]["verdict"]) == {"tie"}
 
     # a re-run makes no call and stores nothing new
     again = score_dataset(store, "ds", judges)

@@ -55,7 +55,7 @@ from trajudge.judges._rubric import (
     parse_rubric,
 )
 from trajudge.judges._spec import LOCAL_DEFAULTS, JudgeSpec, parse_judge_arg, reasoning_cap
-from trajudge.judges._verdict import PREFERENCE_SCORE, response_schema, verdict_model
+from trajudge.judges._verdict import response_schema, verdict_model
 
 __all__ = [
     "DEFAULT_CACHE_PATH",
@@ -64,7 +64,6 @@ __all__ = [
     "LOCAL_DEFAULTS",
     "LOCAL_MODELS",
     "LOCAL_PREFIX",
-    "PREFERENCE_SCORE",
     "SYSTEM_PROMPT",
     "Aggregate",
     "BatchProgress",

@@ -5,8 +5,9 @@ Modes (DESIGN.md):
 - pointwise: one trajectory, one call per sample;
 - pairwise: ``trajectory`` vs ``other`` of the same task, shown as (A, B) = (trajectory, other)
   in order ``ab`` and as (other, trajectory) in order ``ba``; the ``ba`` verdict is mapped back
-  (A <-> B), so every stored score is from ``trajectory``'s side: 3 = it is better, 2 = tie,
-  1 = ``other`` is better;
+  (A <-> B), so every stored verdict is in the original numbering: ``A`` = ``trajectory`` is
+  better, ``B`` = ``other`` is, ``tie``; no score is stored (the verdict is a category);
+- pointwise on a nominal scale: the verdict is one of the scale's categories, no score;
 - reference: the candidate is shown beside a reference (A = candidate in ``ab``, B in ``ba``);
   both are scored, and the candidate's score is taken from whichever slot it occupied.
 
@@ -35,16 +36,15 @@ from trajudge.judges._local import (
     LOCAL_PREFIX,
     shared_local_server,
 )
-from trajudge.judges._prompt import DEFAULT_TEMPLATES, SYSTEM_PROMPT, Shown, build_prompt
+from trajudge.judges._prompt import SYSTEM_PROMPT, Shown, build_prompt, default_template
 from trajudge.judges._rubric import Rubric, load_rubric
 from trajudge.judges._spec import JudgeSpec, reasoning_cap
-from trajudge.judges._verdict import PREFERENCE_SCORE, response_schema, verdict_model
+from trajudge.judges._verdict import response_schema, verdict_model
 from trajudge.trajectories import InputError, Trajectory
 
 T = TypeVar("T")
 
 _SWAP = {"A": "B", "B": "A", "tie": "tie"}
-_OUTCOME = {"A": "win", "tie": "tie", "B": "loss"}
 
 
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:
@@ -131,7 +131,7 @@ class Judge:
             if self.is_local
             else (spec.model, spec.api_base)
         )
-        template = rubric.template or DEFAULT_TEMPLATES[rubric.mode]
+        template = rubric.template or default_template(rubric)
         return {
             "model": spec.model,
             "api_base": spec.api_base,
@@ -298,21 +298,24 @@ class Judge:
     def _apply(self, j: Judgment, v: dict[str, Any], order: Order) -> None:
         scale = self.rubric.scale
         j.reasoning = str(v.get("reasoning", ""))
+        if self.rubric.mode == "pairwise":
+            # the original numbering: A = ``trajectory``, whichever side it was shown on
+            def back(x: Any) -> str:
+                return str(x) if order == "ab" else _SWAP[str(x)]
+
+            j.verdict = back(v["verdict"])
+            crit = v.get("criteria")
+            j.criteria = {k: back(x) for k, x in crit.items()} if crit else None
+            return
+        if scale.categorical:  # pointwise on a nominal scale
+            j.verdict = str(v["verdict"])
+            crit = v.get("criteria")
+            j.criteria = {k: str(x) for k, x in crit.items()} if crit else None
+            return
         if self.rubric.mode == "pointwise":
             j.score = float(v["score"])
             crit = v.get("criteria")
             j.criteria = {k: float(x) for k, x in crit.items()} if crit else None
-        elif self.rubric.mode == "pairwise":
-            pref = v["verdict"] if order == "ab" else _SWAP[v["verdict"]]
-            j.score = float(PREFERENCE_SCORE[pref])
-            j.verdict = _OUTCOME[pref]
-            crit = v.get("criteria")
-            if crit:
-                j.criteria = {
-                    k: float(PREFERENCE_SCORE[x if order == "ab" else _SWAP[x]])
-                    for k, x in crit.items()
-                }
-            return
         else:
             mine, theirs = ("a", "b") if order == "ab" else ("b", "a")
             j.score = float(v[f"score_{mine}"])

@@ -22,6 +22,7 @@ from trajudge.labeling_app._data import (
 from trajudge.labeling_app._queue import Queue, next_item, progress
 from trajudge.labeling_app._view import build_item_view
 from trajudge.labeling_app._widgets import (
+    label_value,
     level_text,
     render_item,
     render_judgments,
@@ -100,7 +101,7 @@ def _save(
     dataset: str,
     rubric: Rubric,
     tid: str,
-    value: float | None,
+    value: float | str | None,
     *,
     skipped: bool = False,
 ) -> None:
@@ -117,7 +118,8 @@ def _save(
         tid,
         rubric.id,
         me,
-        value,
+        None if isinstance(value, str) else value,
+        category=value if isinstance(value, str) else None,
         criteria=criteria or None,
         note=note,
         unsure=bool(ss.get(S.widget_key("unsure", tid))),
@@ -145,9 +147,9 @@ def _on_screen(tid: str, *, warn: bool = True) -> bool:
     return False
 
 
-def _on_value(cfg: AppConfig, dataset: str, rubric: Rubric, tid: str, value: int) -> None:
-    if _on_screen(tid):
-        _save(cfg, dataset, rubric, tid, float(value))
+def _on_value(cfg: AppConfig, dataset: str, rubric: Rubric, tid: str, value: int | str) -> None:
+    if _on_screen(tid):  # a number (binary, ordinal) or a category name (nominal)
+        _save(cfg, dataset, rubric, tid, value if isinstance(value, str) else float(value))
 
 
 def _on_details(cfg: AppConfig, dataset: str, rubric: Rubric, tid: str) -> None:
@@ -155,7 +157,7 @@ def _on_details(cfg: AppConfig, dataset: str, rubric: Rubric, tid: str) -> None:
     store = get_store(cfg.db_url)
     mine = own_label(store, dataset, tid, rubric.id, st.session_state[S.ANNOTATOR])
     if mine is not None and not mine["skipped"]:
-        _save(cfg, dataset, rubric, tid, mine["value"])
+        _save(cfg, dataset, rubric, tid, label_value(mine))
 
 
 def _on_skip(cfg: AppConfig, dataset: str, rubric: Rubric, tid: str) -> None:
@@ -219,12 +221,12 @@ def label_panel(cfg: AppConfig, dataset: str, rubric: Rubric, tid: str) -> None:
     args = (cfg, dataset, rubric, tid)
     for lv in rubric.scale.levels:
         key_col, text_col = st.columns([2, 3], vertical_alignment="center")
-        chosen = mine is not None and mine["value"] == lv.value
+        chosen = mine is not None and label_value(mine) == lv.value
         key_col.button(
             f"{lv.value} · {lv.label}",
             key=f"value-{lv.value}",
             type="primary" if chosen else "secondary",
-            shortcut=value_shortcut(rubric, lv.value) if 0 <= lv.value <= 9 else None,
+            shortcut=value_shortcut(rubric, lv.value),
             on_click=_on_value,
             args=(*args, lv.value),
             width="stretch",
@@ -253,9 +255,7 @@ def label_panel(cfg: AppConfig, dataset: str, rubric: Rubric, tid: str) -> None:
         kind, text = flash
         (message.warning if kind == "warning" else message.success)(text)
     elif mine is not None:
-        message.info(
-            f"Your label: {level_text(rubric, None if mine['skipped'] else mine['value'])}"
-        )
+        message.info(f"Your label: {level_text(rubric, label_value(mine))}")
     back, skip, nxt = st.columns(3)
     back.button("Back", shortcut="B", on_click=_on_back, disabled=not ss[S.VISITED])
     skip.button("Skip", shortcut="S", on_click=_on_skip, args=args)
