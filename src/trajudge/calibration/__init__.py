@@ -50,6 +50,20 @@ from trajudge.calibration._bootstrap import (
     resampled_sums,
 )
 from trajudge.calibration._budget import LabelBudget, label_budget
+from trajudge.calibration._categorical import (
+    categorical_report,
+    first_position_rate,
+    order_accuracy,
+    positional_consistency,
+    win_rates,
+)
+from trajudge.calibration._categorical_analysis import analyze_categorical, gold_categories
+from trajudge.calibration._categorical_model import (
+    CategoricalReport,
+    CategoricalResult,
+    Count,
+    WinRate,
+)
 from trajudge.calibration._corrected import CorrectedRate, corrected_pass_rate, rogan_gladen
 from trajudge.calibration._corrected_k import CorrectedPassK, corrected_pass_hat_k
 from trajudge.calibration._escalate import (
@@ -95,7 +109,13 @@ from trajudge.calibration._synthetic import (
     synthetic_labels,
     synthetic_world,
 )
-from trajudge.calibration._tables import read_table, validate_table
+from trajudge.calibration._tables import (
+    RawTable,
+    infer_kind,
+    read_raw_table,
+    read_table,
+    validate_table,
+)
 from trajudge.calibration._validation import as_binary, as_float, parse_verdict
 from trajudge.calibration._verdicts import (
     CATEGORICAL,
@@ -126,8 +146,11 @@ __all__ = [
     "CalibrationFit",
     "CalibrationResult",
     "Calibrator",
+    "CategoricalReport",
+    "CategoricalResult",
     "CorrectedPassK",
     "CorrectedRate",
+    "Count",
     "Estimate",
     "FeatureWeight",
     "HumanAgreement",
@@ -140,6 +163,7 @@ __all__ = [
     "PPIPassK",
     "ProbabilityComparison",
     "Probe",
+    "RawTable",
     "ReliabilityResult",
     "StackFit",
     "SyntheticJudge",
@@ -148,9 +172,11 @@ __all__ = [
     "TrustCut",
     "TrustOutcome",
     "VerdictComparison",
+    "WinRate",
     "ac1_from_counts",
     "align",
     "analyze",
+    "analyze_categorical",
     "apply_threshold",
     "as_binary",
     "as_float",
@@ -162,6 +188,7 @@ __all__ = [
     "brier_score",
     "calibrate_files",
     "categorical_items",
+    "categorical_report",
     "central_tendency_probe",
     "clopper_pearson_lower",
     "cluster_bootstrap",
@@ -177,13 +204,16 @@ __all__ = [
     "escalated_items",
     "evaluate_trust",
     "expected_calibration_error",
+    "first_position_rate",
     "fit_calibrator",
     "fit_stack",
     "fit_threshold",
     "fit_trust_cut",
     "gain_verdict",
+    "gold_categories",
     "gwet_ac1",
     "human_agreement",
+    "infer_kind",
     "item_features",
     "item_means",
     "item_verdicts",
@@ -194,6 +224,7 @@ __all__ = [
     "label_threshold",
     "model_family",
     "multiplicities",
+    "order_accuracy",
     "order_shift_probe",
     "pairwise_verdict",
     "parse_verdict",
@@ -203,8 +234,10 @@ __all__ = [
     "per_item_sums",
     "percent_agreement",
     "position_probe",
+    "positional_consistency",
     "ppi_pass_hat_k",
     "ppi_pass_rate",
+    "read_raw_table",
     "read_table",
     "reliability",
     "reliability_diagram",
@@ -221,4 +254,5 @@ __all__ = [
     "task_folds",
     "validate_table",
     "verbosity_probe",
+    "win_rates",
 ]
