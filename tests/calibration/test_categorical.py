@@ -262,3 +262,27 @@ def test_errors_are_counted_never_scored() -> None:
     assert (r.accuracy["ab"].correct, r.accuracy["ab"].n) == (1, 2)  # y counts as wrong
     assert (r.consistency.correct, r.consistency.n) == (2, 2)  # y: missing in both orders
     assert r.agreement.value == 1.0  # x only
+
+
+def test_a_category_seen_only_in_one_order_still_counts_in_kappa() -> None:
+    # with flips made "inconsistent", "tie" is left only in order ab's verdict of y; the
+    # per-order kappa must still know the category (it used to raise ValueError)
+    j = pd.DataFrame(
+        {
+            "item": ["x", "x", "y", "y"],
+            "judge": "j",
+            "order": ["ab", "ba", "ab", "ba"],
+            "sample": 0,
+            "verdict": ["A", "A", "tie", "B"],
+        }
+    )
+    lab = pd.DataFrame({"item": ["x", "y"], "annotator": "h", "label": ["A", "B"]})
+    r = analyze_categorical(j, lab, ba_mapped=True, inconsistent_as="inconsistent", **BOOT).judges[
+        "j"
+    ]
+    assert r.kappa["ab"].value == pytest.approx(
+        cohen_kappa_score(["A", "B"], ["A", "tie"]), abs=1e-12
+    )
+    assert r.kappa["aggregate"].value == pytest.approx(
+        cohen_kappa_score(["A", "B"], ["A", "inconsistent"]), abs=1e-12
+    )

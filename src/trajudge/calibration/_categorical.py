@@ -201,7 +201,9 @@ def categorical_report(
             return np.asarray(list(items), dtype=object)
         return np.asarray([clusters.get(i, i) for i in items], dtype=object)
 
-    labels = list(dict.fromkeys([*categories, *gold.astype(str), *agg["verdict"].astype(str)]))
+    shown = [v for o in ("ab", "ba") if o in per_order for v in per_order[o].dropna()]
+    seen = [*gold.astype(str), *agg["verdict"].astype(str), *(v for v in shown if v != MISSING)]
+    labels = list(dict.fromkeys([*categories, *sorted(set(seen))]))
     boot: dict[str, Any] = {"n_boot": n_boot, "seed": seed}
     accuracy: dict[str, Count] = {}
     kappa: dict[str, Estimate] = {}

@@ -31,6 +31,7 @@ from trajudge.report import (
     write_report,
 )
 from trajudge.store import Store
+from trajudge.trajectories import InputError
 
 OutOption = Annotated[
     Path, typer.Option("--out", help="Folder for report.md, report.html, report.json.")
@@ -76,6 +77,22 @@ PrimaryOption = Annotated[
     str | None,
     typer.Option("--primary", help="Source of unqualified pass^k gates (judge name, outcome...)."),
 ]
+JuryOption = Annotated[
+    bool, typer.Option("--jury", help="Add the jury of each rubric's judges as a judge.")
+]
+InconsistentOption = Annotated[
+    str | None,
+    typer.Option(
+        "--inconsistent-as",
+        help="What a pairwise/nominal item whose orders disagree becomes: tie or inconsistent.",
+    ),
+]
+
+
+def _inconsistent(value: str | None) -> str | None:
+    if value not in (None, "tie", "inconsistent"):
+        raise InputError("--inconsistent-as", None, None, f"{value!r} is not tie or inconsistent")
+    return value
 
 
 def _finish(report: Report, out: Path, fmt: list[str]) -> None:
@@ -116,6 +133,8 @@ def report_cmd(
     ] = None,
     rubric: RubricOption = None,
     rubric_dir: RubricDirOption = None,
+    jury: JuryOption = False,
+    inconsistent_as: InconsistentOption = None,
     db: DbOption = DEFAULT_DB,
 ) -> None:
     """Judges against labels (kappa with CIs) beside pass^k per source; files and CI gates."""
@@ -138,6 +157,8 @@ def report_cmd(
         fingerprint_file=fingerprint,
         rubric=rubric,
         rubric_dirs=rubric_dir or [],
+        jury=jury,
+        inconsistent_as=_inconsistent(inconsistent_as),
     )
     _finish(report, out, formats)
 
@@ -168,6 +189,24 @@ def calibrate_cmd(
     primary: PrimaryOption = None,
     rubric: RubricOption = None,
     rubric_dir: RubricDirOption = None,
+    scale: Annotated[
+        str | None,
+        typer.Option(
+            "--scale",
+            help="Verdict kind: binary, ordinal, pairwise or nominal (default: the rubric's, "
+            "else inferred from the values and noted).",
+        ),
+    ] = None,
+    ba_mapped: Annotated[
+        bool | None,
+        typer.Option(
+            "--ba-mapped/--ba-as-shown",
+            help="Pairwise verdicts of order ba are already in the original numbering, or "
+            "name the side as shown (then mapped back here).",
+        ),
+    ] = None,
+    jury: JuryOption = False,
+    inconsistent_as: InconsistentOption = None,
 ) -> None:
     """The report's analysis on plain tables of judgments, labels and outcomes."""
     ks = parse_ks(k)
@@ -188,5 +227,9 @@ def calibrate_cmd(
         primary_source=primary,
         rubric=rubric,
         rubric_dirs=rubric_dir or [],
+        scale=scale,
+        ba_mapped=ba_mapped,
+        jury=jury,
+        inconsistent_as=_inconsistent(inconsistent_as),
     )
     _finish(report, out, formats)
