@@ -142,3 +142,26 @@ def test_stored_pairwise_judge_gets_its_own_measures(db_url: str) -> None:
     assert {w.system for w in c.win_rates or []} == {"trial 0", "trial 1"}
     assert "Pairwise and categorical judges" in render_markdown(report)
     assert "Confusion: pair" in render_html(report, {})
+
+
+def test_jury_is_a_judge_of_its_own(tmp_path: Path) -> None:
+    # two pass/fail judges; the jury's verdict is their majority, an even split a fail:
+    # alpha 1 1 0 0, beta 1 0 1 0 -> jury 1 0 0 0, which is exactly the labels
+    j, lab = tmp_path / "j.csv", tmp_path / "l.csv"
+    rows = [("alpha", [1, 1, 0, 0]), ("beta", [1, 0, 1, 0])]
+    j.write_text(
+        "item,judge,order,sample,verdict,task_id\n"
+        + "".join(f"i{i},{n},ab,0,{v},t{i}\n" for n, vs in rows for i, v in enumerate(vs))
+    )
+    lab.write_text(
+        "item,annotator,label\n" + "".join(f"i{i},h,{v}\n" for i, v in enumerate([1, 0, 0, 0]))
+    )
+    out = tmp_path / "o"
+    args = ["calibrate", "--judgments", str(j), "--labels", str(lab), "--out", str(out)]
+    result = runner.invoke(app, [*args, "--format", "json", "--n-boot", "20", "--jury"])
+    assert result.exit_code == 0, result.output
+    judges = {r["name"]: r for r in json.loads((out / "report.json").read_text())["judges"]}
+    assert set(judges) == {"alpha", "beta", "jury"}
+    assert judges["jury"]["kappa"]["value"] == pytest.approx(1.0)
+    want = cohen_kappa_score([1, 0, 0, 0], [1, 1, 0, 0])
+    assert judges["alpha"]["kappa"]["value"] == pytest.approx(want, abs=1e-12)
