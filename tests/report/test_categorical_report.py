@@ -165,3 +165,14 @@ def test_jury_is_a_judge_of_its_own(tmp_path: Path) -> None:
     assert judges["jury"]["kappa"]["value"] == pytest.approx(1.0)
     want = cohen_kappa_score([1, 0, 0, 0], [1, 1, 0, 0])
     assert judges["alpha"]["kappa"]["value"] == pytest.approx(want, abs=1e-12)
+
+
+def test_a_report_of_pairwise_judges_only_says_what_they_did(tmp_path: Path) -> None:
+    result = _calibrate(tmp_path, "--ba-as-shown", "--format", "md")
+    assert result.exit_code == 0, result.output
+    md = (tmp_path / "o" / "report.md").read_text()
+    # the summary line: agreement 1/2 on p1, p3; flips on p2, p3 of three; firsts 3 of 5
+    assert "pairwise judge j: agreement 0.50" in md
+    assert "flips with the order on 67% of items" in md and "picked 60% of the time" in md
+    # no empty pass/fail table, no pass^k, no corrected rates: nothing of the sort was given
+    assert "## Judges and verdict sources" not in md and "Corrected pass rates" not in md

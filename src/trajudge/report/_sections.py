@@ -286,6 +286,11 @@ def sections(report: Report, *, compact: bool = False) -> list[Section]:
 
     ``compact`` (the terminal) drops the intervals and pass@k from the main table.
     """
+    if report.categorical and not report.judges and not report.sources:
+        # only pairwise / nominal judges: no pass/fail, no pass^k, no agent runs to show
+        out = categorical_sections(report, intervals=not compact)
+        out += [_ceiling(report), _budget(report)]
+        return out + [s for s in (_gates(report),) if s is not None] + [_notes(report)]
     out = [main_table(report, intervals=not compact, pass_at=not compact)]
     out += [s for s in (_configs(report),) if s is not None]
     out += categorical_sections(report, intervals=not compact)

@@ -33,7 +33,7 @@ def _measures(rows: list[CategoricalRow], intervals: bool) -> Section:
         table.append(
             [
                 r.name,
-                str(r.rubric_id),
+                DASH if r.rubric_id is None else str(r.rubric_id),
                 r.kind,
                 str(c.n_items),
                 _count(c.accuracy.get("ab")),
