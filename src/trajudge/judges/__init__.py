@@ -31,7 +31,14 @@ from trajudge.judges._local import (
     shared_local_server,
     stop_shared_servers,
 )
-from trajudge.judges._plan import BatchPlan, PlanItem, choose_reference, plan_batch, plan_items
+from trajudge.judges._plan import (
+    BatchPlan,
+    PlanItem,
+    choose_reference,
+    plan_batch,
+    plan_items,
+    task_pairs,
+)
 from trajudge.judges._prompt import DEFAULT_TEMPLATES, SYSTEM_PROMPT, Prompt, Shown, build_prompt
 from trajudge.judges._render import (
     DELIMITER_TAGS,
@@ -132,5 +139,6 @@ __all__ = [
     "shared_local_server",
     "spec_reference",
     "stop_shared_servers",
+    "task_pairs",
     "verdict_model",
 ]
