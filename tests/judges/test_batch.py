@@ -118,7 +118,7 @@ def test_gates_modes_references_and_immediate_writes(fake_llm: FakeLLM, db_url: 
     agg = aggregate_frame(frame)
     assert len(agg) == 7 + 3 + 3
     # the fake answers the highest level in every slot: pairwise "tie" is the last enum value
-    assert set(agg[agg["judge"] == "pair"]["score"]) == {2.0}
+    assert set(agg[agg["judge"] == "pair"]["verdict"]) == {"tie"}
 
     # a re-run makes no call and stores nothing new
     again = score_dataset(store, "ds", judges)
@@ -475,4 +475,6 @@ def test_an_engine_gets_the_same_judgments_from_the_same_plan(
     assert len(local) == 6 + 12 and local == other
     errors = [r for r in local if r[7] != "-"]
     assert len(errors) == 4 + 4  # task 3: 2 trials x 2 orders (reference), 2 x 2 samples (pairs)
-    assert {r[5] for r in local if r[2] == "pair" and r[0] == "4-0"} == {"3.0", "1.0"}
+    # the model always answers "A": in order ba that is mapped back to B (original numbering)
+    pair_4 = [r for r in local if r[2] == "pair" and r[0] == "4-0"]
+    assert {(r[3], r[6]) for r in pair_4} == {("ab", "A"), ("ba", "B")}

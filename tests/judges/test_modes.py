@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 from fake_llm import FakeLLM
 
+from trajudge.calibration import item_verdicts
 from trajudge.judges import (
     Aggregate,
     Judge,
     JudgeSpec,
     Judgment,
+    Rubric,
     aggregate_judgments,
     aggregate_jury,
     load_rubric,
@@ -61,20 +65,23 @@ def test_pairwise_runs_both_orders_and_maps_the_second_back(fake_llm: FakeLLM) -
     # raw verdicts as presented: A in ab, B in ba
     assert '"verdict": "A"' in (by_order["ab"].raw or "")
     assert '"verdict": "B"' in (by_order["ba"].raw or "")
-    # mapped back to the candidate's side: a win both times (3 on the pairwise scale)
-    assert [by_order[o].score for o in ("ab", "ba")] == [3.0, 3.0]
-    assert {j.verdict for j in result.judgments} == {"win"}
-    assert result.aggregate.score == 3.0
+    # mapped back to the original numbering: A (the candidate) both times, no score
+    assert [by_order[o].verdict for o in ("ab", "ba")] == ["A", "A"]
+    assert {j.score for j in result.judgments} == {None}
+    assert result.aggregate.verdict == "A" and result.aggregate.passed is None
     assert result.aggregate.inconsistent is False
 
 
 def test_pairwise_position_bias_is_flagged_inconsistent(fake_llm: FakeLLM) -> None:
     fake_llm.decide = lambda user, v: {**v, "verdict": "A"}  # always the first shown
     result = _judge(fake_llm, "trajectory_preference").judge(CAND, other=OTHER)
-    scores = {j.order: j.score for j in result.judgments}
-    # ab: candidate is A -> win (3); ba: candidate is B -> loss (1); mean 2
-    assert scores == {"ab": 3.0, "ba": 1.0}
-    assert result.aggregate.score == 2.0 and result.aggregate.inconsistent is True
+    verdicts = {j.order: j.verdict for j in result.judgments}
+    # ab: the candidate is shown first and wins (A); ba: it is shown second and loses (B)
+    assert verdicts == {"ab": "A", "ba": "B"}
+    # a flip: the item is a tie (the default), or "inconsistent" on request
+    assert result.aggregate.verdict == "tie" and result.aggregate.inconsistent is True
+    again = aggregate_judgments(result.judgments, result_rubric(), inconsistent_as="inconsistent")
+    assert again.verdict == "inconsistent"
 
 
 def test_reference_mode_takes_the_candidates_score_from_its_slot(fake_llm: FakeLLM) -> None:
@@ -115,16 +122,39 @@ def test_samples_per_order_mean_for_ordinal(fake_llm: FakeLLM) -> None:
     assert result.aggregate.score == pytest.approx((2 + 4 + 5) / 3)
 
 
-def _j(order: str, score: float | None, **kw: Any) -> Judgment:
-    return Judgment("t", None, "j", "r", "v", "m", "pointwise", order, 0, score=score, **kw)  # type: ignore[arg-type]
+def _j(order: str, score: float | None, sample: int = 0, **kw: Any) -> Judgment:
+    return Judgment("t", None, "j", "r", "v", "m", "pointwise", order, sample, score=score, **kw)  # type: ignore[arg-type]
+
+
+def result_rubric() -> Rubric:
+    return load_rubric("trajectory_preference")
 
 
 def test_binary_samples_take_the_majority() -> None:
     rubric = load_rubric("answer_faithfulness")
     agg = aggregate_judgments([_j("ab", 1), _j("ab", 0), _j("ab", 1)], rubric)
-    assert agg.score == 1.0 and agg.passed is True  # majority 2 of 3, not the mean 0.667
+    assert agg.score == pytest.approx(2 / 3) and agg.passed is True  # 2 of 3 pass
     tie = aggregate_judgments([_j("ab", 1), _j("ab", 0)], rubric)
     assert tie.score == 0.5 and tie.passed is False
+
+
+def test_aggregate_is_the_per_item_verdict_of_every_figure() -> None:
+    # ab: pass, fail (share 1/2); ba: pass -> order-balanced share (1/2 + 1) / 2 = 3/4, a
+    # pass; before one aggregation for all, each order's majority (0.5, 1) was averaged and
+    # compared with the binary threshold 1: a fail here, a pass in the report
+    rubric = load_rubric("answer_faithfulness")
+    calls = [_j("ab", 1), _j("ab", 0, sample=1), _j("ba", 1)]
+    agg = aggregate_judgments(calls, rubric)
+    assert agg.score == 0.75 and agg.passed is True
+    rows = pd.DataFrame(
+        {"item": "t", "order": [c.order for c in calls], "score": [c.score for c in calls]}
+    )
+    assert item_verdicts(rows).tolist() == [1.0]
+    # ordinal: ab 5 and 4 (4.5), ba 3 (its second sample failed) -> 3.75 < 4, a fail
+    ordinal = load_rubric("trajectory_reasonableness")
+    calls = [_j("ab", 5), _j("ab", 4, sample=1), _j("ba", 3), _j("ba", None, error="x")]
+    agg = aggregate_judgments(calls, ordinal)
+    assert agg.score == 3.75 and agg.passed is False and agg.n_errors == 1
 
 
 def test_all_errors_give_nan_never_a_pass_or_fail() -> None:
@@ -179,3 +209,30 @@ def test_reasoning_cap_leaves_room_for_the_scores_in_max_tokens() -> None:
     assert schema["properties"]["reasoning"]["maxLength"] == 112
     big = Judge(JudgeSpec(name="b", model="m", max_tokens=512), rubric=rubric)
     assert big.reasoning_chars == 800  # the spec's cap, which already fits
+
+
+def test_nominal_judge_stores_the_category_and_samples_take_the_majority(
+    fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    import yaml
+
+    rubric = {
+        "id": "error_type",
+        "description": "Which error, if any?",
+        "scale": {
+            "kind": "nominal",
+            "levels": [
+                {"value": v, "label": v, "anchor": f"the trajectory shows {v}"}
+                for v in ("none", "wrong_tool", "wrong_args")
+            ],
+        },
+    }
+    path = tmp_path / "error_type.yaml"
+    path.write_text(yaml.safe_dump(rubric))
+    answers = iter(["wrong_tool", "none", "wrong_tool"])
+    fake_llm.decide = lambda user, v: {**v, "verdict": next(answers)}
+    result = _judge(fake_llm, str(path), samples=3, concurrency=1).judge(CAND)
+    assert sorted(j.verdict or "" for j in result.judgments) == ["none", "wrong_tool", "wrong_tool"]
+    assert all(j.score is None for j in result.judgments)
+    assert result.aggregate.verdict == "wrong_tool"  # 2 of 3 samples
+    assert result.aggregate.passed is None and math.isnan(result.aggregate.score)

@@ -108,7 +108,7 @@ def _with(**changes: object) -> dict[str, object]:
                 mode="pairwise",
                 scale={**GOOD["scale"], "kind": "ordinal", "levels": GOOD["scale"]["levels"][:2]},
             ),
-            "scale",
+            "scale.kind",
             "pairwise rubric needs",
         ),
         (_with(examples=[{"input": "x", "score": 7}]), "examples[0].score", "not a level"),
@@ -153,3 +153,81 @@ def test_custom_template_is_used_and_blocks_stay_delimited(tmp_path: Path) -> No
     user = prompt.messages[1]["content"]
     assert user.startswith("Judge this. 3 levels.")
     assert '<trajectory label="candidate">' in user and user.rstrip().endswith("</trajectory>")
+
+
+NOMINAL = {
+    "id": "error_type",
+    "description": "Which kind of error does the trajectory make, if any?",
+    "scale": {
+        "kind": "nominal",
+        "levels": [
+            {"value": "none", "label": "no error", "anchor": "Every call is right."},
+            {"value": "wrong_tool", "label": "wrong tool", "anchor": "A call uses a tool that"},
+            {"value": "wrong_args", "label": "wrong arguments", "anchor": "A call passes"},
+        ],
+    },
+    "examples": [{"input": "step 1: search()", "score": "wrong_tool"}],
+}
+
+
+def test_nominal_rubric_asks_for_one_of_its_categories(tmp_path: Path) -> None:
+    rubric = load_rubric_file(_write(tmp_path, NOMINAL))
+    assert rubric.scale.categorical and rubric.scale.categories == [
+        "none",
+        "wrong_tool",
+        "wrong_args",
+    ]
+    assert rubric.scale.pass_threshold is None
+    with pytest.raises(ValueError, match="no pass/fail"):
+        rubric.scale.passed(1.0)
+    schema = verdict_model(rubric).model_json_schema()
+    assert schema["properties"]["verdict"]["enum"] == ["none", "wrong_tool", "wrong_args"]
+    assert "score" not in schema["properties"]
+    traj = Trajectory(id="t", task_id="1", input="x", steps=[Step(tool="search")])
+    user = build_prompt(rubric, [Shown(traj)]).messages[1]["content"]
+    # the categories in the declared order, the example's verdict by name
+    assert user.index("- none = no error") < user.index("- wrong_tool") < user.index("- wrong_a")
+    assert "Verdict: wrong_tool" in user and "one of none, wrong_tool, wrong_args" in user
+
+
+def test_pairwise_scale_without_ties_is_a_forced_choice(tmp_path: Path) -> None:
+    data = yaml.safe_load(Path(available_rubrics()["trajectory_preference"]).read_text())
+    data["scale"]["levels"] = [lv for lv in data["scale"]["levels"] if lv["value"] != "tie"]
+    rubric = load_rubric_file(_write(tmp_path, data))
+    assert rubric.scale.ties is False
+    schema = verdict_model(rubric).model_json_schema()
+    assert schema["properties"]["verdict"]["enum"] == ["A", "B"]
+    traj = Trajectory(id="t", task_id="1", input="x", steps=[Step(tool="search")])
+    user = build_prompt(rubric, [Shown(traj), Shown(traj)]).messages[1]["content"]
+    assert '"B" if B is better).' in user and '"tie"' not in user
+
+
+@pytest.mark.parametrize(
+    ("change", "key", "reason"),
+    [
+        ({"mode": "pointwise"}, "scale.kind", "pairwise scale a pairwise rubric"),
+        ({"mode": "reference", "kind": "nominal"}, "scale.kind", "reference rubric scores"),
+        ({"levels": ["A", "B", "draw"]}, "scale", "levels A and B"),
+        ({"kind": "nominal", "levels": ["ok", "inconsistent"]}, "scale", "reserved"),
+        ({"kind": "nominal", "levels": ["ok"]}, "scale", "two or more"),
+        ({"pass_threshold": 2}, "scale", "no pass_threshold"),
+        ({"kind": "ordinal"}, "scale", "integer levels"),
+    ],
+)
+def test_categorical_scales_are_checked(
+    tmp_path: Path, change: dict[str, object], key: str, reason: str
+) -> None:
+    data = yaml.safe_load(Path(available_rubrics()["trajectory_preference"]).read_text())
+    levels = change.pop("levels", None)
+    if levels is not None:
+        data["scale"]["levels"] = [
+            {"value": v, "label": str(v), "anchor": "when it applies"} for v in levels
+        ]
+    if "mode" in change:
+        data["mode"] = change.pop("mode")
+    data["scale"].update(change)
+    path = _write(tmp_path, data)
+    with pytest.raises(InputError) as info:
+        load_rubric_file(path)
+    assert info.value.field is not None and info.value.field.startswith(key)
+    assert reason in info.value.reason

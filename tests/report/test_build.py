@@ -147,29 +147,6 @@ def test_reference_labels_are_never_called_human(db_url: str) -> None:
     assert math.isnan(human.judges[0].calibration.kappa.value)
 
 
-def test_pairwise_judgments_are_noted_not_scored(db_url: str) -> None:
-    store = h.make_store(db_url)
-    store.add_judgment(
-        "ds",
-        {
-            "trajectory_id": "T0-0",
-            "other_id": "T0-1",
-            "judge": "pair",
-            "rubric_id": "trajectory_preference",
-            "rubric_version": "v1",
-            "model": "m",
-            "mode": "pairwise",
-            "order": "ab",
-            "sample": 0,
-            "score": 4.0,
-            "verdict": "win",
-        },
-    )
-    report = build_report(store, "ds", ks=[1], n_boot=20)
-    assert [j.name for j in report.judges] == ["alpha", "beta"]
-    assert any("'pair': 1 pairwise judgments" in n for n in report.notes)
-
-
 def test_missing_dataset_is_an_input_error(db_url: str) -> None:
     from trajudge.trajectories import InputError
 

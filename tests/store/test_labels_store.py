@@ -146,3 +146,42 @@ def test_skip_is_a_label_without_value(db_url: str, skipped: bool) -> None:
     store.save_label(DS, "t0", "r", "ann", value, skipped=skipped)
     row = store.labels_frame(DS).iloc[0]
     assert bool(row["skipped"]) is skipped
+
+
+def test_pair_labels_keep_history_and_refuse_bad_fields(db_url: str) -> None:
+    from trajudge.store import Store
+    from trajudge.trajectories import InputError, Step, Trajectory
+
+    store = Store(db_url)
+    trajs = [
+        Trajectory(id=f"t-{i}", task_id="t", trial=i, steps=[Step(tool="search")]) for i in range(3)
+    ]
+    store.import_dataset("ds", trajs)
+    first = store.save_pair_label("ds", "t-0", "t-1", "pref", "ann", "A", left_id="t-1")
+    again = store.save_pair_label("ds", "t-0", "t-1", "pref", "ann", "tie", left_id="t-1")
+    assert first == again
+    assert [h["category"] for h in store.pair_label_history(first)] == ["A"]
+    store.save_pair_label("ds", "t-0", "t-2", "pref", "ann", None, skipped=True)
+    assert store.pair_label_counts("ds", "pref", annotator="ann") == {
+        "labeled": 1,
+        "skipped": 1,
+        "items": 2,
+    }
+    assert sorted(store.pair_labels_on("ds", "pref", [("t-0", "t-1"), ("t-1", "t-2")])) == [
+        ("t-0", "t-1", "ann", False)
+    ]
+    for kwargs, field in (
+        ({"category": "C"}, "category"),
+        ({"other_id": "t-0"}, "other_id"),
+        ({"left_id": "t-2"}, "left_id"),
+        ({"other_id": "nope"}, "trajectory_id"),
+        ({"category": None}, "value"),
+    ):
+        args = {"category": "A", "other_id": "t-1", **kwargs}
+        with pytest.raises(InputError) as info:
+            store.save_pair_label(
+                "ds", "t-0", args.pop("other_id"), "pref", "ann2", args.pop("category"), **args
+            )
+        assert info.value.field == field
+    assert len(store.pair_labels_frame("ds")) == 2  # nothing written by the refused calls
+    store.close()

@@ -54,14 +54,14 @@ def test_a_version_1_store_upgrades_to_the_schema_of_a_new_one(tmp_path: Path) -
     assert upgraded == fresh
     assert ("uq_judgment", ("dataset", "trajectory_id", "other_id", "judge", "config_sha256",
             "rubric_version", "order", "sample")) in fresh["judgments"]["unique"]  # fmt: skip
-    assert con.execute("SELECT version FROM schema_migrations").fetchall() == [(1,), (2,)]
+    assert con.execute("SELECT version FROM schema_migrations").fetchall() == [(1,), (2,), (3,)]
     # every row kept, ids included; the configuration of old rows is unknown (NULL)
     after = con.execute("SELECT * FROM judgments ORDER BY id").fetchall()
     assert [row[:24] for row in after] == before
     assert all(row[24:] == (None, None) for row in after)
     # re-opening applies nothing twice
     Store(old).close()
-    assert con.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == 2
+    assert con.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == 3
 
 
 def test_an_upgraded_store_keeps_old_judgments_apart_from_new_configurations(
@@ -85,3 +85,33 @@ def test_an_upgraded_store_keeps_old_judgments_apart_from_new_configurations(
     assert frame["config_sha256"].isna().tolist() == [True, False]
     assert frame["config_sha256"].iloc[1] == "c" * 64
     assert frame["model"].tolist() == ["openai/old-model", "openai/new-model"]
+
+
+def test_version_3_keeps_old_labels_and_adds_category_and_pair_labels(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    _v1_store(path)
+    con = sqlite3.connect(path)
+    con.execute(
+        "INSERT INTO labels (id, dataset, trajectory_id, rubric_id, annotator, value, unsure, "
+        "skipped, source, adjudication, created_at, updated_at) VALUES "
+        "(7, 'ds', 'a-0', 'r', 'ann', 4.0, 0, 0, 'human', 0, 't0', 't0')"
+    )
+    con.execute(
+        "INSERT INTO label_history (label_id, value, unsure, skipped, changed_at) "
+        "VALUES (7, 3.0, 0, 0, 't-1')"
+    )
+    con.commit()
+    store = Store(f"sqlite:///{path}")
+    frame = store.labels_frame("ds")
+    assert frame[["id", "value", "category"]].values.tolist() == [[7, 4.0, None]]
+    assert [h["category"] for h in store.label_history(7)] == [None]
+    # a category label and a pair label can be written at once
+    store.save_label("ds", "a-1", "kinds", "ann", None, category="wrong_tool")
+    store.save_pair_label("ds", "a-0", "a-1", "pref", "ann", "B", left_id="a-1")
+    assert store.labels_frame("ds", rubric_id="kinds")["category"].tolist() == ["wrong_tool"]
+    pairs = store.pair_labels_frame("ds")
+    assert pairs[["trajectory_id", "other_id", "category", "left_id"]].values.tolist() == [
+        ["a-0", "a-1", "B", "a-1"]
+    ]
+    store.close()
+    assert con.execute("SELECT max(version) FROM schema_migrations").fetchone()[0] == 3

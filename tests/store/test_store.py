@@ -35,10 +35,19 @@ EXPECTED_SCHEMA = {
     ],
     "labels": [
         "id", "dataset", "trajectory_id", "rubric_id", "annotator", "value", "criteria", "note",
-        "unsure", "skipped", "source", "adjudication", "created_at", "updated_at",
+        "unsure", "skipped", "source", "adjudication", "created_at", "updated_at", "category",
     ],
     "label_history": [
         "id", "label_id", "value", "criteria", "note", "unsure", "skipped", "changed_at",
+        "category",
+    ],
+    "pair_labels": [
+        "id", "dataset", "trajectory_id", "other_id", "rubric_id", "annotator", "category",
+        "left_id", "note", "unsure", "skipped", "source", "adjudication", "created_at",
+        "updated_at",
+    ],
+    "pair_label_history": [
+        "id", "pair_label_id", "category", "left_id", "note", "unsure", "skipped", "changed_at",
     ],
 }  # fmt: skip
 
@@ -62,9 +71,9 @@ def test_sqlite_uses_wal_and_records_migrations(tmp_path: Path) -> None:
     Store(f"sqlite:///{path}")
     con = sqlite3.connect(path)
     assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    assert con.execute("SELECT version FROM schema_migrations").fetchall() == [(1,), (2,)]
+    assert con.execute("SELECT version FROM schema_migrations").fetchall() == [(1,), (2,), (3,)]
     Store(f"sqlite:///{path}")  # re-opening does not re-apply
-    assert con.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == 2
+    assert con.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == 3
 
 
 def test_import_is_idempotent_and_detects_changes(db_url: str) -> None:

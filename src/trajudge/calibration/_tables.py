@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -17,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from trajudge.calibration._validation import parse_verdict
+from trajudge.calibration._verdicts import CATEGORICAL, KINDS, SWAP, pairwise_verdict
 from trajudge.trajectories import InputError
 
 Schema = Literal["judgments", "labels", "outcomes"]
@@ -55,21 +57,37 @@ def _read_jsonl(path: Path) -> tuple[pd.DataFrame, list[int]]:
     return pd.DataFrame.from_records(records), lines
 
 
-def read_table(path: str | Path, *, schema: Schema | None = None) -> pd.DataFrame:
-    """Read a CSV, JSONL or Parquet table and, with ``schema``, validate and normalise it.
+@dataclass(frozen=True)
+class RawTable:
+    """A table as read, before validation, with how its rows are named in messages."""
 
-    Parameters
-    ----------
-    path : str or Path
-        ``.csv``, ``.jsonl`` / ``.ndjson`` or ``.parquet`` / ``.pq``.
-    schema : {"judgments", "labels", "outcomes"}, optional
-        Validate the columns of that table (see :func:`validate_table`).
+    frame: pd.DataFrame
+    source: str
+    row_name: RowName
 
-    Raises
-    ------
-    InputError
-        Unreadable file, unknown extension, missing column or bad value (file, row, column).
-    """
+    def validate(
+        self,
+        schema: Schema,
+        *,
+        rows: Sequence[int] | None = None,
+        kind: str | None = None,
+        ba_mapped: bool | None = None,
+    ) -> pd.DataFrame:
+        """:func:`validate_table` of the whole table, or of the rows at positions ``rows``
+        (messages still name each row's line in the file)."""
+        if rows is None:
+            frame, name = self.frame, self.row_name
+        else:
+            positions = list(rows)
+            frame = self.frame.iloc[positions]
+            name = lambda i: self.row_name(positions[i])  # noqa: E731
+        return validate_table(
+            frame, schema, source=self.source, row_name=name, kind=kind, ba_mapped=ba_mapped
+        )
+
+
+def read_raw_table(path: str | Path) -> RawTable:
+    """Read a CSV, JSONL or Parquet table without validating it (see :func:`read_table`)."""
     p = Path(path)
     suffix = p.suffix.lower()
     if not p.is_file():
@@ -90,9 +108,37 @@ def read_table(path: str | Path, *, schema: Schema | None = None) -> pd.DataFram
         raise
     except Exception as exc:  # pandas / pyarrow parse errors: report as bad input
         raise InputError(str(p), None, None, f"cannot read: {exc}") from exc
+    return RawTable(df, str(p), row_name)
+
+
+def read_table(
+    path: str | Path,
+    *,
+    schema: Schema | None = None,
+    kind: str | None = None,
+    ba_mapped: bool | None = None,
+) -> pd.DataFrame:
+    """Read a CSV, JSONL or Parquet table and, with ``schema``, validate and normalise it.
+
+    Parameters
+    ----------
+    path : str or Path
+        ``.csv``, ``.jsonl`` / ``.ndjson`` or ``.parquet`` / ``.pq``.
+    schema : {"judgments", "labels", "outcomes"}, optional
+        Validate the columns of that table (see :func:`validate_table`).
+    kind, ba_mapped :
+        The verdict kind and, for pairwise judgments, whether verdicts in order ``ba`` are
+        already mapped back (see :func:`validate_table`).
+
+    Raises
+    ------
+    InputError
+        Unreadable file, unknown extension, missing column or bad value (file, row, column).
+    """
+    raw = read_raw_table(path)
     if schema is None:
-        return df
-    return validate_table(df, schema, source=str(p), row_name=row_name)
+        return raw.frame
+    return raw.validate(schema, kind=kind, ba_mapped=ba_mapped)
 
 
 def _parse_label(value: Any) -> float:
@@ -159,14 +205,39 @@ def _error(value: Any) -> str | None:
     return str(value)
 
 
+def _category(kind: str) -> Callable[[Any], Any]:
+    """The parser of one categorical value: None for a missing one (a skipped label, or an
+    errored judgment), A/B/tie for pairwise values, the stripped name for nominal ones."""
+
+    def parse(value: Any) -> Any:
+        if _missing(value) or not str(value).strip():
+            return None
+        if kind == "pairwise":
+            return pairwise_verdict(value)
+        text = str(value).strip()
+        return str(int(value)) if isinstance(value, float) and value.is_integer() else text
+
+    return parse
+
+
 def validate_table(
     df: pd.DataFrame,
     schema: Schema,
     *,
     source: str = "<table>",
     row_name: RowName | None = None,
+    kind: str | None = None,
+    ba_mapped: bool | None = None,
 ) -> pd.DataFrame:
     """Check columns and values of a judgments / labels / outcomes table; return a clean copy.
+
+    ``kind`` "pairwise" or "nominal": verdicts and labels are categories (``A``, ``B``,
+    ``tie`` in any case; or names), kept as text in ``verdict`` / ``label`` (None where
+    missing), and a judgment needs a ``verdict`` column. Pairwise verdicts are in the ORIGINAL
+    numbering (A = the pair's first item) once validated: ``ba_mapped`` says whether rows of
+    order ``ba`` (B shown first) already are (True) or name the side as shown (False: A and B
+    are swapped here); with ``ba`` rows it must be given. Any other ``kind`` (or None): the
+    numeric path below.
 
     * judgments: ``item``, ``judge``, ``order`` (ab|ba), ``sample`` (int >= 0) and ``score``
       and/or ``verdict``; optional ``error``, ``latency_s``, ``cost_usd``, ``length``,
@@ -204,15 +275,112 @@ def validate_table(
             out[col] = [None if _missing(v) else _ident(v) for v in out[col].tolist()]
         else:
             out[col] = _column(out, col, _ident, source, name)
+    if kind is not None and kind not in KINDS:
+        raise InputError(source, None, "scale", f"{kind!r} is not one of {', '.join(KINDS)}")
+    categorical = kind in CATEGORICAL
     if schema == "labels":
-        out["label"] = _column(out, "label", _parse_label, source, name)
+        parse = _category(str(kind)) if categorical else _parse_label
+        out["label"] = _column(out, "label", parse, source, name)
         _unique(out, ["item", "annotator", *rubric], source, name)
     elif schema == "outcomes":
         out["outcome"] = _column(out, "outcome", parse_verdict, source, name)
         _unique(out, ["item"], source, name)
+    elif categorical:
+        _categorical_judgments(out, str(kind), ba_mapped, source, name, rubric)
     else:
         _judgments(out, source, name, rubric)
     return out
+
+
+def _categorical_judgments(
+    out: pd.DataFrame,
+    kind: str,
+    ba_mapped: bool | None,
+    source: str,
+    name: RowName,
+    rubric: list[str],
+) -> None:
+    if "verdict" not in out:
+        raise InputError(source, None, "verdict", f"missing column (a {kind} judge's category)")
+    out["order"] = _column(out, "order", _order, source, name)
+    out["sample"] = _column(out, "sample", _sample, source, name)
+    out["error"] = _column(out, "error", _error, source, name) if "error" in out else None
+    out["verdict"] = _column(out, "verdict", _category(kind), source, name)
+    out["score"] = math.nan
+    for col in _NUMERIC:
+        if col in out:
+            out[col] = _column(out, col, _float, source, name)
+    for col in ("system_a", "system_b"):
+        if col in out:
+            out[col] = [None if _missing(v) else _ident(v) for v in out[col].tolist()]
+    # a row without a verdict and without an error: the verdict is missing (an unparsed
+    # answer); it is an errored call, counted and never scored
+    lost = out["error"].isna() & out["verdict"].isna()
+    out.loc[lost, "error"] = "no verdict"
+    ba = out["order"] == "ba"
+    if kind == "pairwise" and ba.any():
+        if ba_mapped is None:
+            i = int(np.flatnonzero(ba.to_numpy())[0])
+            raise InputError(
+                source,
+                name(i),
+                "order",
+                "pairwise verdicts in order ba: say whether they are already mapped back to "
+                "the original numbering (--ba-mapped) or name the side as shown "
+                "(--ba-as-shown)",
+            )
+        if not ba_mapped:
+            out.loc[ba, "verdict"] = out.loc[ba, "verdict"].map(
+                lambda v: None if v is None else SWAP[v]
+            )
+    _unique(out, ["item", "judge", "order", "sample", *rubric], source, name)
+
+
+def infer_kind(judgments: pd.DataFrame, labels: pd.DataFrame) -> tuple[str, str]:
+    """The verdict kind of raw tables, and why: from the ``verdict`` and ``label`` values.
+
+    A/B/tie only (any case): ``pairwise``; other words: ``nominal``; pass/fail words and 0/1
+    only: ``binary``; any other number: ``ordinal`` (its cut comes from --threshold or the
+    rubric). Numbers mixed with words are ambiguous: ``InputError`` asks for ``--scale``.
+
+    >>> j = pd.DataFrame({"verdict": ["A", "b", None]}); l = pd.DataFrame({"label": ["tie"]})
+    >>> infer_kind(j, l)[0]
+    'pairwise'
+    """
+    values: list[Any] = []
+    for frame, cols in ((judgments, ("verdict", "score")), (labels, ("label",))):
+        for col in cols:
+            if col in frame:
+                values += [v for v in frame[col].tolist() if not _missing(v) and str(v).strip()]
+    words, numbers, verdicts = set(), set(), set()
+    for v in values:
+        try:
+            number = float(v)
+        except (TypeError, ValueError):
+            number = math.nan
+        if not math.isnan(number) and not isinstance(v, bool):
+            numbers.add(number)
+            continue
+        try:
+            verdicts.add(parse_verdict(v))
+        except ValueError:
+            words.add(str(v).strip())
+    shown = ", ".join(sorted(words)[:6]) + (" …" if len(words) > 6 else "")
+    if words and (numbers or verdicts):
+        raise InputError(
+            "--scale",
+            None,
+            None,
+            f"cannot tell the verdict kind: the tables mix numbers or pass/fail with words "
+            f"({shown}); give --scale binary, ordinal, pairwise or nominal",
+        )
+    if words:
+        if {w.lower() for w in words} <= {"a", "b", "tie"}:
+            return "pairwise", f"the values are {shown}"
+        return "nominal", f"the values are categories ({shown})"
+    if numbers <= {0.0, 1.0}:
+        return "binary", "the values are pass/fail"
+    return "ordinal", f"the values are numbers {min(numbers):g}..{max(numbers):g}"
 
 
 def _unique(df: pd.DataFrame, key: list[str], source: str, name: RowName) -> None:

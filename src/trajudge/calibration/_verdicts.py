@@ -2,14 +2,21 @@
 
 A judge may be called several times on one item: in both presentation orders (``ab``,
 ``ba``) and several samples per order. Every figure of the report (kappa, agreement,
-TPR/TNR, the corrected rates, pass^k) uses ONE aggregate per item, computed here:
+TPR/TNR, the corrected rates, pass^k, the labeling app's judge column) uses ONE aggregate
+per item, computed here, by verdict kind:
 
-* the calls of each order are averaged first (samples), then the orders are averaged, so
-  that an order with a failed call does not weigh more than the other (position bias cancels
-  by design);
-* ordinal scores: that mean score against the pass threshold (``mean >= threshold``). A pair
-  scored 5 and 3 with threshold 4 is a pass (mean 4);
-* pass/fail verdicts: that mean pass share, a pass when above one half (a tie is a fail).
+* the calls of each order are combined first (samples), then the orders, so that an order
+  with a failed call does not weigh more than the other (position bias cancels by design);
+* ordinal scores: the mean score over orders (each the mean of its samples) against the pass
+  threshold (``mean >= threshold``). A pair scored 5 and 3 with threshold 4 is a pass (mean 4);
+* pass/fail verdicts (binary): that mean pass share, a pass when above one half (a tie is a
+  fail);
+* categories (pairwise ``A`` / ``B`` / ``tie`` in the original numbering, or the named
+  categories of a nominal scale): in each order the majority category of its samples; then a
+  category given in both orders stands, and two different ones (a position flip) become
+  ``inconsistent_as``: ``tie`` by default for pairwise verdicts, ``inconsistent`` for
+  nominal ones (and on request for pairwise ones). An order whose samples have no single
+  majority counts as that value too. An item judged in one order keeps that order's verdict.
 
 Errored calls are left out; an item whose every call failed has no verdict (it is absent
 from the result, never counted as a pass or a fail).
@@ -23,7 +30,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -31,6 +38,102 @@ import pandas as pd
 from trajudge.calibration._agreement import cohen_kappa
 from trajudge.calibration._validation import as_binary, as_float
 from trajudge.trajectories import InputError
+
+Kind = Literal["binary", "ordinal", "pairwise", "nominal"]
+KINDS: tuple[Kind, ...] = ("binary", "ordinal", "pairwise", "nominal")
+CATEGORICAL: tuple[Kind, ...] = ("pairwise", "nominal")
+#: Pairwise verdicts in the original numbering: A = the pair's first trajectory, B = its second.
+PAIRWISE_VERDICTS = ("A", "B", "tie")
+#: The verdict of an item whose orders (or samples) disagree, when it is not made a tie.
+INCONSISTENT = "inconsistent"
+#: A pairwise verdict given in order ``ba`` (B shown first), mapped to the original numbering.
+SWAP = {"A": "B", "B": "A", "tie": "tie"}
+_PAIRWISE_WORDS = {"a": "A", "b": "B", "tie": "tie", "win": "A", "loss": "B"}
+
+
+def pairwise_verdict(value: Any) -> str:
+    """``"A"``, ``"B"`` or ``"tie"`` for a pairwise verdict (any case; ``win`` / ``loss``, as
+    trajudge stored them before verdict kinds, are A / B); ValueError for anything else.
+
+    >>> pairwise_verdict("a"), pairwise_verdict("TIE"), pairwise_verdict("win")
+    ('A', 'tie', 'A')
+    """
+    text = str(value).strip().lower()
+    if text not in _PAIRWISE_WORDS:
+        raise ValueError(f"cannot read {value!r} as a pairwise verdict (A, B or tie)")
+    return _PAIRWISE_WORDS[text]
+
+
+def default_inconsistent(kind: str) -> str:
+    """What a position flip becomes by default: ``tie`` (pairwise) or ``inconsistent``."""
+    return "tie" if kind == "pairwise" else INCONSISTENT
+
+
+def _majority(frame: pd.DataFrame, keys: list[str], undecided: str) -> pd.Series:
+    """The most frequent ``v`` per group of ``keys``; ``undecided`` where two or more share
+    the top count."""
+    counts = frame.groupby([*keys, "v"], sort=True).size().rename("n").reset_index()
+    top = counts.groupby(keys)["n"].transform("max")
+    best = counts[counts["n"] == top]
+    n_best = best.groupby(keys)["v"].transform("size")
+    best = best.assign(v=best["v"].where(n_best == 1, undecided)).drop_duplicates(keys)
+    return best.set_index(keys)["v"]
+
+
+def categorical_items(
+    rows: pd.DataFrame, *, kind: str = "pairwise", inconsistent_as: str | None = None
+) -> pd.DataFrame:
+    """Per item, the verdict in each order and the aggregate (see the module docstring).
+
+    Parameters
+    ----------
+    rows : DataFrame
+        One row per call: ``item``, ``order`` (optional; ``ab`` when absent), ``verdict``
+        (a category; pairwise verdicts in the original numbering), optional ``error``
+        (errored rows are left out).
+    kind : {"pairwise", "nominal"}
+        The verdict kind.
+    inconsistent_as : str, optional
+        What a flip becomes; default :func:`default_inconsistent` of ``kind``.
+
+    Returns
+    -------
+    DataFrame
+        Indexed by item (sorted): ``ab``, ``ba`` (each order's verdict, NaN when that order
+        has no successful call), ``verdict`` (the aggregate) and ``flipped`` (both orders
+        gave a verdict and they differ).
+
+    Examples
+    --------
+    >>> rows = pd.DataFrame({"item": ["x", "x", "y", "y", "z"],
+    ...                      "order": ["ab", "ba", "ab", "ba", "ab"],
+    ...                      "verdict": ["A", "A", "A", "B", "B"]})
+    >>> categorical_items(rows)[["verdict", "flipped"]].values.tolist()
+    [['A', False], ['tie', True], ['B', False]]
+    """
+    undecided = default_inconsistent(kind) if inconsistent_as is None else inconsistent_as
+    ok = _ok_rows(rows)
+    ok = ok[ok["verdict"].notna()] if "verdict" in ok else ok.iloc[0:0]
+    cols = ["ab", "ba", "verdict", "flipped"]
+    if ok.empty:
+        return pd.DataFrame(columns=cols, index=pd.Index([], name="item"))
+    order = ok["order"] if "order" in ok else pd.Series("ab", index=ok.index)
+    frame = pd.DataFrame(
+        {
+            "item": ok["item"].to_numpy(),
+            "order": order.to_numpy(),
+            "v": ok["verdict"].astype(str).to_numpy(),
+        }
+    )
+    per_order = _majority(frame, ["item", "order"], undecided).unstack("order")
+    out = pd.DataFrame(index=per_order.index.rename("item"))
+    for o in ("ab", "ba"):
+        out[o] = per_order[o] if o in per_order.columns else np.nan
+    both = out["ab"].notna() & out["ba"].notna()
+    out["flipped"] = both & (out["ab"] != out["ba"])
+    out["verdict"] = out["ab"].where(out["ab"].notna(), out["ba"])
+    out.loc[out["flipped"], "verdict"] = undecided
+    return out.sort_index()[cols]
 
 
 @dataclass(frozen=True)
@@ -101,12 +204,21 @@ def item_means(rows: pd.DataFrame, *, ordinal: bool = False) -> pd.Series:
     return per_order.groupby(level="item", sort=True).mean().rename("mean")
 
 
-def item_verdicts(rows: pd.DataFrame, *, threshold: float | None = None) -> pd.Series:
-    """Per item, the judge's 0/1 verdict over its calls (see the module docstring).
+def item_verdicts(
+    rows: pd.DataFrame,
+    *,
+    threshold: float | None = None,
+    kind: str | None = None,
+    inconsistent_as: str | None = None,
+) -> pd.Series:
+    """Per item, the judge's verdict over its calls (see the module docstring).
 
-    ``threshold`` None: pass/fail values, a pass when the order-balanced pass share is above
-    one half (a tie, e.g. pass in one order and fail in the other, is a fail). A number: an
-    ordinal scale, a pass when the order-balanced mean score is at least the threshold.
+    ``kind`` "pairwise" or "nominal": the aggregate category per item
+    (:func:`categorical_items`; ``inconsistent_as`` says what a flip becomes). Otherwise a
+    0/1 verdict: ``threshold`` None for pass/fail values, a pass when the order-balanced pass
+    share is above one half (a tie, e.g. pass in one order and fail in the other, is a fail);
+    a number for an ordinal scale, a pass when the order-balanced mean score is at least the
+    threshold.
 
     Examples
     --------
@@ -115,6 +227,9 @@ def item_verdicts(rows: pd.DataFrame, *, threshold: float | None = None) -> pd.S
     >>> item_verdicts(rows, threshold=4).tolist()  # x: mean 4 (a pass), y: mean 3
     [1.0, 0.0]
     """
+    if kind in CATEGORICAL:
+        found = categorical_items(rows, kind=str(kind), inconsistent_as=inconsistent_as)
+        return found["verdict"].astype(object).rename("verdict")
     means = item_means(rows, ordinal=threshold is not None)
     if threshold is None:
         return (means > 0.5).astype(float).rename("pass")

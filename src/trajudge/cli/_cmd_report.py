@@ -21,6 +21,7 @@ from trajudge.cli._app import (
     handle_user_errors,
 )
 from trajudge.cli._cmd_reliability import parse_ks
+from trajudge.trajectories import InputError
 
 if TYPE_CHECKING:
     from trajudge.report import Report
@@ -69,6 +70,22 @@ PrimaryOption = Annotated[
     str | None,
     typer.Option("--primary", help="Source of unqualified pass^k gates (judge name, outcome...)."),
 ]
+JuryOption = Annotated[
+    bool, typer.Option("--jury", help="Add the jury of each rubric's judges as a judge.")
+]
+InconsistentOption = Annotated[
+    str | None,
+    typer.Option(
+        "--inconsistent-as",
+        help="What a pairwise/nominal item whose orders disagree becomes: tie or inconsistent.",
+    ),
+]
+
+
+def _inconsistent(value: str | None) -> str | None:
+    if value not in (None, "tie", "inconsistent"):
+        raise InputError("--inconsistent-as", None, None, f"{value!r} is not tie or inconsistent")
+    return value
 
 
 def _finish(report: Report, out: Path, fmt: list[str]) -> None:
@@ -111,6 +128,8 @@ def report_cmd(
     ] = None,
     rubric: RubricOption = None,
     rubric_dir: RubricDirOption = None,
+    jury: JuryOption = False,
+    inconsistent_as: InconsistentOption = None,
     db: DbOption = DEFAULT_DB,
 ) -> None:
     """Judges against labels (kappa with CIs) beside pass^k per source; files and CI gates."""
@@ -136,6 +155,8 @@ def report_cmd(
         fingerprint_file=fingerprint,
         rubric=rubric,
         rubric_dirs=rubric_dir or [],
+        jury=jury,
+        inconsistent_as=_inconsistent(inconsistent_as),
     )
     _finish(report, out, formats)
 
@@ -166,6 +187,24 @@ def calibrate_cmd(
     primary: PrimaryOption = None,
     rubric: RubricOption = None,
     rubric_dir: RubricDirOption = None,
+    scale: Annotated[
+        str | None,
+        typer.Option(
+            "--scale",
+            help="Verdict kind: binary, ordinal, pairwise or nominal (default: the rubric's, "
+            "else inferred from the values and noted).",
+        ),
+    ] = None,
+    ba_mapped: Annotated[
+        bool | None,
+        typer.Option(
+            "--ba-mapped/--ba-as-shown",
+            help="Pairwise verdicts of order ba are already in the original numbering, or "
+            "name the side as shown (then mapped back here).",
+        ),
+    ] = None,
+    jury: JuryOption = False,
+    inconsistent_as: InconsistentOption = None,
 ) -> None:
     """The report's analysis on plain tables of judgments, labels and outcomes."""
     from trajudge.report import calibrate_report, parse_formats, parse_gate
@@ -188,5 +227,9 @@ def calibrate_cmd(
         primary_source=primary,
         rubric=rubric,
         rubric_dirs=rubric_dir or [],
+        scale=scale,
+        ba_mapped=ba_mapped,
+        jury=jury,
+        inconsistent_as=_inconsistent(inconsistent_as),
     )
     _finish(report, out, formats)

@@ -41,7 +41,14 @@ if TYPE_CHECKING:
         shared_local_server,
         stop_shared_servers,
     )
-    from trajudge.judges._plan import BatchPlan, PlanItem, choose_reference, plan_batch, plan_items
+    from trajudge.judges._plan import (
+        BatchPlan,
+        PlanItem,
+        choose_reference,
+        plan_batch,
+        plan_items,
+        task_pairs,
+    )
     from trajudge.judges._prompt import (
         DEFAULT_TEMPLATES,
         SYSTEM_PROMPT,
@@ -73,7 +80,7 @@ if TYPE_CHECKING:
         parse_rubric,
     )
     from trajudge.judges._spec import LOCAL_DEFAULTS, JudgeSpec, parse_judge_arg, reasoning_cap
-    from trajudge.judges._verdict import PREFERENCE_SCORE, response_schema, verdict_model
+    from trajudge.judges._verdict import response_schema, verdict_model
     from trajudge.judges._writer import FLUSH_INTERVAL_S, FLUSH_MAX_ROWS, JudgmentWriter
 
 __all__ = [
@@ -85,7 +92,6 @@ __all__ = [
     "LOCAL_DEFAULTS",
     "LOCAL_MODELS",
     "LOCAL_PREFIX",
-    "PREFERENCE_SCORE",
     "SYSTEM_PROMPT",
     "Aggregate",
     "BatchPlan",
@@ -149,6 +155,7 @@ __all__ = [
     "shared_local_server",
     "spec_reference",
     "stop_shared_servers",
+    "task_pairs",
     "verdict_model",
 ]
 
@@ -182,7 +189,6 @@ _EXPORTS = {
     "LocalModelServer": "trajudge.judges._local",
     "LocalServerError": "trajudge.judges._local",
     "Order": "trajudge.judges._judgment",
-    "PREFERENCE_SCORE": "trajudge.judges._verdict",
     "PlanItem": "trajudge.judges._plan",
     "PreparedCall": "trajudge.judges._call",
     "Prompt": "trajudge.judges._prompt",
@@ -216,6 +222,7 @@ _EXPORTS = {
     "parse_rubric": "trajudge.judges._rubric",
     "plan_batch": "trajudge.judges._plan",
     "plan_items": "trajudge.judges._plan",
+    "task_pairs": "trajudge.judges._plan",
     "prepare_items": "trajudge.judges._batch",
     "reasoning_cap": "trajudge.judges._spec",
     "render_trajectory": "trajudge.judges._render",

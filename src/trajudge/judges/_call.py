@@ -18,13 +18,11 @@ from typing import TYPE_CHECKING, Any
 
 from trajudge.judges._client import CallResult
 from trajudge.judges._judgment import Judgment, Order
-from trajudge.judges._verdict import PREFERENCE_SCORE
 
 if TYPE_CHECKING:
     from trajudge.judges._judge import Judge
 
 _SWAP = {"A": "B", "B": "A", "tie": "tie"}
-_OUTCOME = {"A": "win", "tie": "tie", "B": "loss"}
 
 
 @dataclass(frozen=True, eq=False)
@@ -127,26 +125,30 @@ def apply_verdict(judge: Judge, j: Judgment, v: dict[str, Any], order: Order) ->
     """Fill score, verdict, reasoning and criteria from the validated verdict ``v``, mapped
     back to ``j.trajectory_id``'s side when it was shown second."""
     rubric = judge.rubric
+    scale = rubric.scale
     j.reasoning = str(v.get("reasoning", ""))
+    if rubric.mode == "pairwise":
+        # the original numbering: A = ``trajectory``, whichever side it was shown on
+        def back(x: Any) -> str:
+            return str(x) if order == "ab" else _SWAP[str(x)]
+
+        j.verdict = back(v["verdict"])
+        crit = v.get("criteria")
+        j.criteria = {k: back(x) for k, x in crit.items()} if crit else None
+        return
+    if scale.categorical:  # pointwise on a nominal scale
+        j.verdict = str(v["verdict"])
+        crit = v.get("criteria")
+        j.criteria = {k: str(x) for k, x in crit.items()} if crit else None
+        return
     if rubric.mode == "pointwise":
         j.score = float(v["score"])
         crit = v.get("criteria")
         j.criteria = {k: float(x) for k, x in crit.items()} if crit else None
-    elif rubric.mode == "pairwise":
-        pref = v["verdict"] if order == "ab" else _SWAP[v["verdict"]]
-        j.score = float(PREFERENCE_SCORE[pref])
-        j.verdict = _OUTCOME[pref]
-        crit = v.get("criteria")
-        if crit:
-            j.criteria = {
-                k: float(PREFERENCE_SCORE[x if order == "ab" else _SWAP[x]])
-                for k, x in crit.items()
-            }
-        return
     else:
         mine, theirs = ("a", "b") if order == "ab" else ("b", "a")
         j.score = float(v[f"score_{mine}"])
         j.other_score = float(v[f"score_{theirs}"])
         crit = v.get(f"criteria_{mine}")
         j.criteria = {k: float(x) for k, x in crit.items()} if crit else None
-    j.verdict = "pass" if rubric.scale.passed(j.score) else "fail"
+    j.verdict = "pass" if scale.passed(j.score) else "fail"

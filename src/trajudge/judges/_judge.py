@@ -5,8 +5,9 @@ Modes (DESIGN.md):
 - pointwise: one trajectory, one call per sample;
 - pairwise: ``trajectory`` vs ``other`` of the same task, shown as (A, B) = (trajectory, other)
   in order ``ab`` and as (other, trajectory) in order ``ba``; the ``ba`` verdict is mapped back
-  (A <-> B), so every stored score is from ``trajectory``'s side: 3 = it is better, 2 = tie,
-  1 = ``other`` is better;
+  (A <-> B), so every stored verdict is in the original numbering: ``A`` = ``trajectory`` is
+  better, ``B`` = ``other`` is, ``tie``; no score is stored (the verdict is a category);
+- pointwise on a nominal scale: the verdict is one of the scale's categories, no score;
 - reference: the candidate is shown beside a reference (A = candidate in ``ab``, B in ``ba``);
   both are scored, and the candidate's score is taken from whichever slot it occupied.
 
@@ -36,7 +37,7 @@ from trajudge.judges._local import (
     LOCAL_PREFIX,
     shared_local_server,
 )
-from trajudge.judges._prompt import DEFAULT_TEMPLATES, SYSTEM_PROMPT, Prompt, Shown, build_prompt
+from trajudge.judges._prompt import SYSTEM_PROMPT, Prompt, Shown, build_prompt, default_template
 from trajudge.judges._rubric import Rubric, load_rubric
 from trajudge.judges._spec import JudgeSpec, reasoning_cap
 from trajudge.judges._verdict import response_schema, verdict_model
@@ -132,7 +133,7 @@ class Judge:
             if self.is_local
             else (spec.model, spec.api_base)
         )
-        template = rubric.template or DEFAULT_TEMPLATES[rubric.mode]
+        template = rubric.template or default_template(rubric)
         return {
             "model": spec.model,
             "api_base": spec.api_base,

@@ -13,8 +13,12 @@ class Judgment:
     """One judge call, as stored in the ``judgments`` table (plus ``other_score``).
 
     ``score`` is on the rubric's scale from ``trajectory_id``'s side; ``verdict`` is
-    ``pass``/``fail`` (pointwise, reference) or ``win``/``tie``/``loss`` (pairwise); both are
-    None when ``error`` is set. ``other_score`` is the reference's score (reference mode).
+    ``pass``/``fail`` on a binary or ordinal scale, the category on a nominal one, and
+    ``A``/``B``/``tie`` in pairwise mode, in the original numbering (A = ``trajectory_id``,
+    B = ``other_id``; order ``ba`` mapped back). Categorical verdicts have no score. Both are
+    None when ``error`` is set. (Pairwise rows stored before verdict kinds say ``win`` /
+    ``loss`` for A / B: :func:`trajudge.calibration.pairwise_verdict` reads both.)
+    ``other_score`` is the reference's score (reference mode).
     ``config_sha256`` and ``judge_config`` are the judge configuration that made the call
     (see :attr:`trajudge.judges.Judge.config`): part of the key, so a resumed run never reuses
     a judgment made with another model, endpoint or parameters.
@@ -32,7 +36,7 @@ class Judgment:
     score: float | None = None
     verdict: str | None = None
     reasoning: str | None = None
-    criteria: dict[str, float] | None = None
+    criteria: dict[str, float | str] | None = None
     raw: str | None = None
     prompt_tokens: int | None = None
     completion_tokens: int | None = None

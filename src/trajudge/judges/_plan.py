@@ -15,7 +15,8 @@ Items per mode:
 
 - pointwise: each trajectory that passes its gates;
 - pairwise: every pair of trials of the same task (lower trial first as ``trajectory_id``)
-  where both pass their gates;
+  where both pass their gates; with the judge's ``max_pairs``, a seeded sample of at most
+  that many pairs per task (:func:`task_pairs`);
 - reference: each trajectory with a reference. The default reference is a passing trajectory
   of the same task (``outcome`` True, the lowest trial, never the candidate itself); when the
   task has none, the task spec's expected calls (``TaskSpec.reference``) are rendered as a
@@ -25,6 +26,7 @@ Items per mode:
 
 from __future__ import annotations
 
+import random
 from collections import defaultdict
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -160,9 +162,9 @@ def plan_items(
             tasks: dict[str, list[Trajectory]] = defaultdict(list)
             for t in eligible:
                 tasks[t.task_id].append(t)
-            for group in tasks.values():
-                group.sort(key=lambda t: (t.trial, t.id))
-                pairs += [(a, b, False) for i, a in enumerate(group) for b in group[i + 1 :]]
+            for task_id, group in tasks.items():
+                chosen = task_pairs(group, task_id, cap=judge.spec.max_pairs, seed=judge.spec.seed)
+                pairs += [(a, b, False) for a, b in chosen]
         else:
             for t in eligible:
                 ref = choose_reference(
@@ -175,6 +177,21 @@ def plan_items(
         for traj, other, expected in pairs:
             items += [PlanItem(judge, traj, other, expected, o, s) for o, s in plan]
     return items, no_reference
+
+
+def task_pairs(
+    trials: Sequence[Trajectory], task_id: str, *, cap: int | None = None, seed: int | None = None
+) -> list[tuple[Trajectory, Trajectory]]:
+    """The pairs of ``trials`` (one task) a pairwise judge compares: every pair, lower trial
+    first, or with ``cap`` a sample of at most ``cap`` of them drawn with a generator seeded
+    by ``seed`` and ``task_id`` (not by the process: the same pairs on every run), kept in
+    the order of the full list."""
+    group = sorted(trials, key=lambda t: (t.trial, t.id))
+    every = [(a, b) for i, a in enumerate(group) for b in group[i + 1 :]]
+    if cap is None or len(every) <= cap:
+        return every
+    keep = set(random.Random(f"{seed or 0}:{task_id}").sample(range(len(every)), cap))
+    return [p for i, p in enumerate(every) if i in keep]
 
 
 def select_trajectories(

@@ -65,6 +65,9 @@ Score: {{ ex.score | int }}{% if ex.reasoning %}. Why: {{ ex.reasoning }}{% endi
 {%- endif %}
 """
 
+# pairwise and nominal scales: the examples give a category, not a number
+_CATEGORICAL = _COMMON.replace("Score: {{ ex.score | int }}", "Verdict: {{ ex.score }}")
+
 DEFAULT_TEMPLATES = {
     "pointwise": _COMMON
     + """
@@ -74,7 +77,7 @@ The trajectory to score:
 Answer with JSON: "reasoning" (brief, cite step numbers)\
 {% if criteria %}, "criteria" (a score on the scale for each criterion){% endif %}, \
 "score" (one of {{ levels | map(attribute='value') | join(', ') }}).""",
-    "pairwise": _COMMON
+    "pairwise": _CATEGORICAL
     + """
 Trajectory A:
 {{ trajectory_a }}
@@ -83,8 +86,17 @@ Trajectory B:
 {{ trajectory_b }}
 
 Answer with JSON: "reasoning" (brief, cite step numbers)\
-{% if criteria %}, "criteria" ("A", "B" or "tie" for each criterion){% endif %}, \
-"verdict" ("A" if A is better, "B" if B is better, "tie").""",
+{% if criteria %}, "criteria" ({{ levels | map(attribute='value') | join(', ') }} for each \
+criterion){% endif %}, "verdict" ("A" if A is better, "B" if B is better\
+{% if scale.ties %}, "tie" if neither is{% endif %}).""",
+    "nominal": _CATEGORICAL
+    + """
+The trajectory to classify:
+{{ trajectory }}
+
+Answer with JSON: "reasoning" (brief, cite step numbers)\
+{% if criteria %}, "criteria" (a category for each criterion){% endif %}, \
+"verdict" (one of {{ levels | map(attribute='value') | join(', ') }}).""",
     "reference": _COMMON
     + """
 Trajectory A:
@@ -127,6 +139,14 @@ class Prompt:
     max_steps: int | None
 
 
+def default_template(rubric: Rubric) -> str:
+    """The template a rubric without its own uses: by mode, and ``nominal`` for a nominal
+    scale (its verdict is a category, not a score)."""
+    if rubric.scale.kind == "nominal":
+        return DEFAULT_TEMPLATES["nominal"]
+    return DEFAULT_TEMPLATES[rubric.mode]
+
+
 def _context(rubric: Rubric) -> dict[str, Any]:
     examples = [
         {"input": neutralise(elide(ex.input, 2000)), "score": ex.score, "reasoning": ex.reasoning}
@@ -135,7 +155,10 @@ def _context(rubric: Rubric) -> dict[str, Any]:
     return {
         "rubric": rubric,
         "scale": rubric.scale,
-        "levels": sorted(rubric.scale.levels, key=lambda lv: lv.value),
+        # numbers low to high; categories in the order the rubric declares them
+        "levels": list(rubric.scale.levels)
+        if rubric.scale.categorical
+        else sorted(rubric.scale.levels, key=lambda lv: int(lv.value)),
         "criteria": rubric.criteria,
         "examples": examples,
         "instructions": rubric.instructions.strip(),
@@ -176,7 +199,7 @@ def build_prompt(
     want = 1 if rubric.mode == "pointwise" else 2
     if len(shown) != want:
         raise ValueError(f"a {rubric.mode} rubric judges {want} trajectories, got {len(shown)}")
-    template = compiled_template(rubric.template or DEFAULT_TEMPLATES[rubric.mode])
+    template = compiled_template(rubric.template or default_template(rubric))
     base = _context(rubric)
     system_tokens = count(SYSTEM_PROMPT)
 

@@ -13,37 +13,61 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from trajudge.calibration import CATEGORICAL, INCONSISTENT
 from trajudge.trajectories import InputError, canonical_json, read_yaml
 from trajudge.trajectories._errors import pydantic_field
 
 RubricMode = Literal["pointwise", "pairwise", "reference"]
 
 
+ScaleKind = Literal["binary", "ordinal", "pairwise", "nominal"]
+#: Scale kinds whose verdicts are named categories rather than numbers.
+CATEGORICAL_KINDS: tuple[str, ...] = CATEGORICAL
+
+
 class ScaleLevel(BaseModel):
-    """One point of a scale with the anchor text that says when it applies."""
+    """One point of a scale with the anchor text that says when it applies.
+
+    ``value`` is a number on a binary (0, 1) or ordinal (1..N) scale, and a category name on
+    a pairwise (``A``, ``B``, ``tie``) or nominal scale.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
-    value: int
+    value: int | str
     label: str = Field(min_length=1)
     anchor: str = Field(min_length=1)
 
 
 class Scale(BaseModel):
-    """A binary (0 = fail, 1 = pass) or ordinal (1..N) scale with an anchor for every level.
+    """A rubric's verdict kind and its levels, each with an anchor.
 
-    ``pass_threshold`` maps an ordinal score to pass/fail: pass when score >= threshold.
+    - ``binary``: the levels 0 (fail) and 1 (pass);
+    - ``ordinal``: the levels 1..N; ``pass_threshold`` maps a score to pass/fail (pass when
+      score >= threshold; default the upper middle);
+    - ``pairwise``: the categories ``A``, ``B`` and optionally ``tie`` (leave the ``tie``
+      level out for a forced choice); A and B are the two trajectories of a pair;
+    - ``nominal``: any named categories (e.g. error types), two or more.
+
+    Pairwise and nominal scales have no pass threshold: their verdicts are categories.
     """
 
     model_config = ConfigDict(extra="forbid")
 
-    kind: Literal["binary", "ordinal"]
+    kind: ScaleKind
     levels: list[ScaleLevel]
     pass_threshold: float | None = None
 
     @model_validator(mode="after")
     def _check_levels(self) -> Scale:
         values = [lv.value for lv in self.levels]
+        if len(set(values)) != len(values):
+            raise ValueError("scale levels must be unique")
+        if self.kind in CATEGORICAL_KINDS:
+            self._check_categories(values)
+            return self
+        if not all(isinstance(v, int) for v in values):
+            raise ValueError(f"a {self.kind} scale has integer levels")
         if self.kind == "binary":
             if sorted(values) != [0, 1]:
                 raise ValueError("a binary scale has exactly the levels 0 (fail) and 1 (pass)")
@@ -55,21 +79,57 @@ class Scale(BaseModel):
                 raise ValueError("an ordinal scale has the levels 1..N (N >= 2), each once")
             if self.pass_threshold is None:
                 self.pass_threshold = (n + 1) / 2 if n % 2 else n / 2 + 1
-        if len(set(values)) != len(values):
-            raise ValueError("scale levels must be unique")
         return self
+
+    def _check_categories(self, values: list[int | str]) -> None:
+        if self.pass_threshold is not None:
+            raise ValueError(f"a {self.kind} scale has no pass_threshold (its verdicts are names)")
+        if not all(isinstance(v, str) and v.strip() == v and v for v in values):
+            raise ValueError(f"a {self.kind} scale has category names as level values")
+        if INCONSISTENT in values:
+            raise ValueError(f"{INCONSISTENT!r} is reserved for inconsistent verdicts")
+        if self.kind == "pairwise":
+            if set(values) not in ({"A", "B"}, {"A", "B", "tie"}):
+                raise ValueError(
+                    "a pairwise scale has the levels A and B, and tie unless ties are excluded"
+                )
+        elif len(values) < 2:
+            raise ValueError("a nominal scale has two or more categories")
+
+    @property
+    def categorical(self) -> bool:
+        """Whether verdicts are category names (pairwise, nominal) rather than numbers."""
+        return self.kind in CATEGORICAL_KINDS
+
+    @property
+    def categories(self) -> list[str]:
+        """The category names of a pairwise or nominal scale, in the declared order."""
+        if not self.categorical:
+            raise ValueError(f"a {self.kind} scale has numbers, not categories")
+        return [str(lv.value) for lv in self.levels]
+
+    @property
+    def ties(self) -> bool:
+        """Whether a pairwise scale allows a tie."""
+        return self.kind == "pairwise" and "tie" in self.categories
 
     @property
     def min(self) -> int:
-        return min(lv.value for lv in self.levels)
+        return min(self._numbers())
 
     @property
     def max(self) -> int:
-        return max(lv.value for lv in self.levels)
+        return max(self._numbers())
+
+    def _numbers(self) -> list[int]:
+        if self.categorical:
+            raise ValueError(f"a {self.kind} scale has categories, not numbers")
+        return [int(lv.value) for lv in self.levels]
 
     def passed(self, score: float) -> bool:
-        """Whether ``score`` counts as a pass on this scale."""
-        assert self.pass_threshold is not None
+        """Whether ``score`` counts as a pass on this (binary or ordinal) scale."""
+        if self.pass_threshold is None:
+            raise ValueError(f"a {self.kind} scale has no pass/fail")
         return score >= self.pass_threshold
 
 
@@ -88,7 +148,7 @@ class Example(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     input: str
-    score: float
+    score: float | str  # a level of the scale: a number, or a category name
     reasoning: str = ""
 
 
@@ -116,30 +176,29 @@ def rubric_version(content: dict[str, Any]) -> str:
     return hashlib.sha256(canonical_json(content).encode()).hexdigest()[:16]
 
 
-#: The pairwise scale: level 3 = A better, 2 = tie, 1 = B better (see :func:`check_rubric`).
-PAIRWISE_LEVELS = (1, 2, 3)
-
-
 def check_rubric(rubric: Rubric, source: str) -> None:
     """Checks across fields that pydantic alone does not express; raise :class:`InputError`.
 
-    - a pairwise rubric has an ordinal scale of exactly three levels: 3 = the first
-      trajectory shown (A) is better, 2 = tie, 1 = the second (B) is better;
+    - a pairwise rubric has a pairwise scale (A, B and optionally tie), and a pairwise scale
+      belongs to a pairwise rubric;
+    - a reference rubric scores both trajectories on a binary or ordinal scale;
     - every example's score is one of the scale's values;
     - criterion ids are unique;
     - the template, when given, is valid Jinja2 that renders with the documented variables
       (see :mod:`trajudge.judges._prompt`).
     """
     scale = rubric.scale
-    if rubric.mode == "pairwise" and (
-        scale.kind != "ordinal" or tuple(sorted(lv.value for lv in scale.levels)) != PAIRWISE_LEVELS
-    ):
+    if (rubric.mode == "pairwise") != (scale.kind == "pairwise"):
         raise InputError(
             source,
             None,
-            "scale",
-            "a pairwise rubric needs an ordinal scale with levels 1 (B better), 2 (tie), "
-            "3 (A better)",
+            "scale.kind",
+            "a pairwise rubric needs a pairwise scale (levels A, B and optionally tie), and "
+            f"a pairwise scale a pairwise rubric (mode {rubric.mode}, scale {scale.kind})",
+        )
+    if rubric.mode == "reference" and scale.categorical:
+        raise InputError(
+            source, None, "scale.kind", "a reference rubric scores on a binary or ordinal scale"
         )
     values = {lv.value for lv in scale.levels}
     for i, ex in enumerate(rubric.examples):
@@ -148,7 +207,7 @@ def check_rubric(rubric: Rubric, source: str) -> None:
                 source,
                 None,
                 f"examples[{i}].score",
-                f"{ex.score:g} is not a level of the scale ({sorted(values)})",
+                f"{ex.score!r} is not a level of the scale ({[lv.value for lv in scale.levels]})",
             )
     ids = [c.id for c in rubric.criteria]
     for i, cid in enumerate(ids):

@@ -53,6 +53,9 @@ class JudgeSpec(BaseModel):
     passing trial of the same task, else the spec's expected calls) or ``spec`` (always the
     task spec's expected calls: choosing a reference by outcome tells the judge something
     about the label, which matters when the judge is calibrated against that outcome).
+    ``max_pairs`` (pairwise mode) judges at most that many pairs of trials per task, a
+    sample drawn from the task's id and ``seed`` (the same on every run, so that a batch
+    resumes the same pairs); default: every pair.
     ``max_reasoning_chars`` caps the verdict's reasoning, lowered when needed so that the whole
     verdict fits in ``max_tokens`` (see :func:`reasoning_cap`). ``extra_headers`` maps HTTP
     header names to environment variables holding their values (e.g. ``api-key:
@@ -84,6 +87,7 @@ class JudgeSpec(BaseModel):
     seed: int | None = None
     mode: str | None = None
     reference: Literal["passing", "spec"] = "passing"
+    max_pairs: int | None = Field(default=None, ge=1)
 
     @model_validator(mode="before")
     @classmethod

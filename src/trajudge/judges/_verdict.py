@@ -4,9 +4,10 @@ The model is built from the rubric, never written by hand, so the response schem
 matches the scale (openevals habit: ``required = ["reasoning", "score"]``):
 
 - pointwise: ``reasoning``, ``criteria`` (one field per criterion, when the rubric has
-  criteria), ``score``, each score constrained to the scale's values;
+  criteria), ``score``, each score constrained to the scale's values; on a nominal scale
+  ``verdict`` (one of its categories) instead of ``score``, criteria likewise;
 - pairwise: ``reasoning``, ``criteria`` (``"A" | "B" | "tie"`` each), ``verdict``
-  (``"A" | "B" | "tie"``);
+  (``"A" | "B" | "tie"``; without ``"tie"`` when the scale excludes ties);
 - reference: ``reasoning``, ``criteria_a`` / ``criteria_b``, ``score_a`` / ``score_b``: both
   trajectories shown are scored, and the candidate's score is read from its slot.
 
@@ -22,12 +23,8 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from trajudge.judges._rubric import Rubric
 
-Preference = Literal["A", "B", "tie"]
-#: Pairwise verdict -> score on the pairwise scale, for the trajectory shown as A.
-PREFERENCE_SCORE = {"A": 3, "tie": 2, "B": 1}
 
-
-def _literal(values: list[int]) -> Any:
+def _literal(values: list[int] | list[str]) -> Any:
     return Literal[tuple(values)]
 
 
@@ -43,8 +40,10 @@ def _criteria_model(rubric: Rubric, name: str, value_type: Any) -> type[BaseMode
 
 def verdict_model(rubric: Rubric, *, max_reasoning_chars: int = 800) -> type[BaseModel]:
     """Build the pydantic verdict model for ``rubric`` (see the module docstring)."""
-    values = sorted(lv.value for lv in rubric.scale.levels)
-    score_t = _literal(values)
+    scale = rubric.scale
+    score_t = _literal(
+        scale.categories if scale.categorical else sorted(int(lv.value) for lv in scale.levels)
+    )
     reasoning = (
         str,
         Field(description="Brief reasons, citing step numbers.", max_length=max_reasoning_chars),
@@ -56,12 +55,15 @@ def verdict_model(rubric: Rubric, *, max_reasoning_chars: int = 800) -> type[Bas
         crit = _criteria_model(rubric, f"{base}Criteria", score_t)
         if crit is not None:
             fields["criteria"] = (crit, ...)
-        fields["score"] = (score_t, Field(description="The overall score on the scale."))
+        if scale.categorical:
+            fields["verdict"] = (score_t, Field(description="The category that applies."))
+        else:
+            fields["score"] = (score_t, Field(description="The overall score on the scale."))
     elif rubric.mode == "pairwise":
-        crit = _criteria_model(rubric, f"{base}Criteria", Preference)
+        crit = _criteria_model(rubric, f"{base}Criteria", score_t)
         if crit is not None:
             fields["criteria"] = (crit, ...)
-        fields["verdict"] = (Preference, Field(description="Which trajectory is better."))
+        fields["verdict"] = (score_t, Field(description="Which trajectory is better."))
     else:
         crit = _criteria_model(rubric, f"{base}Criteria", score_t)
         if crit is not None:

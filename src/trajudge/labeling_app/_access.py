@@ -138,14 +138,25 @@ def save_adjudication(
     rubric_id: str,
     viewer: Viewer,
     tid: str,
-    value: float,
+    value: float | str,
     *,
     note: str | None = None,
 ) -> None:
-    """Save the final label of an item; only an adjudicator may (:class:`NotAllowed`)."""
+    """Save the final label of an item (a number, or a nominal rubric's category); only an
+    adjudicator may (:class:`NotAllowed`)."""
     if not viewer.adjudicator:
         raise NotAllowed("only an adjudicator saves adjudications (trajudge label --adjudicator)")
-    store.save_label(dataset, tid, rubric_id, viewer.name, value, note=note, adjudication=True)
+    number, category = (None, value) if isinstance(value, str) else (float(value), None)
+    store.save_label(
+        dataset,
+        tid,
+        rubric_id,
+        viewer.name,
+        number,
+        category=category,
+        note=note,
+        adjudication=True,
+    )
 
 
 def label_page_judgments(

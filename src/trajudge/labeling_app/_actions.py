@@ -18,7 +18,7 @@ from trajudge.labeling_app._access import own_label
 from trajudge.labeling_app._config import AppConfig
 from trajudge.labeling_app._data import get_pool, get_queue, get_store
 from trajudge.labeling_app._queue import Queue, next_item, progress_after_save
-from trajudge.labeling_app._widgets import level_text
+from trajudge.labeling_app._widgets import label_value, level_text
 
 RECENT_MAX = 200  # items in "Your recent labels"
 
@@ -69,7 +69,7 @@ def _save(
     dataset: str,
     rubric: Rubric,
     tid: str,
-    value: float | None,
+    value: float | str | None,
     *,
     skipped: bool = False,
 ) -> None:
@@ -83,7 +83,8 @@ def _save(
         tid,
         rubric.id,
         me,
-        value,
+        None if isinstance(value, str) else value,
+        category=value if isinstance(value, str) else None,
         criteria=_criteria_values(rubric, tid, before, me),
         note=note,
         unsure=bool(ss.get(S.widget_key("unsure", tid))),
@@ -115,9 +116,9 @@ def _on_screen(tid: str, *, warn: bool = True) -> bool:
     return False
 
 
-def on_value(cfg: AppConfig, dataset: str, rubric: Rubric, tid: str, value: int) -> None:
-    if _on_screen(tid):
-        _save(cfg, dataset, rubric, tid, float(value))
+def on_value(cfg: AppConfig, dataset: str, rubric: Rubric, tid: str, value: int | str) -> None:
+    if _on_screen(tid):  # a number (binary, ordinal) or a category name (nominal)
+        _save(cfg, dataset, rubric, tid, value if isinstance(value, str) else float(value))
 
 
 def on_details(cfg: AppConfig, dataset: str, rubric: Rubric, tid: str) -> None:
@@ -125,7 +126,7 @@ def on_details(cfg: AppConfig, dataset: str, rubric: Rubric, tid: str) -> None:
     store = get_store(cfg.db_url)
     mine = own_label(store, dataset, tid, rubric.id, st.session_state[S.ANNOTATOR])
     if mine is not None and not mine["skipped"]:
-        _save(cfg, dataset, rubric, tid, mine["value"])
+        _save(cfg, dataset, rubric, tid, label_value(mine))
 
 
 def on_skip(cfg: AppConfig, dataset: str, rubric: Rubric, tid: str) -> None:

@@ -33,6 +33,7 @@ from trajudge.labeling_app._data import get_count, get_rubric, get_store
 from trajudge.labeling_app._queue import Progress, Queue, progress
 from trajudge.labeling_app._view import ItemView, build_item_view
 from trajudge.labeling_app._widgets import (
+    label_value,
     level_text,
     render_item,
     render_judgments,
@@ -133,12 +134,12 @@ def label_panel(cfg: AppConfig, dataset: str, rubric: Rubric, tid: str) -> None:
     st.text(f"Rubric: {rubric.id}\n{rubric.description}\n\n{anchors}")
     args = (cfg, dataset, rubric, tid)
     for lv in rubric.scale.levels:
-        chosen = mine is not None and mine["value"] == lv.value
+        chosen = mine is not None and label_value(mine) == lv.value
         st.button(
             level_text(rubric, lv.value),
             key=f"value-{lv.value}",
             type="primary" if chosen else "secondary",
-            shortcut=value_shortcut(rubric, lv.value) if 0 <= lv.value <= 9 else None,
+            shortcut=value_shortcut(rubric, lv.value),
             on_click=on_value,
             args=(*args, lv.value),
             width="stretch",
@@ -153,9 +154,7 @@ def label_panel(cfg: AppConfig, dataset: str, rubric: Rubric, tid: str) -> None:
         kind, text = flash
         (message.warning if kind == "warning" else message.success)(text)
     elif mine is not None:
-        message.info(
-            f"Your label: {level_text(rubric, None if mine['skipped'] else mine['value'])}"
-        )
+        message.info(f"Your label: {level_text(rubric, label_value(mine))}")
     nav = st.container(horizontal=True)
     nav.button("Back", shortcut="B", on_click=on_back, disabled=not ss[S.VISITED])
     nav.button("Skip", shortcut="S", on_click=on_skip, args=args)

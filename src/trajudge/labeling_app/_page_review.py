@@ -25,14 +25,14 @@ from trajudge.labeling_app._data import get_rubric, get_store, get_trajectory
 from trajudge.labeling_app._page_label import signed_in_page
 from trajudge.labeling_app._review import annotator_disagreements, judge_human_disagreements
 from trajudge.labeling_app._view import build_item_view
-from trajudge.labeling_app._widgets import level_text, render_item
+from trajudge.labeling_app._widgets import label_value, level_text, render_item
 
 
 def _human_column(rubric: Rubric, rows: list[dict[str, Any]]) -> None:
     st.markdown("**Human labels**")
     for r in rows:
         with st.container(border=True):
-            st.text(f"{r['annotator']}: {level_text(rubric, None if r['skipped'] else r['value'])}")
+            st.text(f"{r['annotator']}: {level_text(rubric, label_value(r))}")
             if r["unsure"]:
                 st.badge("unsure", color="orange")
             if r["note"]:
@@ -62,7 +62,7 @@ def _adjudicate(
     existing = [r for r in rows if r["adjudication"]]
     st.markdown("**Adjudication**")
     for r in existing:
-        st.text(f"Adjudicated by {r['annotator']}: {level_text(rubric, r['value'])}")
+        st.text(f"Adjudicated by {r['annotator']}: {level_text(rubric, label_value(r))}")
     if not viewer.adjudicator:
         st.text("Only an adjudicator settles disagreements (trajudge label --adjudicator NAME).")
         return
@@ -83,7 +83,7 @@ def _adjudicate(
                 rubric.id,
                 viewer,
                 tid,
-                float(value),
+                value if isinstance(value, str) else float(value),
                 note=note.strip() or None,
             )
             st.success(f"Adjudication saved: {level_text(rubric, value)}")

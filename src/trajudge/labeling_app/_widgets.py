@@ -123,18 +123,31 @@ def render_judgments(judgments: list[dict[str, Any]]) -> None:
             st.text(str(j.get("reasoning") or j.get("error") or "(none)"))
 
 
-def level_text(rubric: Rubric, value: float | None) -> str:
-    """``"4 · reasonable"`` for a scale value (``"skipped"`` for None)."""
+def label_value(row: dict[str, Any]) -> float | str | None:
+    """A stored label's value: its category (nominal rubrics), else its number; None when
+    skipped."""
+    if row.get("skipped"):
+        return None
+    category = row.get("category")
+    return category if isinstance(category, str) else row.get("value")
+
+
+def level_text(rubric: Rubric, value: float | str | None) -> str:
+    """``"4 · reasonable"`` for a scale value or category (``"skipped"`` for None)."""
     if value is None:
         return "skipped"
     for lv in rubric.scale.levels:
         if lv.value == value:
             return f"{lv.value} · {lv.label}"
-    return f"{value:g}"
+    return value if isinstance(value, str) else f"{value:g}"
 
 
-def value_shortcut(rubric: Rubric, value: int) -> str:
-    """The key for a scale value: P / F on a binary scale, the digit on an ordinal one."""
+def value_shortcut(rubric: Rubric, value: int | str) -> str | None:
+    """The key for a scale value: P / F on a binary scale, the digit on an ordinal one, the
+    position (1-9) of a category on a nominal one; None past 9."""
     if rubric.scale.kind == "binary":
         return "P" if value == 1 else "F"
-    return str(value)
+    if isinstance(value, str):
+        pos = [lv.value for lv in rubric.scale.levels].index(value) + 1
+        return str(pos) if pos <= 9 else None
+    return str(value) if 0 <= value <= 9 else None

@@ -32,6 +32,8 @@ from trajudge.calibration import (
     reliability,
     reliability_intervals,
 )
+from trajudge.report._categorical import CategoricalRow, CategoricalTables, assemble_categorical
+from trajudge.report._jury import add_jury
 from trajudge.report._labels import as_pass, consensus_pass
 from trajudge.report._model import Ceiling, Flag, JudgeRow, SourceKind, SourceResult
 from trajudge.report._rubrics import rubric_groups, threshold_text
@@ -58,6 +60,8 @@ class Tables:
     trajs: pd.DataFrame | None
     has_rules: bool
     notes: list[str] = field(default_factory=list)
+    # rubrics whose verdicts are categories (pairwise, nominal): their own measures
+    categorical: list[CategoricalTables] = field(default_factory=list)
 
 
 @dataclass
@@ -75,6 +79,7 @@ class Parts:
     n_skipped_labels: int
     tied_items: list[str]
     n_gate_failed: int | None
+    categorical: list[CategoricalRow] = field(default_factory=list)
 
 
 def item_pass(rows: pd.DataFrame, threshold: Threshold) -> pd.Series:
@@ -151,9 +156,12 @@ def assemble(
     dev_items: Collection[Any] | None,
     rubric: str | None = None,
     rubric_dirs: Sequence[str] = (),
+    jury: bool = False,
+    inconsistent_as: str | None = None,
 ) -> Parts:
     """Calibrate every judge against the labels of its rubric, then pass^k per source with
-    the gate rule applied."""
+    the gate rule applied. Pairwise and nominal judges (``tables.categorical``) get their
+    own measures; ``jury`` adds the jury of each rubric's judges as a judge of its own."""
     ks = sorted({int(k) for k in ks})
     j, notes = tables.judgments, tables.notes
     dev = {str(i) for i in dev_items} if dev_items else set()
@@ -179,6 +187,8 @@ def assemble(
             g.labels["label"].dropna(), threshold=threshold, rubric_threshold=g.threshold
         )
     for g in judge_groups:
+        if jury:
+            g.judgments = add_jury(g.judgments, threshold=threshold, rubric_threshold=g.threshold)
         labs = g.labels[["item", "annotator", "label"]]
         if g.borrowed_from is not None:  # reference labels of another rubric, cut by theirs
             labs = as_pass(labs, cuts[g.borrowed_from].value)
@@ -284,6 +294,19 @@ def assemble(
                 ),
             )
     labs_all = tables.labels
+    categorical, found = assemble_categorical(
+        tables.categorical,
+        n_boot=n_boot,
+        seed=seed,
+        inconsistent_as=inconsistent_as,
+        jury=jury,
+        notes=notes,
+    )
+    for rubric_id, cat in found.items():
+        n_labeled += cat.n_labeled_items
+        tied += cat.tied_items
+        if cat.human is not None:
+            ceilings.append(Ceiling(rubric_id, cat.human))
     return Parts(
         judges=rows,
         sources=sources,
@@ -297,9 +320,11 @@ def assemble(
         calibration=calibrations,
         label_pass=label_pass,
         n_labeled_items=n_labeled,
-        n_skipped_labels=int(labs_all["label"].isna().sum()),
+        n_skipped_labels=int(labs_all["label"].isna().sum())
+        + sum(c.n_skipped_labels for c in found.values()),
         tied_items=sorted(set(tied)),
         n_gate_failed=n_gate_failed,
+        categorical=categorical,
     )
 
 

@@ -9,9 +9,10 @@ from typing import Any
 
 import pandas as pd
 
-from trajudge.calibration import read_table, validate_table
+from trajudge.calibration import read_raw_table, read_table, validate_table
 from trajudge.evalset import Fingerprint, coverage, diff_fingerprints, read_fingerprint
 from trajudge.report._assemble import GATE_RULE, Parts, Tables, assemble
+from trajudge.report._categorical_inputs import split_plain, store_groups
 from trajudge.report._gates import (
     baseline_regressions,
     check_gates,
@@ -122,6 +123,7 @@ def _finish(
         n_boot=n_boot,
         seed=seed,
         calibration=parts.calibration,
+        categorical=parts.categorical,
     )
     if tables.trajs is None:
         report.notes.append("no task ids: pass^k and pass@k need the task of each item")
@@ -151,6 +153,8 @@ def _from_tables(
     fingerprint_file: str | Path | None,
     rubric: str | None,
     rubric_dirs: Sequence[str | Path],
+    jury: bool = False,
+    inconsistent_as: str | None = None,
 ) -> Report:
     """Calibrate and assemble, then finish the report: the part both entry points share."""
     human = label_source == "human"
@@ -166,6 +170,8 @@ def _from_tables(
         dev_items=dev_items,
         rubric=rubric,
         rubric_dirs=[str(d) for d in rubric_dirs],
+        jury=jury,
+        inconsistent_as=inconsistent_as,
     )
     return _finish(
         parts,
@@ -199,6 +205,8 @@ def build_report(
     fingerprint_file: str | Path | None = None,
     rubric: str | None = None,
     rubric_dirs: Sequence[str | Path] = (),
+    jury: bool = False,
+    inconsistent_as: str | None = None,
 ) -> Report:
     """The report of a stored dataset: judges against labels, pass^k per source, CI gates.
 
@@ -232,11 +240,18 @@ def build_report(
     rubric_dirs :
         Folders of the user's own rubrics (as ``rubric_dirs`` in the config), where their
         pass thresholds are read.
+    jury :
+        Add the jury of each rubric's judges (two or more) as a judge of its own.
+    inconsistent_as :
+        What a pairwise or nominal item whose two orders disagree becomes: ``"tie"`` (the
+        default for pairwise verdicts) or ``"inconsistent"`` (the default for nominal ones).
 
     Notes
     -----
-    Items are trajectories; pairwise judgments are left out (noted); errored judgments are
-    counted per judge and never scored. ``length`` is the rendered character count.
+    Items are trajectories, and pairs of trajectories for pairwise judges, which get their
+    own measures (accuracy per order, consistency, flip rate, kappa, win rates; see
+    :func:`trajudge.calibration.analyze_categorical`); errored judgments are counted per
+    judge and never scored. ``length`` is the rendered character count.
     """
     parse_gates(fail_under)  # a bad expression fails before any work
     inputs = store_inputs(store, dataset, label_source=label_source)
@@ -249,6 +264,9 @@ def build_report(
         trajs=inputs.trajectories,
         has_rules=inputs.has_rules,
         notes=[LENGTH_NOTE, *inputs.notes],
+        categorical=store_groups(
+            inputs, rubric=rubric, rubric_dirs=[str(d) for d in rubric_dirs], kinds={}
+        ),
     )
     return _from_tables(
         tables,
@@ -266,6 +284,8 @@ def build_report(
         fingerprint_file=fingerprint_file,
         rubric=rubric,
         rubric_dirs=rubric_dirs,
+        jury=jury,
+        inconsistent_as=inconsistent_as,
     )
 
 
@@ -303,6 +323,10 @@ def calibrate_report(
     primary_source: str | None = None,
     rubric: str | None = None,
     rubric_dirs: Sequence[str | Path] = (),
+    scale: str | None = None,
+    ba_mapped: bool | None = None,
+    jury: bool = False,
+    inconsistent_as: str | None = None,
 ) -> Report:
     """The same report from plain tables (CSV, JSONL or Parquet; see ``calibrate_files``).
 
@@ -313,10 +337,26 @@ def calibrate_report(
     cuts ordinal scales, and only rows of that rubric are used when the tables name rubrics
     (needed when they name several and cannot be matched). Bad files raise
     :class:`InputError` naming the file, row and column.
+
+    The verdict kind of each rubric's rows is ``scale`` (binary, ordinal, pairwise or
+    nominal), else the kind its rubric declares, else inferred from the values (and said so
+    in the report's notes). Pairwise and nominal judges get their own measures (see
+    :func:`trajudge.calibration.analyze_categorical`): ``item`` is then the pair (or the
+    classified item), ``verdict`` A / B / tie or a category, ``label`` likewise. Pairwise
+    rows of order ``ba`` need ``ba_mapped``: True when their verdicts are already in the
+    original numbering, False when they name the side as shown.
     """
     parse_gates(fail_under)
-    j = read_table(judgments, schema="judgments")
-    lab = read_table(labels, schema="labels")
+    kinds: dict[str, dict[str, Any]] = {}
+    j, lab, categorical = split_plain(
+        read_raw_table(judgments),
+        read_raw_table(labels),
+        scale=scale,
+        rubric=rubric,
+        rubric_dirs=[str(d) for d in rubric_dirs],
+        ba_mapped=ba_mapped,
+        kinds=kinds,
+    )
     out = read_table(outcomes, schema="outcomes") if outcomes is not None else None
     tables = Tables(
         judgments=j,
@@ -324,6 +364,7 @@ def calibrate_report(
         raw_labels=lab,
         trajs=_file_trajs(j, out),
         has_rules=False,
+        categorical=categorical,
     )
     return _from_tables(
         tables,
@@ -341,4 +382,6 @@ def calibrate_report(
         fingerprint_file=None,
         rubric=rubric,
         rubric_dirs=rubric_dirs,
+        jury=jury,
+        inconsistent_as=inconsistent_as,
     )

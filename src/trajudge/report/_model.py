@@ -14,6 +14,7 @@ from trajudge.calibration import (
     HumanAgreement,
     JudgeReport,
 )
+from trajudge.report._categorical import CategoricalRow
 
 SourceKind = Literal["outcome", "rules", "judge", "labels"]
 
@@ -177,6 +178,8 @@ class Report:
     n_boot: int
     seed: int
     calibration: dict[str, CalibrationResult] = field(default_factory=dict)
+    # pairwise and nominal judges, each with its own measures (no pass/fail, no pass^k)
+    categorical: list[CategoricalRow] = field(default_factory=list)
 
     @property
     def labels_phrase(self) -> str:
@@ -217,6 +220,7 @@ class Report:
             "notes": self.notes,
             "n_boot": self.n_boot,
             "seed": self.seed,
+            "categorical_judges": [c.to_dict() for c in self.categorical],
         }
 
 

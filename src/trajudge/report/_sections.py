@@ -7,25 +7,16 @@ format (Rich markup off, Markdown pipes, HTML through Jinja2's autoescape).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 
 from trajudge.calibration import Estimate
 from trajudge.report._model import Report, SourceResult
 from trajudge.report._rubrics import threshold_text
+from trajudge.report._section import Section
+from trajudge.report._sections_categorical import categorical_sections
 from trajudge.report._summary import fmt, fmt_est
 
 DASH = "—"
 _MAX_IDS = 12
-
-
-@dataclass
-class Section:
-    """A titled block: text lines, then an optional table."""
-
-    title: str
-    lines: list[str] = field(default_factory=list)
-    header: list[str] = field(default_factory=list)
-    rows: list[list[str]] = field(default_factory=list)
 
 
 def _ids(ids: list[str]) -> str:
@@ -295,8 +286,14 @@ def sections(report: Report, *, compact: bool = False) -> list[Section]:
 
     ``compact`` (the terminal) drops the intervals and pass@k from the main table.
     """
+    if report.categorical and not report.judges and not report.sources:
+        # only pairwise / nominal judges: no pass/fail, no pass^k, no agent runs to show
+        out = categorical_sections(report, intervals=not compact)
+        out += [_ceiling(report), _budget(report)]
+        return out + [s for s in (_gates(report),) if s is not None] + [_notes(report)]
     out = [main_table(report, intervals=not compact, pass_at=not compact)]
     out += [s for s in (_configs(report),) if s is not None]
+    out += categorical_sections(report, intervals=not compact)
     out += [
         _flags(report),
         _ceiling(report),

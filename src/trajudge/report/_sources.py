@@ -96,6 +96,9 @@ class StoreInputs:
     adjudication (for the human ceiling); ``trajectories`` one row per trajectory
     (:func:`trajectory_frame`) with ``gates_passed`` (None where no rule result is stored);
     ``notes`` says what was set aside and why (nothing is dropped without a note).
+    ``pair_judgments`` / ``pair_labels`` hold the pairwise judges' calls and the pair labels
+    (``item`` a pair of trajectories, :func:`pair_item`; verdicts A/B/tie in the original
+    numbering), ``category_judgments`` / ``category_labels`` those of nominal rubrics.
     """
 
     judgments: pd.DataFrame
@@ -105,6 +108,10 @@ class StoreInputs:
     has_rules: bool
     fingerprint: Fingerprint
     notes: list[str] = field(default_factory=list)
+    pair_judgments: pd.DataFrame = field(default_factory=pd.DataFrame)
+    pair_labels: pd.DataFrame = field(default_factory=pd.DataFrame)
+    category_judgments: pd.DataFrame = field(default_factory=pd.DataFrame)
+    category_labels: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
 _JUDGMENT_COLUMNS = [
@@ -129,19 +136,48 @@ _JUDGMENT_COLUMNS = [
     "judge_config_sha256",
 ]
 _LABEL_COLUMNS = ["item", "annotator", "label", "rubric_id"]
+_CATEGORICAL_COLUMNS = [
+    "item", "judge", "rubric_id", "mode", "order", "sample", "verdict", "error",
+    "cost_usd", "latency_s", "task_id", "system_a", "system_b", "judge_model",
+    "judge_api_base", "judge_config_sha256",
+]  # fmt: skip
 
 
-def _judgments(store: Store, dataset: str, trajs: pd.DataFrame, notes: list[str]) -> pd.DataFrame:
+def pair_item(trajectory_id: str, other_id: str) -> str:
+    """The item name of a pair of trajectories in the report: ``"<first> vs <second>"``."""
+    return f"{trajectory_id} vs {other_id}"
+
+
+def system_of(trajectory: Trajectory) -> str:
+    """Which system made a trajectory, for pairwise win rates: ``metadata.system`` when the
+    importer recorded one, else its trial (``"trial 2"``)."""
+    system = trajectory.metadata.get("system")
+    return str(system) if system not in (None, "") else f"trial {trajectory.trial}"
+
+
+def _categorical(rows: pd.DataFrame) -> pd.Series:
+    """Which judgments are categorical: pairwise ones, and those of a (judge, rubric) whose
+    successful calls carry a verdict but no score (a nominal scale)."""
+    pairwise = rows["mode"] == "pairwise"
+    ok = rows["error"].isna()
+    named = ok & rows["score"].isna() & rows["verdict"].notna()
+    scored = ok & rows["score"].notna()
+    groups = rows.assign(named=named, scored=scored).groupby(["judge", "rubric_id"])
+    nominal = groups["named"].transform("any") & ~groups["scored"].transform("any")
+    return pairwise | (nominal & (rows["mode"] == "pointwise"))
+
+
+def _judgments(
+    store: Store, dataset: str, trajs: pd.DataFrame, notes: list[str]
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The numeric judgments (one per call, as ``analyze`` takes them) and the categorical
+    ones (pairwise and nominal), both under one configuration per judge."""
     raw = store.judgments_frame(dataset)
     if raw.empty:
-        return pd.DataFrame(columns=_JUDGMENT_COLUMNS)
-    pairwise = raw[raw["mode"] == "pairwise"]
-    for judge, n in pairwise.groupby("judge").size().items():
-        notes.append(
-            f"judge {judge!r}: {n} pairwise judgments are not compared with per-trajectory "
-            "labels and have no pass/fail verdict; they are left out of this report"
-        )
-    rows = raw[raw["mode"] != "pairwise"]
+        return pd.DataFrame(columns=_JUDGMENT_COLUMNS), pd.DataFrame(columns=_CATEGORICAL_COLUMNS)
+    categorical = _categorical(raw)
+    cats = _categorical_rows(raw[categorical], trajs, notes)
+    rows = raw[~categorical]
     known = set(trajs["trajectory_id"])
     unknown = rows[~rows["trajectory_id"].isin(known)]
     if len(unknown):
@@ -184,7 +220,69 @@ def _judgments(store: Store, dataset: str, trajs: pd.DataFrame, notes: list[str]
     )
     for col in ("length", "task_id", "trial", "agent_model"):
         out[col] = out["item"].map(info[col]).to_numpy()
-    return out.reset_index(drop=True)[_JUDGMENT_COLUMNS]
+    return out.reset_index(drop=True)[_JUDGMENT_COLUMNS], cats
+
+
+def _categorical_rows(rows: pd.DataFrame, trajs: pd.DataFrame, notes: list[str]) -> pd.DataFrame:
+    """Pairwise and nominal calls as the categorical analysis takes them: ``item`` the
+    trajectory (nominal) or the pair (pairwise), ``verdict`` A/B/tie (stored ``win`` /
+    ``loss`` read as A / B) or the category; ``system_a`` / ``system_b`` for win rates."""
+    cols = _CATEGORICAL_COLUMNS
+    if rows.empty:
+        return pd.DataFrame(columns=cols)
+    known = set(trajs["trajectory_id"])
+    for col in ("trajectory_id", "other_id"):
+        bad = rows[rows[col].notna() & ~rows[col].isin(known)]
+        if len(bad):
+            first = bad.iloc[0]
+            raise InputError(
+                "judgments", f"judgment {first['id']}", col,
+                f"{first[col]!r} is not a trajectory of this dataset",
+            )  # fmt: skip
+    rows = _one_configuration(rows, notes)
+    key = ["trajectory_id", "other_id", "judge", "rubric_id", "order", "sample"]
+    rows = rows[~rows.fillna({"other_id": ""}).duplicated(key, keep="last")]
+    info = trajs.set_index("trajectory_id")
+    pair = rows["mode"] == "pairwise"
+    item = [
+        pair_item(t, o) if p else t
+        for t, o, p in zip(rows["trajectory_id"], rows["other_id"], pair, strict=True)
+    ]
+    systems = info["system"] if "system" in info else pd.Series(dtype=object)
+    out = pd.DataFrame(
+        {
+            "item": item,
+            "judge": rows["judge"].astype(str),
+            "rubric_id": rows["rubric_id"].astype(str),
+            "mode": rows["mode"],
+            "order": rows["order"],
+            "sample": rows["sample"],
+            "verdict": [
+                None if e is not None and not pd.isna(e) else _verdict(v, p)
+                for v, e, p in zip(rows["verdict"], rows["error"], pair, strict=True)
+            ],
+            "error": rows["error"],
+            "cost_usd": rows["cost_usd"],
+            "latency_s": rows["latency_s"],
+            "task_id": rows["trajectory_id"].map(info["task_id"]).to_numpy(),
+            "system_a": rows["trajectory_id"].map(systems).where(pair, None).to_numpy(),
+            "system_b": rows["other_id"].map(systems).where(pair, None).to_numpy(),
+            "judge_model": rows["model"],
+            "judge_api_base": [_config(c).get("api_base") for c in rows["judge_config"]],
+            "judge_config_sha256": rows["config_sha256"].map(_none),
+        }
+    )
+    return out.reset_index(drop=True)[cols]
+
+
+def _verdict(value: Any, pairwise: bool) -> str | None:
+    if _none(value) is None:
+        return None
+    if pairwise:
+        from trajudge.calibration import pairwise_verdict
+
+        return pairwise_verdict(value)
+    return str(value)
 
 
 def _config(text: Any) -> dict[str, Any]:
@@ -224,11 +322,13 @@ def _one_configuration(rows: pd.DataFrame, notes: list[str]) -> pd.DataFrame:
 
 def _labels(
     store: Store, dataset: str, source: str, known: set[str], notes: list[str]
-) -> tuple[pd.DataFrame, pd.DataFrame]:
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Numeric labels (adjudications resolved), the labellers' own, and the category
+    labels of nominal rubrics (resolved the same way)."""
     raw = store.labels_frame(dataset, source=source)
     if raw.empty:
         empty = pd.DataFrame(columns=_LABEL_COLUMNS)
-        return empty, empty.copy()
+        return empty, empty.copy(), empty.copy()
     unknown = raw[~raw["trajectory_id"].isin(known)]
     if len(unknown):
         first = unknown.iloc[0]
@@ -238,13 +338,33 @@ def _labels(
             "trajectory_id",
             f"{first['trajectory_id']!r} is not a trajectory of dataset {dataset!r}",
         )
+    # a rubric whose labels carry a category is nominal: its labels are categories
+    named = raw.groupby("rubric_id")["category"].transform(lambda c: c.notna().any())
+    cats = _resolve(raw[named], "category", notes)[0]
+    raw = raw[~named]
+    if raw.empty:
+        empty = pd.DataFrame(columns=_LABEL_COLUMNS)
+        return empty, empty.copy(), cats
+    resolved, plain = _resolve(raw, "value", notes)
+    return resolved, plain, cats
+
+
+def _resolve(raw: pd.DataFrame, column: str, notes: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Labels with adjudicated items resolved to the adjudication, and the labellers' own
+    (``item``: the trajectory, or the pair when the rows name an ``other_id``)."""
+    if "other_id" in raw:
+        items = [
+            pair_item(t, o) for t, o in zip(raw["trajectory_id"], raw["other_id"], strict=True)
+        ]
+    else:
+        items = raw["trajectory_id"].astype(str).tolist()
     frame = pd.DataFrame(
         {
-            "item": raw["trajectory_id"].astype(str),
+            "item": items,
             "annotator": raw["annotator"].astype(str),
             "label": [
                 None if bool(s) else _none(v)
-                for v, s in zip(raw["value"], raw["skipped"], strict=True)
+                for v, s in zip(raw[column], raw["skipped"], strict=True)
             ],
             "rubric_id": raw["rubric_id"].astype(str),
             "adjudication": raw["adjudication"].astype(bool),
@@ -276,6 +396,7 @@ def store_inputs(store: Store, dataset: str, *, label_source: str = "human") -> 
         # so memory holds the rows and one trajectory, never the dataset
         for t in store.iter_trajectories(dataset):
             row = _row(t)
+            row["system"] = system_of(t)
             row["length"] = render_length(t)
             row["agent_model"] = _none(t.metadata.get("model"))
             row["tags"] = detect_boundary_tags(t)
@@ -283,12 +404,14 @@ def store_inputs(store: Store, dataset: str, *, label_source: str = "human") -> 
             yield t
 
     fp = fingerprint(each())
-    trajs = pd.DataFrame(rows, columns=[*_COLUMNS, "length", "agent_model", "tags"])
+    trajs = pd.DataFrame(rows, columns=[*_COLUMNS, "system", "length", "agent_model", "tags"])
     results = store.gate_results(dataset)
     trajs["gates_passed"] = [results.get(i) for i in trajs["trajectory_id"]]
     notes: list[str] = []
-    judgments = _judgments(store, dataset, trajs, notes)
-    labels, raw_labels = _labels(store, dataset, label_source, set(trajs["trajectory_id"]), notes)
+    judgments, categorical = _judgments(store, dataset, trajs, notes)
+    known = set(trajs["trajectory_id"])
+    labels, raw_labels, cat_labels = _labels(store, dataset, label_source, known, notes)
+    pair_labels = _pair_labels(store, dataset, label_source, categorical, notes)
     if results:
         missing = int(trajs["gates_passed"].isna().sum())
         if missing:
@@ -296,4 +419,41 @@ def store_inputs(store: Store, dataset: str, *, label_source: str = "human") -> 
                 f"{missing} trajectories have no rule result (run trajudge check): no gate "
                 "is applied to them"
             )
-    return StoreInputs(judgments, labels, raw_labels, trajs, bool(results), fp, notes)
+    pairwise = categorical["mode"] == "pairwise"
+    return StoreInputs(
+        judgments,
+        labels,
+        raw_labels,
+        trajs,
+        bool(results),
+        fp,
+        notes,
+        pair_judgments=categorical[pairwise].reset_index(drop=True),
+        pair_labels=pair_labels,
+        category_judgments=categorical[~pairwise].reset_index(drop=True),
+        category_labels=cat_labels,
+    )
+
+
+def _pair_labels(
+    store: Store, dataset: str, source: str, judged: pd.DataFrame, notes: list[str]
+) -> pd.DataFrame:
+    """Pair labels with adjudications resolved, each oriented as its pair was judged: a label
+    of (b, a) on a pair judged as (a, b) is read with A and B swapped."""
+    raw = store.pair_labels_frame(dataset, source=source)
+    if raw.empty:
+        return pd.DataFrame(columns=_LABEL_COLUMNS)
+    judged_pairs = set(judged.loc[judged["mode"] == "pairwise", "item"])
+    swap = {"A": "B", "B": "A", "tie": "tie"}
+    flip = [
+        pair_item(t, o) not in judged_pairs and pair_item(o, t) in judged_pairs
+        for t, o in zip(raw["trajectory_id"], raw["other_id"], strict=True)
+    ]
+    raw = raw.assign(
+        trajectory_id=raw["trajectory_id"].where(
+            ~pd.Series(flip, index=raw.index), raw["other_id"]
+        ),
+        other_id=raw["other_id"].where(~pd.Series(flip, index=raw.index), raw["trajectory_id"]),
+        category=[swap.get(c, c) if f else c for c, f in zip(raw["category"], flip, strict=True)],
+    )
+    return _resolve(raw, "category", notes)[0]

@@ -75,6 +75,23 @@ def summary_lines(report: Report) -> list[str]:
                 lines.append(
                     f"judge {row.name}: pass^{k} corrected for its errors is {fmt_est(est)}."
                 )
+    for crow in report.categorical:
+        c = crow.calibration
+        agg = c.kappa.get("aggregate")
+        flips = (
+            ""
+            if c.flip_rate is None
+            else f"; its verdict flips with the order on {c.flip_rate.value:.0%} of items"
+        )
+        first = (
+            ""
+            if c.first_position is None or math.isnan(c.first_position.value)
+            else f", the side shown first is picked {c.first_position.value:.0%} of the time"
+        )
+        lines.append(
+            f"{crow.kind} judge {crow.name}: agreement {fmt_est(c.agreement)} and κ = "
+            f"{fmt_est(agg)} with {phrase} over {c.n_items} items{flips}{first}."
+        )
     for ceiling in report.ceilings:
         who = "annotators" if report.labels_are_human else f"reference labellers ({phrase})"
         where = f" on rubric {ceiling.rubric_id}" if ceiling.rubric_id not in (None, "None") else ""

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
-from sqlalchemy import Engine, case, distinct, func, insert, select, update
+from sqlalchemy import Engine, Table, case, distinct, func, insert, select, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
@@ -38,17 +38,25 @@ def check_label(
     annotator: str,
     value: float | None,
     skipped: bool,
+    category: str | None = None,
 ) -> None:
     """Refuse label fields the report could not use, as :func:`import_labels` does per row.
 
     ``rubric_id`` (at most 200 characters) and ``annotator`` (at most 100) must not be empty;
-    ``value`` is a finite number, ``None`` only for a skipped item.
+    ``value`` is a finite number, or ``category`` a category name (a nominal rubric's label,
+    at most 200 characters), never both; neither only for a skipped item.
     """
     for field, text, max_len in (("rubric_id", rubric_id, 200), ("annotator", annotator, 100)):
         if not isinstance(text, str) or not text.strip():
             raise InputError(src, None, field, "must not be empty")
         if len(text) > max_len:
             raise InputError(src, None, field, f"longer than {max_len} characters")
+    if category is not None:
+        if value is not None:
+            raise InputError(src, None, "category", "a label has a value or a category, not both")
+        if not isinstance(category, str) or not category.strip() or len(category) > 200:
+            raise InputError(src, None, "category", "a category name of 1-200 characters")
+        return
     if value is None:
         if not skipped:
             raise InputError(src, None, "value", "must be a number (None only when skipped)")
@@ -87,6 +95,45 @@ def encode_criteria(criteria: Mapping[str, Any] | None) -> str | None:
     return json.dumps(dict(criteria), sort_keys=True) if criteria else None
 
 
+def upsert_with_history(
+    conn: Connection,
+    table: Table,
+    history: Table,
+    history_key: str,
+    key: Mapping[str, Any],
+    values: Mapping[str, Any],
+    ts: str,
+) -> tuple[int, str]:
+    """Insert or edit one label row (of ``labels`` or ``pair_labels``) in the caller's
+    transaction, the previous values copied to ``history`` first (its ``history_key`` column
+    points at the row). Returns ``(id, what)``: "added", "updated" or "unchanged" (identical
+    values: no history row, nothing written)."""
+    where = [table.c[k] == v for k, v in key.items()]
+    # FOR UPDATE: a concurrent editor of the same label waits, then reads what we wrote, so no
+    # edit is lost from the history (a no-op on SQLite, whose BEGIN IMMEDIATE already serialises)
+    current = select(table).where(*where).with_for_update()
+    prev = conn.execute(current).mappings().first()
+    if prev is None:
+        try:
+            with conn.begin_nested():
+                result = conn.execute(
+                    insert(table).values(**key, created_at=ts, updated_at=ts, **values)
+                )
+            pk = result.inserted_primary_key
+            assert pk is not None
+            return int(pk[0]), "added"
+        except IntegrityError:
+            # another connection inserted the same key between our SELECT and INSERT (possible
+            # on server databases; SQLite's BEGIN IMMEDIATE serialises writers): edit it instead
+            prev = conn.execute(current).mappings().one()
+    if all(prev[k] == v for k, v in values.items()):
+        return int(prev["id"]), "unchanged"
+    kept = {c.name: prev[c.name] for c in history.columns if c.name in prev and c.name != "id"}
+    conn.execute(insert(history).values(**kept, **{history_key: prev["id"]}, changed_at=ts))
+    conn.execute(update(table).where(table.c.id == prev["id"]).values(updated_at=ts, **values))
+    return int(prev["id"]), "updated"
+
+
 def write_label(
     conn: Connection,
     *,
@@ -102,6 +149,7 @@ def write_label(
     source: str,
     adjudication: bool,
     ts: str,
+    category: str | None = None,
 ) -> tuple[int, str]:
     """Insert or edit one label inside the caller's transaction.
 
@@ -109,62 +157,23 @@ def write_label(
     values were copied to ``label_history`` first) or ``"unchanged"`` (identical values: no
     history row, nothing written).
     """
-    key = (
-        labels.c.dataset == dataset,
-        labels.c.trajectory_id == trajectory_id,
-        labels.c.rubric_id == rubric_id,
-        labels.c.annotator == annotator,
-        labels.c.adjudication == adjudication,
-    )
+    key = {
+        "dataset": dataset,
+        "trajectory_id": trajectory_id,
+        "rubric_id": rubric_id,
+        "annotator": annotator,
+        "adjudication": adjudication,
+    }
     values = {
         "value": value,
+        "category": category,
         "criteria": criteria,
         "note": note,
         "unsure": unsure,
         "skipped": skipped,
         "source": source,
     }
-    # FOR UPDATE: a concurrent editor of the same label waits, then reads what we wrote, so no
-    # edit is lost from the history (a no-op on SQLite, whose BEGIN IMMEDIATE already serialises)
-    current = select(labels).where(*key).with_for_update()
-    prev = conn.execute(current).mappings().first()
-    if prev is None:
-        try:
-            with conn.begin_nested():
-                result = conn.execute(
-                    insert(labels).values(
-                        dataset=dataset,
-                        trajectory_id=trajectory_id,
-                        rubric_id=rubric_id,
-                        annotator=annotator,
-                        adjudication=adjudication,
-                        created_at=ts,
-                        updated_at=ts,
-                        **values,
-                    )
-                )
-            pk = result.inserted_primary_key
-            assert pk is not None
-            return int(pk[0]), "added"
-        except IntegrityError:
-            # another connection inserted the same key between our SELECT and INSERT (possible
-            # on server databases; SQLite's BEGIN IMMEDIATE serialises writers): edit it instead
-            prev = conn.execute(current).mappings().one()
-    if all(prev[k] == v for k, v in values.items()):
-        return int(prev["id"]), "unchanged"
-    conn.execute(
-        insert(label_history).values(
-            label_id=prev["id"],
-            value=prev["value"],
-            criteria=prev["criteria"],
-            note=prev["note"],
-            unsure=prev["unsure"],
-            skipped=prev["skipped"],
-            changed_at=ts,
-        )
-    )
-    conn.execute(update(labels).where(labels.c.id == prev["id"]).values(updated_at=ts, **values))
-    return int(prev["id"]), "updated"
+    return upsert_with_history(conn, labels, label_history, "label_id", key, values, ts)
 
 
 class LabelsMixin:
@@ -188,8 +197,12 @@ class LabelsMixin:
         skipped: bool = False,
         source: str = "human",
         adjudication: bool = False,
+        category: str | None = None,
     ) -> int:
         """Save (or edit) one label in its own transaction and return its id.
+
+        ``value`` is the number of a binary or ordinal rubric; a nominal rubric's label is
+        ``category`` (its name) with ``value`` None.
 
         Editing an existing label copies the previous values to ``label_history`` first, so
         nothing is silently overwritten; saving identical values again writes nothing.
@@ -199,7 +212,12 @@ class LabelsMixin:
         from trajudge.store._store import now_iso
 
         check_label(
-            self.url, rubric_id=rubric_id, annotator=annotator, value=value, skipped=skipped
+            self.url,
+            rubric_id=rubric_id,
+            annotator=annotator,
+            value=value,
+            skipped=skipped,
+            category=category,
         )
         with self.write_engine.begin() as conn:
             require_trajectory(conn, self.url, dataset, trajectory_id)
@@ -217,6 +235,7 @@ class LabelsMixin:
                 source=source,
                 adjudication=adjudication,
                 ts=now_iso(),
+                category=category,
             )
         return label_id
 

@@ -109,5 +109,14 @@ def _v2_judge_config(conn: Connection) -> None:
     conn.execute(AddConstraint(unique))
 
 
+def _v3_verdict_kinds(conn: Connection) -> None:
+    """Labels carry a category (nominal rubrics): ``labels.category`` and
+    ``label_history.category`` are added, NULL on existing rows (their labels are numbers).
+    The new tables ``pair_labels`` and ``pair_label_history`` are created with the rest of
+    the schema (``metadata.create_all``)."""
+    for table in ("labels", "label_history"):
+        conn.exec_driver_sql(f"ALTER TABLE {table} ADD COLUMN category VARCHAR(200)")
+
+
 #: Version -> its upgrade for a database that was created at an earlier version.
-UPGRADES: dict[int, Callable[[Connection], None]] = {2: _v2_judge_config}
+UPGRADES: dict[int, Callable[[Connection], None]] = {2: _v2_judge_config, 3: _v3_verdict_kinds}

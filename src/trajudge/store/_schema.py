@@ -146,6 +146,8 @@ labels = Table(
     Column("adjudication", Boolean, nullable=False, default=False),
     Column("created_at", String(40), nullable=False),
     Column("updated_at", String(40), nullable=False),
+    # version 3: the label of a nominal rubric is a category name (``value`` stays NULL)
+    Column("category", String(200), nullable=True),
     ForeignKeyConstraint(["dataset"], ["datasets.name"], ondelete="CASCADE"),
     UniqueConstraint(
         "dataset", "trajectory_id", "rubric_id", "annotator", "adjudication", name="uq_label"
@@ -164,8 +166,57 @@ label_history = Table(
     Column("unsure", Boolean, nullable=False),
     Column("skipped", Boolean, nullable=False),
     Column("changed_at", String(40), nullable=False),
+    Column("category", String(200), nullable=True),  # version 3
 )
 Index("ix_label_history_label", label_history.c.label_id)
+
+# version 3: labels of a pair of trajectories (pairwise rubrics). ``category`` is A, B or tie
+# in the original numbering (A = ``trajectory_id``, B = ``other_id``) whichever side each was
+# shown on; ``left_id`` is the trajectory this annotator saw on the left.
+pair_labels = Table(
+    "pair_labels",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("dataset", String(200), nullable=False),
+    Column("trajectory_id", String(400), nullable=False),
+    Column("other_id", String(400), nullable=False),
+    Column("rubric_id", String(200), nullable=False),
+    Column("annotator", String(100), nullable=False),
+    Column("category", String(20), nullable=True),  # None when skipped
+    Column("left_id", String(400), nullable=True),
+    Column("note", Text, nullable=True),
+    Column("unsure", Boolean, nullable=False, default=False),
+    Column("skipped", Boolean, nullable=False, default=False),
+    Column("source", String(40), nullable=False, default="human"),
+    Column("adjudication", Boolean, nullable=False, default=False),
+    Column("created_at", String(40), nullable=False),
+    Column("updated_at", String(40), nullable=False),
+    ForeignKeyConstraint(["dataset"], ["datasets.name"], ondelete="CASCADE"),
+    UniqueConstraint(
+        "dataset",
+        "trajectory_id",
+        "other_id",
+        "rubric_id",
+        "annotator",
+        "adjudication",
+        name="uq_pair_label",
+    ),
+)
+Index("ix_pair_labels_dataset_annotator", pair_labels.c.dataset, pair_labels.c.annotator)
+
+pair_label_history = Table(
+    "pair_label_history",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("pair_label_id", Integer, nullable=False),
+    Column("category", String(20), nullable=True),
+    Column("left_id", String(400), nullable=True),
+    Column("note", Text, nullable=True),
+    Column("unsure", Boolean, nullable=False),
+    Column("skipped", Boolean, nullable=False),
+    Column("changed_at", String(40), nullable=False),
+)
+Index("ix_pair_label_history_label", pair_label_history.c.pair_label_id)
 
 # Ordered migrations: (version, name). Version 1 creates the tables; each later version has
 # its DDL in ``_migrations.UPGRADES`` for databases created before it, and a test pins the
@@ -173,4 +224,5 @@ Index("ix_label_history_label", label_history.c.label_id)
 MIGRATIONS: list[tuple[int, str]] = [
     (1, "initial schema"),
     (2, "judge configuration on judgments"),
+    (3, "verdict kinds: category labels, pair labels"),
 ]

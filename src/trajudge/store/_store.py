@@ -42,6 +42,7 @@ from trajudge.store._judgments import JudgmentsMixin
 from trajudge.store._labels import _IN_CHUNK, LabelsMixin
 from trajudge.store._migrations import UPGRADES
 from trajudge.store._names import DEFAULT_URL
+from trajudge.store._pair_labels import PairLabelsMixin
 from trajudge.store._schema import (
     MIGRATIONS,
     datasets,
@@ -168,7 +169,7 @@ def _lock_schema(conn: Connection) -> None:
         conn.execute(select(func.pg_advisory_xact_lock(_SCHEMA_LOCK)))
 
 
-class Store(JudgmentsMixin, LabelsMixin):
+class Store(JudgmentsMixin, LabelsMixin, PairLabelsMixin):
     """Datasets, trajectories, task specs, rule results, judgments and labels.
 
     >>> store = Store("sqlite://")  # in memory

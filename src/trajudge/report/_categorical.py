@@ -1,0 +1,181 @@
+"""Pairwise and nominal judges in the report: their tables, rows and the categorical jury.
+
+A categorical judge (verdicts A/B/tie, or named categories) is compared with the majority
+category of the labels of its rubric by :func:`trajudge.calibration.analyze_categorical`:
+accuracy per order, positional consistency, flip rate, first-position pick rate, kappa per
+order and aggregated, confusion matrix, win rates. It has no pass/fail, hence no pass^k.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from trajudge.calibration import (
+    CategoricalReport,
+    CategoricalResult,
+    analyze_categorical,
+    categorical_items,
+)
+
+JURY = "jury"
+
+
+@dataclass
+class CategoricalTables:
+    """The validated judgments and labels of one rubric whose verdicts are categories.
+
+    ``judgments``: ``item, judge, order, sample, verdict`` (pairwise verdicts in the original
+    numbering), optional ``error, task_id, system_a, system_b, judge_model, cost_usd,
+    latency_s, judge_config_sha256``; ``labels``: ``item, annotator, label``.
+    ``kind_source`` says where the kind came from (the rubric, ``--scale``, or inferred).
+    """
+
+    rubric: str | None
+    kind: str
+    kind_source: str
+    judgments: pd.DataFrame
+    labels: pd.DataFrame
+    categories: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class CategoricalRow:
+    """One pairwise or nominal judge (or the jury of a rubric's judges) in the report."""
+
+    name: str
+    judge: str
+    rubric_id: str | None
+    kind: str
+    models: list[str]
+    calibration: CategoricalReport
+    config: dict[str, Any] | None = None
+    members: list[str] = field(default_factory=list)  # the jury's judges
+
+    def to_dict(self) -> dict[str, Any]:
+        full = self.calibration.to_dict()
+        return {
+            "name": self.name,
+            "judge": self.judge,
+            "rubric_id": self.rubric_id,
+            "kind": self.kind,
+            "models": self.models,
+            "config": self.config,
+            "members": self.members,
+            # the figures gates read (``--fail-under kappa>=0.6`` covers these judges too)
+            "kappa": full["kappa"].get("aggregate"),
+            "agreement": full["agreement"],
+            "flip_rate": full["flip_rate"],
+            "consistency": full["consistency"],
+            "n_judgments": self.calibration.n_rows + self.calibration.n_errors,
+            "n_errors": self.calibration.n_errors,
+            "n_items": self.calibration.n_items,
+            "calibration": full,
+        }
+
+
+def jury_rows(judgments: pd.DataFrame, kind: str, inconsistent_as: str | None) -> pd.DataFrame:
+    """The jury as a judge of its own: one call per member judge (a "sample"), whose verdict
+    is that member's aggregate; the jury's aggregate is then their majority category
+    (:func:`trajudge.judges.aggregate_jury` with ``categorical=True``), ties of the top count
+    becoming ``inconsistent_as``."""
+    parts = []
+    for i, (_, rows) in enumerate(judgments.groupby("judge", sort=True)):
+        agg = categorical_items(rows, kind=kind, inconsistent_as=inconsistent_as)
+        parts.append(
+            pd.DataFrame(
+                {
+                    "item": agg.index,
+                    "judge": JURY,
+                    "order": "ab",
+                    "sample": i,
+                    "verdict": agg["verdict"].to_numpy(),
+                    "error": None,
+                }
+            )
+        )
+    out = pd.concat(parts, ignore_index=True)
+    for col in ("task_id", "system_a", "system_b"):
+        if col in judgments:
+            out[col] = out["item"].map(judgments.drop_duplicates("item").set_index("item")[col])
+    return out
+
+
+def assemble_categorical(
+    groups: Sequence[CategoricalTables],
+    *,
+    n_boot: int,
+    seed: int,
+    inconsistent_as: str | None,
+    jury: bool,
+    notes: list[str],
+) -> tuple[list[CategoricalRow], dict[str, CategoricalResult]]:
+    """Calibrate the judges of every categorical rubric (and, with ``jury``, the jury of the
+    judges of each rubric that has two or more)."""
+    rows: list[CategoricalRow] = []
+    results: dict[str, CategoricalResult] = {}
+    for g in groups:
+        if g.judgments.empty:
+            continue
+        judgments = g.judgments
+        members = sorted(str(j) for j in judgments["judge"].unique())
+        if jury and len(members) >= 2:
+            judgments = pd.concat(
+                [judgments, jury_rows(judgments, g.kind, inconsistent_as)], ignore_index=True
+            )
+        result = analyze_categorical(
+            judgments,
+            g.labels[["item", "annotator", "label"]],
+            kind=g.kind,
+            categories=g.categories,
+            inconsistent_as=inconsistent_as,
+            ba_mapped=True,
+            n_boot=n_boot,
+            seed=seed,
+        )
+        results[str(g.rubric)] = result
+        notes.append(
+            f"rubric {g.rubric}: {g.kind} verdicts ({g.kind_source}); an item whose two orders "
+            f"disagree counts as {next(iter(result.judges.values())).inconsistent_as!r}"
+        )
+        for judge, report in result.judges.items():
+            name = f"{judge}:{g.rubric}" if _several_rubrics(groups, judge) else judge
+            mine = judgments[judgments["judge"] == judge]
+            rows.append(
+                CategoricalRow(
+                    name=name,
+                    judge=judge,
+                    rubric_id=g.rubric,
+                    kind=g.kind,
+                    models=sorted(
+                        {str(m) for m in mine.get("judge_model", pd.Series(dtype=object)).dropna()}
+                    ),
+                    calibration=report,
+                    config=_config(mine),
+                    members=members if judge == JURY else [],
+                )
+            )
+    return rows, results
+
+
+def _several_rubrics(groups: Sequence[CategoricalTables], judge: str) -> bool:
+    return sum(judge in set(g.judgments["judge"]) for g in groups) > 1
+
+
+def _config(rows: pd.DataFrame) -> dict[str, Any] | None:
+    if "judge_config_sha256" not in rows or rows.empty:
+        return None
+    first = rows.iloc[0]
+
+    def text(col: str) -> str | None:
+        value = first.get(col)
+        return value if isinstance(value, str) else None
+
+    return {
+        "sha256": text("judge_config_sha256"),
+        "model": text("judge_model"),
+        "api_base": text("judge_api_base"),
+    }
