@@ -20,7 +20,7 @@ from trajudge.judges._batch import (
 from trajudge.judges._cache import DEFAULT_CACHE_PATH, CachedResponse, ResponseCache, request_key
 from trajudge.judges._call import PreparedCall, finish
 from trajudge.judges._client import CallResult, LLMClient, RateLimiter, choose_mode
-from trajudge.judges._engine import Engine, LocalEngine
+from trajudge.judges._engine import ENGINES, Engine, LocalEngine, check_engine, make_engine
 from trajudge.judges._judge import Judge, JudgeResult, build_judges, run_sync
 from trajudge.judges._judgment import Judgment, Order
 from trajudge.judges._local import (
@@ -33,6 +33,7 @@ from trajudge.judges._local import (
 )
 from trajudge.judges._plan import BatchPlan, PlanItem, choose_reference, plan_batch, plan_items
 from trajudge.judges._prompt import DEFAULT_TEMPLATES, SYSTEM_PROMPT, Prompt, Shown, build_prompt
+from trajudge.judges._provider_batch import ProviderBatchEngine, batch_cost
 from trajudge.judges._render import (
     DELIMITER_TAGS,
     elide,
@@ -64,6 +65,7 @@ __all__ = [
     "DEFAULT_CACHE_PATH",
     "DEFAULT_TEMPLATES",
     "DELIMITER_TAGS",
+    "ENGINES",
     "FLUSH_INTERVAL_S",
     "FLUSH_MAX_ROWS",
     "LOCAL_DEFAULTS",
@@ -94,6 +96,7 @@ __all__ = [
     "PlanItem",
     "PreparedCall",
     "Prompt",
+    "ProviderBatchEngine",
     "RateLimiter",
     "ResponseCache",
     "Rubric",
@@ -106,9 +109,11 @@ __all__ = [
     "aggregate_jury",
     "ascore_dataset",
     "available_rubrics",
+    "batch_cost",
     "build_judges",
     "build_prompt",
     "builtin_rubric_dir",
+    "check_engine",
     "check_rubric",
     "choose_mode",
     "choose_reference",
@@ -118,6 +123,7 @@ __all__ = [
     "finish",
     "load_rubric",
     "load_rubric_file",
+    "make_engine",
     "neutralise",
     "parse_judge_arg",
     "parse_rubric",

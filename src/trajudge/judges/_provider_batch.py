@@ -1,0 +1,460 @@
+"""``--engine batch``: the planned calls through a provider's batch API (litellm files/batches).
+
+:class:`ProviderBatchEngine` is an :class:`~trajudge.judges.Engine`: it gets the calls the
+runner could not answer from the cache and
+
+1. **builds** each request body with litellm's own request transformation
+   (``litellm.utils.return_raw_request`` over the very ``litellm.acompletion`` arguments the
+   local engine sends, :meth:`~trajudge.judges.LLMClient.json_schema_request`): same model
+   name, messages, parameters (as litellm maps them for the model) and ``response_format``;
+2. **submits** them as OpenAI batch JSONL (``{"custom_id", "method", "url", "body"}``), one
+   batch per endpoint, model and credentials (at most :data:`MAX_REQUESTS` requests each):
+   ``litellm.acreate_file(purpose="batch")`` then ``litellm.acreate_batch``; the batch is
+   recorded in the store (``provider_batches`` and its requests) as soon as the provider has
+   accepted it;
+3. **polls** ``litellm.aretrieve_batch`` every ``poll_interval_s`` until the batch is
+   ``completed``, ``expired``, ``failed`` or ``cancelled``, downloads the output and error
+   files (``litellm.afile_content``) and hands each request's result to ``emit``: a 200 answer
+   is parsed exactly as the local engine parses one (:func:`~trajudge.judges._client.
+   parse_json_schema`, the rubric's verdict model); an error line, or a request left without
+   an answer by a batch that failed, expired or was cancelled, becomes an error result.
+
+Resume: a second run plans the same calls (nothing is stored yet), finds them among the
+requests of recorded batches (by judgment key AND request hash, so a changed prompt or
+configuration is submitted anew) and collects those batches instead of submitting again.
+
+Retries: a request the provider answered with an error (an error-file line, an unparseable or
+cut verdict, a request a failed or expired batch never ran) is stored as an error with the
+provider's message, never as a pass or a fail, and marked failed on its batch; the engine does
+not resubmit within the run (a batch round may take the whole completion window), and the
+next run plans it again, as every stored error, and submits it in a new batch. Transient
+failures of the file and batch calls themselves (429, 5xx, connection) are retried with the
+judge's ``max_retries``.
+
+Cost is at the batch price: ``litellm.cost_calculator.batch_cost_calculator``, which uses the
+cost map's ``*_batches`` prices when it has them (e.g. ``gpt-4o-mini``: half the synchronous
+price) and otherwise half the synchronous price (litellm's rule, after OpenAI's published 50%
+batch discount); a model the cost map does not know costs None, a loopback endpoint 0.
+Latency is not measured per request in a batch (None).
+
+Providers: litellm's OpenAI-format batches (``openai``, ``azure``, ``litellm_proxy``, and any
+OpenAI-compatible server through ``api_base``), with judges whose requests are
+``json_schema_mode`` (an ``api_base``, or ``mode: json_schema_mode``; OpenAI, Azure OpenAI
+and vLLM honour it). Vertex AI, Bedrock and Anthropic batches take other input formats and
+are refused with the reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from trajudge.judges._call import PreparedCall
+from trajudge.judges._client import (
+    CallResult,
+    LLMClient,
+    _import_litellm,
+    _is_truncated,
+    _one_line,
+    _retryable,
+    parse_json_schema,
+)
+from trajudge.judges._engine import Emit, run_all
+from trajudge.store import redact
+from trajudge.store._batches import ITEM_KEY
+from trajudge.trajectories import InputError, canonical_json
+
+if TYPE_CHECKING:
+    from trajudge.store import Store
+
+#: litellm providers whose batches take OpenAI's JSONL format.
+SUPPORTED_PROVIDERS = ("openai", "azure", "litellm_proxy")
+#: Requests per batch (OpenAI's limit: 50,000 requests and 200 MB per input file).
+MAX_REQUESTS = 50_000
+MAX_BYTES = 190 * 1024 * 1024
+TERMINAL = ("completed", "expired", "failed", "cancelled")
+ENDPOINT = "/v1/chat/completions"
+
+
+@dataclass(frozen=True)
+class _Target:
+    """Where a batch goes: one provider endpoint, model and set of credentials."""
+
+    provider: str
+    model: str
+    api_base: str | None
+    api_key_env: str | None
+    headers: tuple[tuple[str, str], ...]
+
+
+@dataclass
+class _Job:
+    pk: int
+    batch_id: str
+    provider: str
+    client: LLMClient
+    calls: dict[str, PreparedCall]
+
+
+class ProviderBatchEngine:
+    """Run planned calls through the provider's batch API (see the module docstring).
+
+    ``store`` and ``dataset`` are where submitted batches are recorded (the batch's own);
+    ``notify`` hears one line per submitted, resumed and finished batch.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        dataset: str,
+        *,
+        poll_interval_s: float = 30.0,
+        max_requests: int = MAX_REQUESTS,
+        completion_window: str = "24h",
+        notify: Callable[[str], None] | None = None,
+    ) -> None:
+        self.store = store
+        self.dataset = dataset
+        self.poll_interval_s = poll_interval_s
+        self.max_requests = max(1, max_requests)
+        self.completion_window = completion_window
+        self.notify = notify
+        self._templates: dict[tuple[int, str], dict[str, Any]] = {}
+
+    def _say(self, line: str) -> None:
+        if self.notify is not None:
+            self.notify(line)
+
+    async def run(self, calls: AsyncIterator[PreparedCall], emit: Emit) -> None:
+        pending = [c async for c in calls]
+        if not pending:
+            return
+        litellm = _import_litellm()
+        recorded = {
+            (tuple(it[k] for k in ITEM_KEY), it["request_sha256"]): (it["batch"], it["custom_id"])
+            for it in self.store.provider_batch_items(self.dataset)
+        }
+        rows = {b["id"]: b for b in self.store.provider_batches(self.dataset)}
+        jobs: dict[int, _Job] = {}
+        fresh: dict[_Target, list[PreparedCall]] = {}
+        for call in pending:
+            hit = recorded.get((call.judgment_key, call.key))
+            if hit is not None:
+                row = rows[hit[0]]
+                job = jobs.get(hit[0])
+                if job is None:
+                    client = call.judge.client()
+                    job = jobs[hit[0]] = _Job(hit[0], row["batch_id"], row["provider"], client, {})
+                job.calls[hit[1]] = call
+            else:
+                fresh.setdefault(self._target(litellm, call), []).append(call)
+        for job in jobs.values():
+            self._say(f"collecting batch {job.batch_id} ({len(job.calls)} requests, resumed)")
+        for target, group in fresh.items():
+            for chunk in self._chunks(group):
+                job = await self._submit(litellm, target, chunk, emit)
+                if job is not None:
+                    jobs[job.pk] = job
+        if jobs:
+            await run_all([self._collect(litellm, job, emit) for job in jobs.values()])
+
+    # -- requests ----------------------------------------------------------------------------
+    def _target(self, litellm: Any, call: PreparedCall) -> _Target:
+        client = call.judge.client()
+        where = f"judge {call.judge.name}"
+        try:
+            provider = str(litellm.get_llm_provider(client.model, api_base=client.api_base)[1])
+        except Exception as exc:
+            raise InputError(where, None, "model", f"litellm does not know it: {exc}") from None
+        if provider not in SUPPORTED_PROVIDERS:
+            raise InputError(
+                where,
+                None,
+                "model",
+                f"--engine batch sends OpenAI-format batches (providers "
+                f"{', '.join(SUPPORTED_PROVIDERS)}, or any OpenAI-compatible api_base); "
+                f"{provider!r} batches take another format: use the local engine",
+            )
+        if client.instructor_mode != "json_schema_mode":
+            raise InputError(
+                where,
+                None,
+                "mode",
+                f"--engine batch sends json_schema requests, and this judge uses "
+                f"{client.instructor_mode}: set `mode: json_schema_mode` (OpenAI and Azure "
+                "honour it) or use the local engine",
+            )
+        return _Target(
+            provider,
+            client.model,
+            client.api_base,
+            client.api_key_env,
+            tuple(sorted(client.extra_headers.items())),
+        )
+
+    def body(self, call: PreparedCall) -> dict[str, Any]:
+        """The request body of ``call``: what the local engine would send, as litellm builds
+        it (``return_raw_request`` runs litellm's transformation and stops before the network;
+        its result for a judge and parameters is reused with each call's messages when litellm
+        passed the messages through unchanged)."""
+        sig = (id(call.judge), canonical_json(call.params))
+        template = self._templates.get(sig)
+        if template is not None:
+            return {**template, "messages": call.messages}
+        from litellm.types.utils import CallTypes
+        from litellm.utils import return_raw_request
+
+        client = call.judge.client()
+        kwargs = client.json_schema_request(
+            call.messages, call.judge.verdict_model, client._request_kwargs(call.params)
+        )
+        for name in ("api_key", "extra_headers", "timeout", "num_retries"):
+            kwargs.pop(name, None)
+        raw = return_raw_request(CallTypes.completion, kwargs)
+        built = raw.get("raw_request_body")
+        if not built:
+            raise RuntimeError(f"litellm could not build the request: {raw.get('error')}")
+        body = dict(built)
+        body.update(body.pop("extra_body", None) or {})  # the OpenAI SDK merges it the same way
+        if body.get("messages") == call.messages:
+            self._templates[sig] = body
+        return body
+
+    def _chunks(self, group: Sequence[PreparedCall]) -> list[list[tuple[str, PreparedCall, bytes]]]:
+        chunks: list[list[tuple[str, PreparedCall, bytes]]] = []
+        size = 0
+        for call in group:
+            if not chunks or len(chunks[-1]) >= self.max_requests or size >= MAX_BYTES:
+                chunks.append([])
+                size = 0
+            cid = f"r{len(chunks[-1])}"
+            line = json.dumps(
+                {"custom_id": cid, "method": "POST", "url": ENDPOINT, "body": self.body(call)},
+                ensure_ascii=False,
+            ).encode()
+            chunks[-1].append((cid, call, line))
+            size += len(line) + 1
+        return chunks
+
+    # -- submit -----------------------------------------------------------------------------
+    async def _submit(
+        self,
+        litellm: Any,
+        target: _Target,
+        chunk: list[tuple[str, PreparedCall, bytes]],
+        emit: Emit,
+    ) -> _Job | None:
+        client = chunk[0][1].judge.client()
+        creds = _credentials(client)
+        data = b"\n".join(line for _, _, line in chunk) + b"\n"
+        try:
+            uploaded = await _retrying(
+                client,
+                lambda: litellm.acreate_file(
+                    file=("trajudge-batch.jsonl", data, "application/jsonl"),
+                    purpose="batch",
+                    custom_llm_provider=target.provider,
+                    **creds,
+                ),
+            )
+            batch = await _retrying(
+                client,
+                lambda: litellm.acreate_batch(
+                    completion_window=self.completion_window,
+                    endpoint=ENDPOINT,
+                    input_file_id=uploaded.id,
+                    custom_llm_provider=target.provider,
+                    metadata={"trajudge_dataset": self.dataset[:500]},
+                    **creds,
+                ),
+            )
+        except Exception as exc:  # nothing was accepted: every request is an error this run
+            error = "could not submit the batch: " + _one_line(exc, 1)
+            for _, call, _ in chunk:
+                emit(call, CallResult(None, None, call.key or "", error=error, attempts=1))
+            return None
+        items = [
+            {
+                "custom_id": cid,
+                "request_sha256": call.key,
+                **dict(zip(ITEM_KEY, call.judgment_key, strict=True)),
+            }
+            for cid, call, _ in chunk
+        ]
+        pk = self.store.add_provider_batch(
+            self.dataset,
+            {
+                "batch_id": batch.id,
+                "provider": target.provider,
+                "api_base": target.api_base,
+                "model": target.model,
+                "input_file_id": uploaded.id,
+                "status": batch.status,
+            },
+            items,
+        )
+        self._say(f"submitted batch {batch.id} ({len(chunk)} requests to {target.model})")
+        return _Job(pk, batch.id, target.provider, client, {cid: c for cid, c, _ in chunk})
+
+    # -- collect ----------------------------------------------------------------------------
+    async def _collect(self, litellm: Any, job: _Job, emit: Emit) -> None:
+        creds = _credentials(job.client)
+        status = None
+        while True:
+            batch = await _retrying(
+                job.client,
+                lambda: litellm.aretrieve_batch(
+                    batch_id=job.batch_id, custom_llm_provider=job.provider, **creds
+                ),
+            )
+            if batch.status != status:
+                status = batch.status
+                self.store.update_provider_batch(
+                    job.pk,
+                    status=status,
+                    output_file_id=batch.output_file_id,
+                    error_file_id=batch.error_file_id,
+                    detail=_batch_errors(batch),
+                )
+            if status in TERMINAL:
+                break
+            await asyncio.sleep(self.poll_interval_s)
+        lines: dict[str, dict[str, Any]] = {}
+        for fid in (batch.output_file_id, batch.error_file_id):
+            if not fid:
+                continue
+            content = await _retrying(job.client, _download(litellm, fid, job.provider, creds))
+            for text in content.content.decode().splitlines():
+                if text.strip():
+                    record = json.loads(text)
+                    lines[str(record.get("custom_id"))] = record
+        results = {
+            cid: self._result(litellm, job, call, lines.get(cid), batch)
+            for cid, call in job.calls.items()
+        }
+        self.store.mark_batch_items_failed(
+            job.pk, [cid for cid, r in results.items() if r.error is not None]
+        )
+        for cid, result in results.items():
+            emit(job.calls[cid], result)
+        failed = sum(r.error is not None for r in results.values())
+        self._say(
+            f"batch {job.batch_id} {status}: {len(results) - failed} answered, {failed} errors"
+        )
+
+    def _result(
+        self,
+        litellm: Any,
+        job: _Job,
+        call: PreparedCall,
+        line: dict[str, Any] | None,
+        batch: Any,
+    ) -> CallResult:
+        result = CallResult(None, None, call.key or "", attempts=1)
+        response = line.get("response") if line is not None else None
+        if line is None or response is None:
+            error = (line or {}).get("error") or {}
+            if error:
+                reason = f"{error.get('code')}: {error.get('message')}"
+            elif batch.status == "failed":
+                reason = f"the batch failed: {_batch_errors(batch) or 'no reason given'}"
+            else:
+                reason = f"no result for this request (batch {batch.status})"
+            result.error = redact(f"batch {job.batch_id}: {reason}")[:600]
+            return result
+        body = response.get("body") or {}
+        status = int(response.get("status_code") or 0)
+        if status != 200:
+            result.error = _one_line(_http_error(litellm, job, status, body), 1)
+            return result
+        completion = litellm.ModelResponse(**body)
+        try:
+            verdict = parse_json_schema(completion, call.judge.verdict_model)
+        except Exception as exc:  # unparseable or cut: the local engine's error, one attempt
+            result.error = _one_line(exc, 1)
+            result.truncated = _is_truncated(exc)
+            return result
+        job.client.fill(result, verdict, completion, batch_cost(litellm, job.client, completion))
+        return result
+
+
+def batch_cost(litellm: Any, client: LLMClient, completion: Any) -> float | None:
+    """The cost of one batch answer at the batch price (module docstring); None when the cost
+    map does not know the model, 0 for a loopback endpoint."""
+    if client.is_local:
+        return 0.0
+    usage = getattr(completion, "usage", None)
+    if usage is None:
+        return None
+    try:
+        litellm.get_model_info(client.model)
+    except Exception:  # the price table does not know this model
+        return None
+    from litellm.cost_calculator import batch_cost_calculator
+
+    prompt, output = batch_cost_calculator(usage, client.model)
+    return float(prompt + output)
+
+
+def _credentials(client: LLMClient) -> dict[str, Any]:
+    """api_base, api_key and extra headers, as the client sends them (never stored)."""
+    kwargs = client._request_kwargs({})
+    return {k: v for k, v in kwargs.items() if k in ("api_base", "api_key", "extra_headers")}
+
+
+async def _retrying(client: LLMClient, make: Callable[[], Any]) -> Any:
+    """``await make()``, retried on transient failures (429, 5xx, connection) with the
+    client's ``max_retries`` and backoff."""
+    attempt = 0
+    while True:
+        try:
+            return await make()
+        except Exception as exc:
+            attempt += 1
+            if attempt > client.max_retries or not _retryable(exc):
+                raise
+            await asyncio.sleep(min(client.backoff_max_s, client.backoff_s * 2 ** (attempt - 1)))
+
+
+def _http_error(litellm: Any, job: _Job, status: int, body: dict[str, Any]) -> BaseException:
+    """The exception litellm raises for this HTTP status and body on a direct call, so that
+    the stored error reads as the local engine's."""
+    from litellm.litellm_core_utils.exception_mapping_utils import exception_type
+    from litellm.llms.openai.common_utils import OpenAIError
+
+    error = body.get("error") if isinstance(body, dict) else None
+    message = error.get("message") if isinstance(error, dict) else None
+    original = OpenAIError(status_code=status, message=str(message or json.dumps(body)))
+    try:
+        exception_type(  # type: ignore[no-untyped-call]
+            model=job.client.model, original_exception=original, custom_llm_provider=job.provider
+        )
+    except Exception as mapped:
+        return mapped
+    return original  # pragma: no cover - exception_type always raises
+
+
+def _download(
+    litellm: Any, file_id: str, provider: str, creds: dict[str, Any]
+) -> Callable[[], Any]:
+    return lambda: litellm.afile_content(file_id=file_id, custom_llm_provider=provider, **creds)
+
+
+def _get(obj: Any, name: str) -> Any:
+    return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
+
+
+def _batch_errors(batch: Any) -> str | None:
+    """The provider's reasons for a failed batch, on one line (None: it gave none)."""
+    data = _get(_get(batch, "errors"), "data")
+    if not data:
+        return None
+    parts = [
+        f"{_get(e, 'code')}: {_get(e, 'message')}"
+        + (f" (line {_get(e, 'line')})" if _get(e, "line") is not None else "")
+        for e in data
+    ]
+    return redact("; ".join(parts))[:2000]
