@@ -17,6 +17,7 @@ from trajudge.judges._batch import (
     prepare_items,
     score_dataset,
 )
+from trajudge.judges._batch_results import batch_cost
 from trajudge.judges._cache import DEFAULT_CACHE_PATH, CachedResponse, ResponseCache, request_key
 from trajudge.judges._call import PreparedCall, finish
 from trajudge.judges._client import CallResult, LLMClient, RateLimiter, choose_mode
@@ -33,7 +34,7 @@ from trajudge.judges._local import (
 )
 from trajudge.judges._plan import BatchPlan, PlanItem, choose_reference, plan_batch, plan_items
 from trajudge.judges._prompt import DEFAULT_TEMPLATES, SYSTEM_PROMPT, Prompt, Shown, build_prompt
-from trajudge.judges._provider_batch import ProviderBatchEngine, batch_cost
+from trajudge.judges._provider_batch import ProviderBatchEngine
 from trajudge.judges._render import (
     DELIMITER_TAGS,
     elide,

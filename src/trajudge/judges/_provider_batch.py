@@ -52,18 +52,16 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from trajudge.judges._batch_results import batch_errors, line_result
 from trajudge.judges._call import PreparedCall
 from trajudge.judges._client import (
     CallResult,
     LLMClient,
     _import_litellm,
-    _is_truncated,
     _one_line,
     _retryable,
-    parse_json_schema,
 )
 from trajudge.judges._engine import Emit, run_all
-from trajudge.store import redact
 from trajudge.store._batches import ITEM_KEY
 from trajudge.trajectories import InputError, canonical_json
 
@@ -317,7 +315,7 @@ class ProviderBatchEngine:
                     status=status,
                     output_file_id=batch.output_file_id,
                     error_file_id=batch.error_file_id,
-                    detail=_batch_errors(batch),
+                    detail=batch_errors(batch),
                 )
             if status in TERMINAL:
                 break
@@ -332,7 +330,15 @@ class ProviderBatchEngine:
                     record = json.loads(text)
                     lines[str(record.get("custom_id"))] = record
         results = {
-            cid: self._result(litellm, job, call, lines.get(cid), batch)
+            cid: line_result(
+                litellm,
+                job.client,
+                job.provider,
+                call.key or "",
+                call.judge.verdict_model,
+                lines.get(cid),
+                batch,
+            )
             for cid, call in job.calls.items()
         }
         self.store.mark_batch_items_failed(
@@ -344,59 +350,6 @@ class ProviderBatchEngine:
         self._say(
             f"batch {job.batch_id} {status}: {len(results) - failed} answered, {failed} errors"
         )
-
-    def _result(
-        self,
-        litellm: Any,
-        job: _Job,
-        call: PreparedCall,
-        line: dict[str, Any] | None,
-        batch: Any,
-    ) -> CallResult:
-        result = CallResult(None, None, call.key or "", attempts=1)
-        response = line.get("response") if line is not None else None
-        if line is None or response is None:
-            error = (line or {}).get("error") or {}
-            if error:
-                reason = f"{error.get('code')}: {error.get('message')}"
-            elif batch.status == "failed":
-                reason = f"the batch failed: {_batch_errors(batch) or 'no reason given'}"
-            else:
-                reason = f"no result for this request (batch {batch.status})"
-            result.error = redact(f"batch {job.batch_id}: {reason}")[:600]
-            return result
-        body = response.get("body") or {}
-        status = int(response.get("status_code") or 0)
-        if status != 200:
-            result.error = _one_line(_http_error(litellm, job, status, body), 1)
-            return result
-        completion = litellm.ModelResponse(**body)
-        try:
-            verdict = parse_json_schema(completion, call.judge.verdict_model)
-        except Exception as exc:  # unparseable or cut: the local engine's error, one attempt
-            result.error = _one_line(exc, 1)
-            result.truncated = _is_truncated(exc)
-            return result
-        job.client.fill(result, verdict, completion, batch_cost(litellm, job.client, completion))
-        return result
-
-
-def batch_cost(litellm: Any, client: LLMClient, completion: Any) -> float | None:
-    """The cost of one batch answer at the batch price (module docstring); None when the cost
-    map does not know the model, 0 for a loopback endpoint."""
-    if client.is_local:
-        return 0.0
-    usage = getattr(completion, "usage", None)
-    if usage is None:
-        return None
-    try:
-        litellm.get_model_info(client.model)
-    except Exception:  # the price table does not know this model
-        return None
-    from litellm.cost_calculator import batch_cost_calculator
-
-    prompt, output = batch_cost_calculator(usage, client.model)
-    return float(prompt + output)
 
 
 def _credentials(client: LLMClient) -> dict[str, Any]:
@@ -419,42 +372,7 @@ async def _retrying(client: LLMClient, make: Callable[[], Any]) -> Any:
             await asyncio.sleep(min(client.backoff_max_s, client.backoff_s * 2 ** (attempt - 1)))
 
 
-def _http_error(litellm: Any, job: _Job, status: int, body: dict[str, Any]) -> BaseException:
-    """The exception litellm raises for this HTTP status and body on a direct call, so that
-    the stored error reads as the local engine's."""
-    from litellm.litellm_core_utils.exception_mapping_utils import exception_type
-    from litellm.llms.openai.common_utils import OpenAIError
-
-    error = body.get("error") if isinstance(body, dict) else None
-    message = error.get("message") if isinstance(error, dict) else None
-    original = OpenAIError(status_code=status, message=str(message or json.dumps(body)))
-    try:
-        exception_type(  # type: ignore[no-untyped-call]
-            model=job.client.model, original_exception=original, custom_llm_provider=job.provider
-        )
-    except Exception as mapped:
-        return mapped
-    return original  # pragma: no cover - exception_type always raises
-
-
 def _download(
     litellm: Any, file_id: str, provider: str, creds: dict[str, Any]
 ) -> Callable[[], Any]:
     return lambda: litellm.afile_content(file_id=file_id, custom_llm_provider=provider, **creds)
-
-
-def _get(obj: Any, name: str) -> Any:
-    return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
-
-
-def _batch_errors(batch: Any) -> str | None:
-    """The provider's reasons for a failed batch, on one line (None: it gave none)."""
-    data = _get(_get(batch, "errors"), "data")
-    if not data:
-        return None
-    parts = [
-        f"{_get(e, 'code')}: {_get(e, 'message')}"
-        + (f" (line {_get(e, 'line')})" if _get(e, "line") is not None else "")
-        for e in data
-    ]
-    return redact("; ".join(parts))[:2000]
