@@ -258,3 +258,19 @@ def test_judges_the_batch_api_cannot_serve_are_refused_before_anything_is_sent(
     assert err.value.file == "judge hosted" and err.value.field == field
     assert words in err.value.reason
     assert fake_llm.batches.uploads == [] and store.judgments_frame("ds").empty
+
+
+def test_requests_are_split_into_batches_of_at_most_max_requests(
+    fake_llm: FakeLLM, db_url: str
+) -> None:
+    store = _store(db_url)
+    judge = _judge(fake_llm, "point", "trajectory_reasonableness")
+    engine = ProviderBatchEngine(store, "ds", poll_interval_s=0.02, max_requests=3)
+    summary = score_dataset(store, "ds", [judge], engine=engine)
+    assert summary.judged == 7 and summary.errors == 0
+    assert [b["requests"] for b in store.provider_batches("ds")] == [3, 3, 1]
+    assert len(fake_llm.batches.created) == 3 and fake_llm.calls == 7
+    # each custom_id is unique within its batch, as OpenAI requires
+    for fid in fake_llm.batches.uploads:
+        ids = [json.loads(x)["custom_id"] for x in fake_llm.batches.files[fid].splitlines()]
+        assert len(ids) == len(set(ids))

@@ -47,9 +47,10 @@ are refused with the reason.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
-from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from trajudge.judges._batch_results import batch_errors, line_result
@@ -97,6 +98,30 @@ class _Job:
     calls: dict[str, PreparedCall]
 
 
+@dataclass
+class _Chunk:
+    """A batch input file being filled: its JSONL lines and the calls (without prompts)."""
+
+    calls: list[tuple[str, PreparedCall]] = field(default_factory=list)
+    lines: list[bytes] = field(default_factory=list)
+    size: int = 0
+
+    def add(self, call: PreparedCall, body: dict[str, Any]) -> None:
+        cid = f"r{len(self.calls)}"
+        line = json.dumps(
+            {"custom_id": cid, "method": "POST", "url": ENDPOINT, "body": body},
+            ensure_ascii=False,
+        ).encode()
+        self.calls.append((cid, _without_prompt(call)))
+        self.lines.append(line)
+        self.size += len(line) + 1
+
+
+def _without_prompt(call: PreparedCall) -> PreparedCall:
+    """``call`` without its messages: all a judgment needs once the request is sent."""
+    return dataclasses.replace(call, messages=[])
+
+
 class ProviderBatchEngine:
     """Run planned calls through the provider's batch API (see the module docstring).
 
@@ -127,37 +152,52 @@ class ProviderBatchEngine:
             self.notify(line)
 
     async def run(self, calls: AsyncIterator[PreparedCall], emit: Emit) -> None:
-        pending = [c async for c in calls]
-        if not pending:
-            return
-        litellm = _import_litellm()
-        recorded = {
-            (tuple(it[k] for k in ITEM_KEY), it["request_sha256"]): (it["batch"], it["custom_id"])
-            for it in self.store.provider_batch_items(self.dataset)
-        }
-        rows = {b["id"]: b for b in self.store.provider_batches(self.dataset)}
+        """Submit the calls as they come (a batch is sent once it holds ``max_requests``
+        requests or 190 MB), then poll and collect every batch; the calls kept meanwhile
+        carry no prompt, so memory stays bounded by one input file per target."""
+        litellm: Any = None
+        recorded: dict[tuple[Any, ...], tuple[int, str]] = {}
+        rows: dict[int, dict[str, Any]] = {}
         jobs: dict[int, _Job] = {}
-        fresh: dict[_Target, list[PreparedCall]] = {}
-        for call in pending:
+        filling: dict[_Target, _Chunk] = {}
+        async for call in calls:
+            if litellm is None:
+                litellm = _import_litellm()
+                recorded = {
+                    (tuple(it[k] for k in ITEM_KEY), it["request_sha256"]): (
+                        it["batch"],
+                        it["custom_id"],
+                    )
+                    for it in self.store.provider_batch_items(self.dataset)
+                }
+                rows = {b["id"]: b for b in self.store.provider_batches(self.dataset)}
             hit = recorded.get((call.judgment_key, call.key))
             if hit is not None:
-                row = rows[hit[0]]
                 job = jobs.get(hit[0])
                 if job is None:
-                    client = call.judge.client()
-                    job = jobs[hit[0]] = _Job(hit[0], row["batch_id"], row["provider"], client, {})
-                job.calls[hit[1]] = call
-            else:
-                fresh.setdefault(self._target(litellm, call), []).append(call)
-        for job in jobs.values():
-            self._say(f"collecting batch {job.batch_id} ({len(job.calls)} requests, resumed)")
-        for target, group in fresh.items():
-            for chunk in self._chunks(group):
-                job = await self._submit(litellm, target, chunk, emit)
-                if job is not None:
-                    jobs[job.pk] = job
+                    row = rows[hit[0]]
+                    job = _Job(hit[0], row["batch_id"], row["provider"], call.judge.client(), {})
+                    jobs[hit[0]] = job
+                job.calls[hit[1]] = _without_prompt(call)
+                continue
+            target = self._target(litellm, call)
+            chunk = filling.setdefault(target, _Chunk())
+            chunk.add(call, self.body(call))
+            if len(chunk.calls) >= self.max_requests or chunk.size >= MAX_BYTES:
+                await self._submit_into(jobs, litellm, target, filling.pop(target), emit)
+        for target, chunk in filling.items():
+            await self._submit_into(jobs, litellm, target, chunk, emit)
         if jobs:
+            for job in jobs.values():
+                self._say(f"waiting for batch {job.batch_id} ({len(job.calls)} requests)")
             await run_all([self._collect(litellm, job, emit) for job in jobs.values()])
+
+    async def _submit_into(
+        self, jobs: dict[int, _Job], litellm: Any, target: _Target, chunk: _Chunk, emit: Emit
+    ) -> None:
+        job = await self._submit(litellm, target, chunk, emit)
+        if job is not None:
+            jobs[job.pk] = job
 
     # -- requests ----------------------------------------------------------------------------
     def _target(self, litellm: Any, call: PreparedCall) -> _Target:
@@ -221,33 +261,17 @@ class ProviderBatchEngine:
             self._templates[sig] = body
         return body
 
-    def _chunks(self, group: Sequence[PreparedCall]) -> list[list[tuple[str, PreparedCall, bytes]]]:
-        chunks: list[list[tuple[str, PreparedCall, bytes]]] = []
-        size = 0
-        for call in group:
-            if not chunks or len(chunks[-1]) >= self.max_requests or size >= MAX_BYTES:
-                chunks.append([])
-                size = 0
-            cid = f"r{len(chunks[-1])}"
-            line = json.dumps(
-                {"custom_id": cid, "method": "POST", "url": ENDPOINT, "body": self.body(call)},
-                ensure_ascii=False,
-            ).encode()
-            chunks[-1].append((cid, call, line))
-            size += len(line) + 1
-        return chunks
-
     # -- submit -----------------------------------------------------------------------------
     async def _submit(
         self,
         litellm: Any,
         target: _Target,
-        chunk: list[tuple[str, PreparedCall, bytes]],
+        chunk: _Chunk,
         emit: Emit,
     ) -> _Job | None:
-        client = chunk[0][1].judge.client()
+        client = chunk.calls[0][1].judge.client()
         creds = _credentials(client)
-        data = b"\n".join(line for _, _, line in chunk) + b"\n"
+        data = b"\n".join(chunk.lines) + b"\n"
         try:
             uploaded = await _retrying(
                 client,
@@ -271,7 +295,7 @@ class ProviderBatchEngine:
             )
         except Exception as exc:  # nothing was accepted: every request is an error this run
             error = "could not submit the batch: " + _one_line(exc, 1)
-            for _, call, _ in chunk:
+            for _, call in chunk.calls:
                 emit(call, CallResult(None, None, call.key or "", error=error, attempts=1))
             return None
         items = [
@@ -280,7 +304,7 @@ class ProviderBatchEngine:
                 "request_sha256": call.key,
                 **dict(zip(ITEM_KEY, call.judgment_key, strict=True)),
             }
-            for cid, call, _ in chunk
+            for cid, call in chunk.calls
         ]
         pk = self.store.add_provider_batch(
             self.dataset,
@@ -294,8 +318,8 @@ class ProviderBatchEngine:
             },
             items,
         )
-        self._say(f"submitted batch {batch.id} ({len(chunk)} requests to {target.model})")
-        return _Job(pk, batch.id, target.provider, client, {cid: c for cid, c, _ in chunk})
+        self._say(f"submitted batch {batch.id} ({len(chunk.calls)} requests to {target.model})")
+        return _Job(pk, batch.id, target.provider, client, dict(chunk.calls))
 
     # -- collect ----------------------------------------------------------------------------
     async def _collect(self, litellm: Any, job: _Job, emit: Emit) -> None:
