@@ -142,6 +142,7 @@ def test_errors_are_reported_not_counted_as_verdicts(fake: Any, db_url: str) -> 
         (["ds", "-j", "f=openai/x:trajectory_reasonableness", "--swap"], "every judge here is"),
         (["ds", "--api-base", "http://127.0.0.1:1/v1"], "does not apply to 'local/gemma-3-270m'"),
         (["ds", "--cache", "c.db"], "--cache and --no-cache contradict each other"),
+        (["ds", "--engine", "batch", "--concurrency", "2"], "has no calls in flight to limit"),
     ],
 )
 def test_user_errors_are_one_red_line_and_exit_2(

@@ -173,6 +173,14 @@ def judge_command(
     if cache is not None and no_cache:
         raise InputError("--cache", None, None, "--cache and --no-cache contradict each other")
     engine_name = check_engine(engine) if engine is not None else (cfg.engine if cfg else None)
+    if engine_name == "batch" and concurrency is not None:
+        raise InputError(
+            "--concurrency",
+            None,
+            None,
+            "the batch engine submits every call at once in provider batches: it has no "
+            "calls in flight to limit",
+        )
     url = store_url(ctx, db, cfg.db if cfg is not None else None)
     sqlite_file = sqlite_path(url)
     if sqlite_file is not None and not sqlite_file.exists():

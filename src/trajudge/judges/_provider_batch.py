@@ -377,9 +377,11 @@ class ProviderBatchEngine:
 
 
 def _credentials(client: LLMClient) -> dict[str, Any]:
-    """api_base, api_key and extra headers, as the client sends them (never stored)."""
+    """api_base, api_key and extra headers, as the client sends them (never stored), and the
+    judge's timeout."""
     kwargs = client._request_kwargs({})
-    return {k: v for k, v in kwargs.items() if k in ("api_base", "api_key", "extra_headers")}
+    creds = {k: v for k, v in kwargs.items() if k in ("api_base", "api_key", "extra_headers")}
+    return {**creds, "timeout": client.timeout}  # per file or batch call
 
 
 async def _retrying(client: LLMClient, make: Callable[[], Any]) -> Any:
