@@ -15,7 +15,13 @@ from _postgres import PostgresServer, start_server
 from _shared import EXAMPLE_TAU_BENCH, TAU_BENCH_FILE, TAU_BENCH_SIZE, require_shared
 
 # Test files (or folders) under tests/ whose ``db_url`` tests run on both backends.
-BOTH_BACKENDS = ("store/", "labeling_app/", "judges/test_batch.py", "cli/test_labels.py")
+BOTH_BACKENDS = (
+    "store/",
+    "labeling_app/",
+    "judges/test_batch.py",
+    "judges/test_provider_batch.py",
+    "cli/test_labels.py",
+)
 _TESTS = Path(__file__).parent
 
 

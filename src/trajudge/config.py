@@ -24,7 +24,7 @@ from pydantic import (
     model_validator,
 )
 
-from trajudge.judges import JudgeSpec
+from trajudge.judges import JudgeSpec, check_engine
 from trajudge.trajectories import InputError, read_yaml
 from trajudge.trajectories._errors import pydantic_field
 
@@ -118,7 +118,8 @@ class LayersConfig(_Section):
 
 
 class TrajudgeConfig(_Section):
-    """The whole ``trajudge.yaml``. ``db`` is the store's SQLAlchemy URL (default: the CLI's)."""
+    """The whole ``trajudge.yaml``. ``db`` is the store's SQLAlchemy URL (default: the CLI's);
+    ``engine`` runs the judge calls (``local``, ``batch``: see ``trajudge.judges.ENGINES``)."""
 
     db: str | None = None
     dataset: DatasetConfig = Field(default_factory=DatasetConfig)
@@ -131,6 +132,17 @@ class TrajudgeConfig(_Section):
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
     layers: LayersConfig | None = None
     cache: Path | None = None
+    engine: str | None = None
+
+    @field_validator("engine")
+    @classmethod
+    def _known_engine(cls, engine: str | None) -> str | None:
+        if engine is not None:
+            try:
+                check_engine(engine)
+            except InputError as exc:
+                raise ValueError(exc.reason) from None
+        return engine
 
     @field_validator("judges")
     @classmethod

@@ -37,6 +37,7 @@ from trajudge.judges import (
     Judge,
     ResponseCache,
     build_judges,
+    make_engine,
     score_dataset,
 )
 from trajudge.report import Report, build_report, write_report
@@ -203,6 +204,7 @@ def _score(
             progress=update,
             gates=cfg.gates,
             tasks=tasks,
+            engine=make_engine(cfg.engine, store, dataset),
         )
     summary.judge_calls += batch.judged + batch.errors - batch.cache_hits
     summary.cache_hits += batch.cache_hits

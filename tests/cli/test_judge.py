@@ -142,6 +142,7 @@ def test_errors_are_reported_not_counted_as_verdicts(fake: Any, db_url: str) -> 
         (["ds", "-j", "f=openai/x:trajectory_reasonableness", "--swap"], "every judge here is"),
         (["ds", "--api-base", "http://127.0.0.1:1/v1"], "does not apply to 'local/gemma-3-270m'"),
         (["ds", "--cache", "c.db"], "--cache and --no-cache contradict each other"),
+        (["ds", "--engine", "batch", "--concurrency", "2"], "has no calls in flight to limit"),
     ],
 )
 def test_user_errors_are_one_red_line_and_exit_2(
@@ -252,3 +253,47 @@ def test_timeout_option_reaches_the_judge_and_its_error_names_the_setting(
     for error in errors:
         assert error.startswith("timed out after 1 s (1 attempt(s)): raise `timeout:` of judge")
         assert "'cfg' in trajudge.yaml or --timeout" in error
+
+
+def test_engine_batch_from_the_option_or_the_config(fake: Any, db_url: str, tmp_path: Path) -> None:
+    """--engine batch (or engine: batch) sends the calls as one provider batch; a second run
+    submits nothing."""
+    fake.reset()
+    _dataset(db_url)
+    args = ["--judge", "f=openai/fake:trajectory_reasonableness", "--api-base", fake.api_base]
+    result = run("ds", *args, "--engine", "batch", "--db", db_url, "--no-cache")
+    assert result.exit_code == 0, result.output
+    out = " ".join(result.output.split())
+    assert "submitted batch batch_1 (3 requests to openai/fake)" in out
+    assert "judged 3 of 3 calls this run" in out
+    assert len(fake.batches.created) == 1 and fake.calls == 3
+    assert len(Store(db_url).provider_batches("ds")) == 1
+
+    _dataset(db_url, "copy")
+    config = tmp_path / "trajudge.yaml"
+    config.write_text(
+        "engine: batch\njudges:\n"
+        f"  - {{name: f, model: openai/fake, api_base: '{fake.api_base}',"
+        " rubric: trajectory_reasonableness}\n",
+        encoding="utf-8",
+    )
+    copy = run("copy", "--config", str(config), "--db", db_url, "--no-cache")
+    assert copy.exit_code == 0, copy.output
+    assert len(fake.batches.created) == 2 and fake.calls == 6
+    again = run("copy", "--config", str(config), "--db", db_url, "--no-cache")
+    assert "3 already stored" in " ".join(again.output.split())
+    assert len(fake.batches.created) == 2
+
+
+@pytest.mark.parametrize("where", ["option", "config"])
+def test_an_unknown_engine_is_one_red_line(db_url: str, tmp_path: Path, where: str) -> None:
+    _dataset(db_url)
+    config = tmp_path / "trajudge.yaml"
+    config.write_text("engine: spark\n", encoding="utf-8")
+    args = ["--engine", "spark"] if where == "option" else ["--config", str(config)]
+    result = run("ds", *args, "--db", db_url, "--no-cache")
+    assert result.exit_code == 2
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and "unknown engine 'spark': choose local, batch" in lines[0], lines
+    if where == "config":
+        assert "trajudge.yaml" in lines[0] and "engine" in lines[0]

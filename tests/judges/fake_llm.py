@@ -23,6 +23,9 @@ It records every request body (``server.requests``), its headers (``server.heade
 peak number of requests in flight (``server.max_in_flight``). ``GET /calls`` answers the number
 of chat requests so far and the SHA-256 of each one's messages (``?since=N`` from the N-th on),
 for a benchmark that runs the server in another process.
+
+``server.batches`` serves OpenAI's batch API (files, batches, output and error files) over the
+same answers: see ``fake_batch.py``.
 """
 
 from __future__ import annotations
@@ -30,12 +33,18 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import sys
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from aiohttp import web
+
+if str(Path(__file__).resolve().parent) not in sys.path:  # loaded by path from other folders
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+from fake_batch import FakeBatches
 
 
 def _sample(schema: dict[str, Any], defs: dict[str, Any], choose: Callable[[str, list[Any]], Any]):
@@ -81,6 +90,8 @@ class FakeLLM:
         self._ready = threading.Event()
         self._released = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
+        #: OpenAI's batch API over the same answers (fake_batch.py)
+        self.batches = FakeBatches(self._answer)
 
     # -- lifecycle ----------------------------------------------------------------------------
     def start(self) -> FakeLLM:
@@ -123,6 +134,7 @@ class FakeLLM:
             self.decide = None
             self.action_for = None
             self._released.clear()
+        self.batches.reset()
 
     def _run(self) -> None:
         asyncio.set_event_loop(self._loop)
@@ -130,6 +142,7 @@ class FakeLLM:
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_get("/v1/models", self._models)
         app.router.add_get("/calls", self._calls)
+        self.batches.routes(app)
         self._runner = web.AppRunner(app)
         self._loop.run_until_complete(self._runner.setup())
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
@@ -159,9 +172,17 @@ class FakeLLM:
 
     async def _chat(self, request: web.Request) -> web.Response:
         body = await request.json()
+        status, payload = await self._answer(body, dict(request.headers))
+        return web.json_response(payload, status=status)
+
+    async def _answer(
+        self, body: dict[str, Any], headers: dict[str, str]
+    ) -> tuple[int, dict[str, Any]]:
+        """The (HTTP status, JSON body) of one chat request, by its behaviour (module
+        docstring); chat requests and the lines of a batch are answered alike."""
         with self._lock:
             self.requests.append(body)
-            self.headers.append(dict(request.headers))
+            self.headers.append(headers)
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
         try:
@@ -183,50 +204,44 @@ class FakeLLM:
                 await asyncio.sleep(float(action.split(":", 1)[1]))
                 action = "ok"
             if action == "401-echo":
-                token = request.headers.get("Authorization", "").removeprefix("Bearer ")
-                header = request.headers.get("api-key", "")
-                return web.json_response(
-                    {
-                        "error": {
-                            "message": f"Incorrect API key provided: {token}; api-key header: "
-                            f"{header}. You can find your API key in your dashboard.",
-                            "type": "invalid_request_error",
-                            "code": "invalid_api_key",
-                        }
-                    },
-                    status=401,
-                )
+                token = headers.get("Authorization", "").removeprefix("Bearer ")
+                header = headers.get("api-key", "")
+                return 401, {
+                    "error": {
+                        "message": f"Incorrect API key provided: {token}; api-key header: "
+                        f"{header}. You can find your API key in your dashboard.",
+                        "type": "invalid_request_error",
+                        "code": "invalid_api_key",
+                    }
+                }
             if action.isdigit():
                 code = int(action)
-                return web.json_response(
-                    {"error": {"message": f"fake error {code}", "type": "fake", "code": code}},
-                    status=code,
-                )
+                return code, {
+                    "error": {"message": f"fake error {code}", "type": "fake", "code": code}
+                }
             finish = "stop"
             if body.get("tools"):
-                return web.json_response(self._tool_call(body))
+                return 200, self._tool_call(body)
             if action == "garbage":
                 content = "this is not JSON {"
             elif action == "length":
                 content, finish = json.dumps(self._verdict(body))[:20], "length"
             else:
                 content = json.dumps(self._verdict(body))
-            return web.json_response(
-                {
-                    "id": f"fake-{time.time_ns()}",
-                    "object": "chat.completion",
-                    "created": int(time.time()),
-                    "model": body.get("model", "fake"),
-                    "choices": [
-                        {
-                            "index": 0,
-                            "finish_reason": finish,
-                            "message": {"role": "assistant", "content": content},
-                        }
-                    ],
-                    "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
-                }
-            )
+            return 200, {
+                "id": f"fake-{time.time_ns()}",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": body.get("model", "fake"),
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": finish,
+                        "message": {"role": "assistant", "content": content},
+                    }
+                ],
+                "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
+            }
         finally:
             with self._lock:
                 self.in_flight -= 1

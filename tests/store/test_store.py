@@ -49,6 +49,14 @@ EXPECTED_SCHEMA = {
     "pair_label_history": [
         "id", "pair_label_id", "category", "left_id", "note", "unsure", "skipped", "changed_at",
     ],
+    "provider_batches": [
+        "id", "dataset", "batch_id", "provider", "api_base", "model", "input_file_id", "status",
+        "output_file_id", "error_file_id", "requests", "detail", "created_at", "updated_at",
+    ],
+    "provider_batch_items": [
+        "batch", "custom_id", "request_sha256", "trajectory_id", "other_id", "judge",
+        "config_sha256", "rubric_version", "order", "sample", "failed",
+    ],
 }  # fmt: skip
 
 
@@ -71,9 +79,11 @@ def test_sqlite_uses_wal_and_records_migrations(tmp_path: Path) -> None:
     Store(f"sqlite:///{path}")
     con = sqlite3.connect(path)
     assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    assert con.execute("SELECT version FROM schema_migrations").fetchall() == [(1,), (2,), (3,)]
+    assert con.execute("SELECT version FROM schema_migrations").fetchall() == [
+        (v,) for v in (1, 2, 3, 4)
+    ]
     Store(f"sqlite:///{path}")  # re-opening does not re-apply
-    assert con.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == 3
+    assert con.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == 4
 
 
 def test_import_is_idempotent_and_detects_changes(db_url: str) -> None:

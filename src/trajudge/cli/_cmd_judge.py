@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from trajudge.cli._app import DEFAULT_DB, DbOption, app, console, handle_user_errors, store_url
-from trajudge.judges import DEFAULT_CACHE_PATH
+from trajudge.judges import DEFAULT_CACHE_PATH, ENGINES
 from trajudge.trajectories import InputError
 
 if TYPE_CHECKING:
@@ -140,6 +140,14 @@ def judge_command(
     ] = None,
     max_tasks: Annotated[int | None, typer.Option("--max-tasks", min=1)] = None,
     max_trials: Annotated[int | None, typer.Option("--max-trials", min=1)] = None,
+    engine: Annotated[
+        str | None,
+        typer.Option(
+            "--engine",
+            help=f"What runs the calls: {', '.join(ENGINES)} (default: the config's engine:, "
+            "else local). batch: the provider's batch API, resumable.",
+        ),
+    ] = None,
     db: DbOption = DEFAULT_DB,
 ) -> None:
     """Score trajectories with LLM judges; rule gates run first and skip failing ones.
@@ -150,7 +158,13 @@ def judge_command(
     config's values for every judge.
     """
     from trajudge.config import load_config
-    from trajudge.judges import ResponseCache, build_judges, score_dataset
+    from trajudge.judges import (
+        ResponseCache,
+        build_judges,
+        check_engine,
+        make_engine,
+        score_dataset,
+    )
     from trajudge.pipeline import dataset_name, judge_progress
     from trajudge.rules import load_specs, resolve_specs
     from trajudge.store import Store, sqlite_path
@@ -161,6 +175,15 @@ def judge_command(
         raise InputError("trajudge judge", None, "DATASET", "give a dataset name")
     if cache is not None and no_cache:
         raise InputError("--cache", None, None, "--cache and --no-cache contradict each other")
+    engine_name = check_engine(engine) if engine is not None else (cfg.engine if cfg else None)
+    if engine_name == "batch" and concurrency is not None:
+        raise InputError(
+            "--concurrency",
+            None,
+            None,
+            "the batch engine submits every call at once in provider batches: it has no "
+            "calls in flight to limit",
+        )
     url = store_url(ctx, db, cfg.db if cfg is not None else None)
     sqlite_file = sqlite_path(url)
     if sqlite_file is not None and not sqlite_file.exists():
@@ -199,6 +222,12 @@ def judge_command(
         raise
     progress, on_progress = judge_progress(console)
     assert progress is not None
+    runner = make_engine(
+        engine_name,
+        store,
+        name,
+        notify=lambda line: progress.console.print(line, highlight=False, markup=False),
+    )
     try:
         with progress:
             summary = score_dataset(
@@ -213,6 +242,7 @@ def judge_command(
                 tasks=limits.tasks if limits is not None else None,
                 max_tasks=max_tasks or (limits.max_tasks if limits is not None else None),
                 max_trials=max_trials or (limits.max_trials if limits is not None else None),
+                engine=runner,
             )
     finally:
         store.close()

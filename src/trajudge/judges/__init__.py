@@ -22,6 +22,7 @@ if TYPE_CHECKING:
         prepare_items,
         score_dataset,
     )
+    from trajudge.judges._batch_results import batch_cost
     from trajudge.judges._cache import (
         DEFAULT_CACHE_PATH,
         CachedResponse,
@@ -30,7 +31,8 @@ if TYPE_CHECKING:
     )
     from trajudge.judges._call import PreparedCall, finish
     from trajudge.judges._client import CallResult, LLMClient, RateLimiter, choose_mode
-    from trajudge.judges._engine import Engine, LocalEngine
+    from trajudge.judges._engine import Engine, LocalEngine, make_engine
+    from trajudge.judges._engines import ENGINES, check_engine
     from trajudge.judges._judge import Judge, JudgeResult, build_judges, run_sync
     from trajudge.judges._judgment import Judgment, Order
     from trajudge.judges._local import (
@@ -56,6 +58,7 @@ if TYPE_CHECKING:
         Shown,
         build_prompt,
     )
+    from trajudge.judges._provider_batch import ProviderBatchEngine
     from trajudge.judges._render import (
         DELIMITER_TAGS,
         elide,
@@ -87,6 +90,7 @@ __all__ = [
     "DEFAULT_CACHE_PATH",
     "DEFAULT_TEMPLATES",
     "DELIMITER_TAGS",
+    "ENGINES",
     "FLUSH_INTERVAL_S",
     "FLUSH_MAX_ROWS",
     "LOCAL_DEFAULTS",
@@ -116,6 +120,7 @@ __all__ = [
     "PlanItem",
     "PreparedCall",
     "Prompt",
+    "ProviderBatchEngine",
     "RateLimiter",
     "ResponseCache",
     "Rubric",
@@ -128,9 +133,11 @@ __all__ = [
     "aggregate_jury",
     "ascore_dataset",
     "available_rubrics",
+    "batch_cost",
     "build_judges",
     "build_prompt",
     "builtin_rubric_dir",
+    "check_engine",
     "check_rubric",
     "choose_mode",
     "choose_reference",
@@ -140,6 +147,7 @@ __all__ = [
     "finish",
     "load_rubric",
     "load_rubric_file",
+    "make_engine",
     "neutralise",
     "parse_judge_arg",
     "parse_rubric",
@@ -161,6 +169,11 @@ __all__ = [
 
 # name -> the module it comes from: imported on first use (see trajudge._lazy)
 _EXPORTS = {
+    "ENGINES": "trajudge.judges._engines",
+    "check_engine": "trajudge.judges._engines",
+    "make_engine": "trajudge.judges._engine",
+    "batch_cost": "trajudge.judges._batch_results",
+    "ProviderBatchEngine": "trajudge.judges._provider_batch",
     "Aggregate": "trajudge.judges._aggregate",
     "BatchPlan": "trajudge.judges._plan",
     "BatchProgress": "trajudge.judges._batch",

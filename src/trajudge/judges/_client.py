@@ -430,13 +430,7 @@ class LLMClient:
                 raise _Retryable(str(root)) from root
             raise _Fatal(str(root)) from root
         result.latency_s = time.perf_counter() - t0
-        result.verdict = verdict.model_dump(mode="json")
-        result.content = _content(completion)
-        usage = getattr(completion, "usage", None)
-        result.prompt_tokens = getattr(usage, "prompt_tokens", None)
-        result.completion_tokens = getattr(usage, "completion_tokens", None)
-        result.cost_usd = self._cost(litellm, completion)
-        result.error = None
+        self.fill(result, verdict, completion, self._cost(litellm, completion))
 
     async def _json_schema_create(
         self,
@@ -446,8 +440,21 @@ class LLMClient:
         kwargs: dict[str, Any],
     ) -> tuple[BaseModel, Any]:
         """Instructor's JSON_SCHEMA request and parse, without instructor (module docstring)."""
-        schema_json = _schema(response_model)[1]
         completion = await litellm.acompletion(
+            **self.json_schema_request(messages, response_model, kwargs)
+        )
+        return parse_json_schema(completion, response_model), completion
+
+    def json_schema_request(
+        self,
+        messages: list[dict[str, str]],
+        response_model: type[BaseModel],
+        kwargs: dict[str, Any],
+    ) -> dict[str, Any]:
+        """The ``litellm.acompletion`` arguments of a ``json_schema_mode`` request (the batch
+        engine turns the same arguments into its request bodies)."""
+        schema_json = _schema(response_model)[1]
+        return dict(
             model=self.model,
             messages=messages,
             num_retries=0,  # litellm, and the OpenAI SDK client it builds
@@ -459,13 +466,22 @@ class LLMClient:
                 "json_schema": {"name": response_model.__name__, "schema": json.loads(schema_json)},
             },
         )
-        choices = getattr(completion, "choices", None) or []
-        if choices and choices[0].finish_reason == "length":
-            raise IncompleteOutputException(
-                "The output is incomplete due to a max_tokens length limit."
-            )
-        text = (choices[0].message.content if choices else None) or ""
-        return response_model.model_validate_json(text), completion
+
+    def fill(
+        self,
+        result: CallResult,
+        verdict: BaseModel,
+        completion: Any,
+        cost: float | None,
+    ) -> None:
+        """Record a parsed verdict and its completion's usage on ``result``."""
+        result.verdict = verdict.model_dump(mode="json")
+        result.content = _content(completion)
+        usage = getattr(completion, "usage", None)
+        result.prompt_tokens = getattr(usage, "prompt_tokens", None)
+        result.completion_tokens = getattr(usage, "completion_tokens", None)
+        result.cost_usd = cost
+        result.error = None
 
     def _cost(self, litellm: Any, completion: Any) -> float | None:
         if self.is_local:
@@ -474,6 +490,18 @@ class LLMClient:
             return float(litellm.completion_cost(completion_response=completion, model=self.model))
         except Exception:  # the price table does not know this model
             return None
+
+
+def parse_json_schema(completion: Any, response_model: type[BaseModel]) -> BaseModel:
+    """Instructor's JSON_SCHEMA parse: a cut verdict (``finish_reason == "length"``) raises
+    :class:`IncompleteOutputException`, anything else is validated with ``response_model``."""
+    choices = getattr(completion, "choices", None) or []
+    if choices and choices[0].finish_reason == "length":
+        raise IncompleteOutputException(
+            "The output is incomplete due to a max_tokens length limit."
+        )
+    text = (choices[0].message.content if choices else None) or ""
+    return response_model.model_validate_json(text)
 
 
 class _Fatal(Exception):

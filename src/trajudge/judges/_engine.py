@@ -23,10 +23,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from trajudge.judges._call import PreparedCall
 from trajudge.judges._client import CallResult
+from trajudge.judges._engines import check_engine
+
+if TYPE_CHECKING:
+    from trajudge.store import Store
 
 Emit = Callable[[PreparedCall, CallResult], None]
 
@@ -64,6 +68,24 @@ class LocalEngine:
                 emit(call, await call.judge.call(call))
 
         await run_all([feed(), *(work() for _ in range(self.concurrency))])
+
+
+#: Engine names for ``--engine`` and ``engine:`` in trajudge.yaml (parsed by :func:`make_engine`).
+def make_engine(
+    name: str | None,
+    store: Store,
+    dataset: str,
+    *,
+    notify: Callable[[str], None] | None = None,
+) -> Engine | None:
+    """The engine called ``name`` for a batch of ``dataset`` in ``store`` (None: the runner's
+    default, a :class:`LocalEngine` of the batch's concurrency). The one place that turns an
+    engine name into an engine."""
+    if name is None or check_engine(name) == "local":
+        return None
+    from trajudge.judges._provider_batch import ProviderBatchEngine
+
+    return ProviderBatchEngine(store, dataset, notify=notify)
 
 
 async def run_all(coros: list[Awaitable[None]], *, until_first: bool = False) -> None:

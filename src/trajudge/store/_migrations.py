@@ -119,4 +119,55 @@ def _v3_verdict_kinds(conn: Connection) -> None:
 
 
 #: Version -> its upgrade for a database that was created at an earlier version.
-UPGRADES: dict[int, Callable[[Connection], None]] = {2: _v2_judge_config, 3: _v3_verdict_kinds}
+
+
+def _v4_provider_batches(conn: Connection) -> None:
+    """Two new tables for ``--engine batch``: the batches submitted to a provider and the
+    requests in each (independent of every other table but ``datasets``)."""
+    md = MetaData()
+    Table("datasets", md, Column("name", String(200), primary_key=True))
+    batches = Table(
+        "provider_batches",
+        md,
+        Column("id", Integer, primary_key=True, autoincrement=True),
+        Column("dataset", String(200), nullable=False),
+        Column("batch_id", String(200), nullable=False),
+        Column("provider", String(40), nullable=False),
+        Column("api_base", Text, nullable=True),
+        Column("model", String(300), nullable=False),
+        Column("input_file_id", String(200), nullable=False),
+        Column("status", String(40), nullable=False),
+        Column("output_file_id", String(200), nullable=True),
+        Column("error_file_id", String(200), nullable=True),
+        Column("requests", Integer, nullable=False),
+        Column("detail", Text, nullable=True),
+        Column("created_at", String(40), nullable=False),
+        Column("updated_at", String(40), nullable=False),
+        ForeignKeyConstraint(["dataset"], ["datasets.name"], ondelete="CASCADE"),
+    )
+    Index("ix_provider_batches_dataset", batches.c.dataset)
+    Table(
+        "provider_batch_items",
+        md,
+        Column("batch", Integer, primary_key=True),
+        Column("custom_id", String(40), primary_key=True),
+        Column("request_sha256", String(64), nullable=False),
+        Column("trajectory_id", String(400), nullable=False),
+        Column("other_id", String(400), nullable=True),
+        Column("judge", String(200), nullable=False),
+        Column("config_sha256", String(64), nullable=True),
+        Column("rubric_version", String(64), nullable=False),
+        Column("order", String(2), nullable=False),
+        Column("sample", Integer, nullable=False),
+        Column("failed", Boolean, nullable=False, default=False),
+        ForeignKeyConstraint(["batch"], ["provider_batches.id"], ondelete="CASCADE"),
+    )
+    md.create_all(conn, tables=[md.tables["provider_batches"], md.tables["provider_batch_items"]])
+
+
+#: Version -> its upgrade for a database that was created at an earlier version.
+UPGRADES: dict[int, Callable[[Connection], None]] = {
+    2: _v2_judge_config,
+    3: _v3_verdict_kinds,
+    4: _v4_provider_batches,
+}

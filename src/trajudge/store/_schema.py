@@ -218,6 +218,48 @@ pair_label_history = Table(
 )
 Index("ix_pair_label_history_label", pair_label_history.c.pair_label_id)
 
+# Version 4: batches submitted to a provider's batch API (``--engine batch``), so that a second
+# run collects a submitted batch instead of paying for it again. One row per batch, one per
+# request in it (its custom_id, the judgment it fills and the request's cache key).
+provider_batches = Table(
+    "provider_batches",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("dataset", String(200), nullable=False),
+    Column("batch_id", String(200), nullable=False),
+    Column("provider", String(40), nullable=False),
+    Column("api_base", Text, nullable=True),
+    Column("model", String(300), nullable=False),
+    Column("input_file_id", String(200), nullable=False),
+    Column("status", String(40), nullable=False),
+    Column("output_file_id", String(200), nullable=True),
+    Column("error_file_id", String(200), nullable=True),
+    Column("requests", Integer, nullable=False),
+    Column("detail", Text, nullable=True),
+    Column("created_at", String(40), nullable=False),
+    Column("updated_at", String(40), nullable=False),
+    ForeignKeyConstraint(["dataset"], ["datasets.name"], ondelete="CASCADE"),
+)
+Index("ix_provider_batches_dataset", provider_batches.c.dataset)
+
+provider_batch_items = Table(
+    "provider_batch_items",
+    metadata,
+    Column("batch", Integer, primary_key=True),
+    Column("custom_id", String(40), primary_key=True),
+    Column("request_sha256", String(64), nullable=False),
+    Column("trajectory_id", String(400), nullable=False),
+    Column("other_id", String(400), nullable=True),
+    Column("judge", String(200), nullable=False),
+    Column("config_sha256", String(64), nullable=True),
+    Column("rubric_version", String(64), nullable=False),
+    Column("order", String(2), nullable=False),
+    Column("sample", Integer, nullable=False),
+    # the provider answered this request with an error: a later run submits it again
+    Column("failed", Boolean, nullable=False, default=False),
+    ForeignKeyConstraint(["batch"], ["provider_batches.id"], ondelete="CASCADE"),
+)
+
 # Ordered migrations: (version, name). Version 1 creates the tables; each later version has
 # its DDL in ``_migrations.UPGRADES`` for databases created before it, and a test pins the
 # resulting schema (and that an upgraded database equals a new one).
@@ -225,4 +267,5 @@ MIGRATIONS: list[tuple[int, str]] = [
     (1, "initial schema"),
     (2, "judge configuration on judgments"),
     (3, "verdict kinds: category labels, pair labels"),
+    (4, "provider batches"),
 ]

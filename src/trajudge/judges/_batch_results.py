@@ -1,0 +1,121 @@
+"""What a provider batch answered, as the local engine's call results.
+
+:func:`line_result` turns one line of a batch's output or error file (OpenAI's format:
+``{"custom_id", "response": {"status_code", "body"}, "error"}``) into the
+:class:`~trajudge.judges.CallResult` the local engine would have made of the same answer: a
+200 is parsed by :func:`~trajudge.judges._client.parse_json_schema` with the rubric's verdict
+model, an HTTP error becomes the exception litellm raises for it on a direct call, and a
+request without an answer (an expired, failed or cancelled batch) becomes an error naming
+the batch. :func:`batch_cost` prices an answer at the batch price.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import BaseModel
+
+from trajudge.judges._client import (
+    CallResult,
+    LLMClient,
+    _is_truncated,
+    _one_line,
+    parse_json_schema,
+)
+from trajudge.store import redact
+
+
+def line_result(
+    litellm: Any,
+    client: LLMClient,
+    provider: str,
+    key: str,
+    verdict_model: type[BaseModel],
+    line: dict[str, Any] | None,
+    batch: Any,
+) -> CallResult:
+    """The result of the request with cache key ``key`` (sent to ``provider`` by ``client``)
+    from its ``line`` (None: the batch
+    has no line for it) of ``batch`` (the provider's batch object), as one attempt."""
+    result = CallResult(None, None, key, attempts=1)
+    response = line.get("response") if line is not None else None
+    if line is None or response is None:
+        error = (line or {}).get("error") or {}
+        if error:
+            reason = f"{error.get('code')}: {error.get('message')}"
+        elif _get(batch, "status") == "failed":
+            reason = f"the batch failed: {batch_errors(batch) or 'no reason given'}"
+        else:
+            reason = f"no result for this request (batch {_get(batch, 'status')})"
+        result.error = redact(f"batch {_get(batch, 'id')}: {reason}")[:600]
+        return result
+    body = response.get("body") or {}
+    status = int(response.get("status_code") or 0)
+    if status != 200:
+        result.error = _one_line(_http_error(litellm, client.model, provider, status, body), 1)
+        return result
+    completion = litellm.ModelResponse(**body)
+    try:
+        verdict = parse_json_schema(completion, verdict_model)
+    except Exception as exc:  # unparseable or cut: the local engine's error, one attempt
+        result.error = _one_line(exc, 1)
+        result.truncated = _is_truncated(exc)
+        return result
+    client.fill(result, verdict, completion, batch_cost(litellm, client, completion))
+    return result
+
+
+def batch_cost(litellm: Any, client: LLMClient, completion: Any) -> float | None:
+    """The cost of one batch answer at the batch price (module docstring); None when the cost
+    map does not know the model, 0 for a loopback endpoint."""
+    if client.is_local:
+        return 0.0
+    usage = getattr(completion, "usage", None)
+    if usage is None:
+        return None
+    try:
+        litellm.get_model_info(client.model)
+    except Exception:  # the price table does not know this model
+        return None
+    from litellm.cost_calculator import batch_cost_calculator
+
+    prompt, output = batch_cost_calculator(usage, client.model)
+    return float(prompt + output)
+
+
+def _http_error(
+    litellm: Any, model: str, provider: str, status: int, body: dict[str, Any]
+) -> BaseException:
+    """The exception litellm raises for this HTTP status and body on a direct call, so that
+    the stored error reads as the local engine's."""
+    from litellm.litellm_core_utils.exception_mapping_utils import exception_type
+    from litellm.llms.openai.common_utils import OpenAIError
+
+    error = body.get("error") if isinstance(body, dict) else None
+    message = error.get("message") if isinstance(error, dict) else None
+    original = OpenAIError(status_code=status, message=str(message or json.dumps(body)))
+    try:
+        exception_type(  # type: ignore[no-untyped-call]
+            model=model, original_exception=original, custom_llm_provider=provider
+        )
+    except Exception as mapped:
+        return mapped
+    return original  # pragma: no cover - exception_type always raises
+
+
+def _get(obj: Any, name: str) -> Any:
+    return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
+
+
+def batch_errors(batch: Any) -> str | None:
+    """The provider's reasons for a failed batch, on one line (None: it gave none)."""
+    data = _get(_get(batch, "errors"), "data")
+    if not data:
+        return None
+    parts = [
+        f"{_get(e, 'code')}: {_get(e, 'message')}"
+        + (f" (line {_get(e, 'line')})" if _get(e, "line") is not None else "")
+        for e in data
+    ]
+    return redact("; ".join(parts))[:2000]

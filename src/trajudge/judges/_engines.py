@@ -1,0 +1,17 @@
+"""The names of the engines that run judge calls, checked in one place.
+
+A leaf module: the CLI reads ``ENGINES`` for its ``--help`` without importing the judging code.
+"""
+
+from __future__ import annotations
+
+from trajudge.trajectories import InputError
+
+ENGINES = ("local", "batch")
+
+
+def check_engine(name: str, where: str = "--engine") -> str:
+    """``name`` if it names an engine; else an InputError naming ``where`` and the choices."""
+    if name not in ENGINES:
+        raise InputError(where, None, None, f"unknown engine {name!r}: choose {', '.join(ENGINES)}")
+    return name

@@ -1,0 +1,404 @@
+"""``--engine batch``: the planned calls through a provider's batch API (litellm files/batches).
+
+:class:`ProviderBatchEngine` is an :class:`~trajudge.judges.Engine`: it gets the calls the
+runner could not answer from the cache and
+
+1. **builds** each request body with litellm's own request transformation
+   (``litellm.utils.return_raw_request`` over the very ``litellm.acompletion`` arguments the
+   local engine sends, :meth:`~trajudge.judges.LLMClient.json_schema_request`): same model
+   name, messages, parameters (as litellm maps them for the model) and ``response_format``;
+2. **submits** them as OpenAI batch JSONL (``{"custom_id", "method", "url", "body"}``), one
+   batch per endpoint, model and credentials (at most :data:`MAX_REQUESTS` requests each):
+   ``litellm.acreate_file(purpose="batch")`` then ``litellm.acreate_batch``; the batch is
+   recorded in the store (``provider_batches`` and its requests) as soon as the provider has
+   accepted it;
+3. **polls** ``litellm.aretrieve_batch`` every ``poll_interval_s`` until the batch is
+   ``completed``, ``expired``, ``failed`` or ``cancelled``, downloads the output and error
+   files (``litellm.afile_content``) and hands each request's result to ``emit``: a 200 answer
+   is parsed exactly as the local engine parses one (:func:`~trajudge.judges._client.
+   parse_json_schema`, the rubric's verdict model); an error line, or a request left without
+   an answer by a batch that failed, expired or was cancelled, becomes an error result.
+
+Resume: a second run plans the same calls (nothing is stored yet), finds them among the
+requests of recorded batches (by judgment key AND request hash, so a changed prompt or
+configuration is submitted anew) and collects those batches instead of submitting again.
+
+Retries: a request the provider answered with an error (an error-file line, an unparseable or
+cut verdict, a request a failed or expired batch never ran) is stored as an error with the
+provider's message, never as a pass or a fail, and marked failed on its batch; the engine does
+not resubmit within the run (a batch round may take the whole completion window), and the
+next run plans it again, as every stored error, and submits it in a new batch. Transient
+failures of the file and batch calls themselves (429, 5xx, connection) are retried with the
+judge's ``max_retries``.
+
+Cost is at the batch price: ``litellm.cost_calculator.batch_cost_calculator``, which uses the
+cost map's ``*_batches`` prices when it has them (e.g. ``gpt-4o-mini``: half the synchronous
+price) and otherwise half the synchronous price (litellm's rule, after OpenAI's published 50%
+batch discount); a model the cost map does not know costs None, a loopback endpoint 0.
+Latency is not measured per request in a batch (None).
+
+Providers: litellm's OpenAI-format batches (``openai``, ``azure``, ``litellm_proxy``, and any
+OpenAI-compatible server through ``api_base``), with judges whose requests are
+``json_schema_mode`` (an ``api_base``, or ``mode: json_schema_mode``; OpenAI, Azure OpenAI
+and vLLM honour it). Vertex AI, Bedrock and Anthropic batches take other input formats and
+are refused with the reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from trajudge.judges._batch_results import batch_errors, line_result
+from trajudge.judges._call import PreparedCall
+from trajudge.judges._client import (
+    CallResult,
+    LLMClient,
+    _import_litellm,
+    _one_line,
+    _retryable,
+)
+from trajudge.judges._engine import Emit, run_all
+from trajudge.store._batches import ITEM_KEY
+from trajudge.trajectories import InputError, canonical_json
+
+if TYPE_CHECKING:
+    from trajudge.store import Store
+
+#: litellm providers whose batches take OpenAI's JSONL format.
+SUPPORTED_PROVIDERS = ("openai", "azure", "litellm_proxy")
+#: Requests per batch (OpenAI's limit: 50,000 requests and 200 MB per input file).
+MAX_REQUESTS = 50_000
+MAX_BYTES = 190 * 1024 * 1024
+TERMINAL = ("completed", "expired", "failed", "cancelled")
+ENDPOINT = "/v1/chat/completions"
+
+
+@dataclass(frozen=True)
+class _Target:
+    """Where a batch goes: one provider endpoint, model and set of credentials."""
+
+    provider: str
+    model: str
+    api_base: str | None
+    api_key_env: str | None
+    headers: tuple[tuple[str, str], ...]
+
+
+@dataclass
+class _Job:
+    pk: int
+    batch_id: str
+    provider: str
+    client: LLMClient
+    calls: dict[str, PreparedCall]
+
+
+@dataclass
+class _Chunk:
+    """A batch input file being filled: its JSONL lines and the calls (without prompts)."""
+
+    calls: list[tuple[str, PreparedCall]] = field(default_factory=list)
+    lines: list[bytes] = field(default_factory=list)
+    size: int = 0
+
+    def add(self, call: PreparedCall, body: dict[str, Any]) -> None:
+        cid = f"r{len(self.calls)}"
+        line = json.dumps(
+            {"custom_id": cid, "method": "POST", "url": ENDPOINT, "body": body},
+            ensure_ascii=False,
+        ).encode()
+        self.calls.append((cid, _without_prompt(call)))
+        self.lines.append(line)
+        self.size += len(line) + 1
+
+
+def _without_prompt(call: PreparedCall) -> PreparedCall:
+    """``call`` without its messages: all a judgment needs once the request is sent."""
+    return dataclasses.replace(call, messages=[])
+
+
+class ProviderBatchEngine:
+    """Run planned calls through the provider's batch API (see the module docstring).
+
+    ``store`` and ``dataset`` are where submitted batches are recorded (the batch's own);
+    ``notify`` hears one line per submitted, resumed and finished batch.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        dataset: str,
+        *,
+        poll_interval_s: float = 30.0,
+        max_requests: int = MAX_REQUESTS,
+        completion_window: str = "24h",
+        notify: Callable[[str], None] | None = None,
+    ) -> None:
+        self.store = store
+        self.dataset = dataset
+        self.poll_interval_s = poll_interval_s
+        self.max_requests = max(1, max_requests)
+        self.completion_window = completion_window
+        self.notify = notify
+        self._templates: dict[tuple[int, str], dict[str, Any]] = {}
+
+    def _say(self, line: str) -> None:
+        if self.notify is not None:
+            self.notify(line)
+
+    async def run(self, calls: AsyncIterator[PreparedCall], emit: Emit) -> None:
+        """Submit the calls as they come (a batch is sent once it holds ``max_requests``
+        requests or 190 MB), then poll and collect every batch; the calls kept meanwhile
+        carry no prompt, so memory stays bounded by one input file per target."""
+        litellm: Any = None
+        recorded: dict[tuple[Any, ...], tuple[int, str]] = {}
+        rows: dict[int, dict[str, Any]] = {}
+        jobs: dict[int, _Job] = {}
+        filling: dict[_Target, _Chunk] = {}
+        async for call in calls:
+            if litellm is None:
+                litellm = _import_litellm()
+                recorded = {
+                    (tuple(it[k] for k in ITEM_KEY), it["request_sha256"]): (
+                        it["batch"],
+                        it["custom_id"],
+                    )
+                    for it in self.store.provider_batch_items(self.dataset)
+                }
+                rows = {b["id"]: b for b in self.store.provider_batches(self.dataset)}
+            hit = recorded.get((call.judgment_key, call.key))
+            if hit is not None:
+                job = jobs.get(hit[0])
+                if job is None:
+                    row = rows[hit[0]]
+                    job = _Job(hit[0], row["batch_id"], row["provider"], call.judge.client(), {})
+                    jobs[hit[0]] = job
+                job.calls[hit[1]] = _without_prompt(call)
+                continue
+            target = self._target(litellm, call)
+            chunk = filling.setdefault(target, _Chunk())
+            chunk.add(call, self.body(call))
+            if len(chunk.calls) >= self.max_requests or chunk.size >= MAX_BYTES:
+                await self._submit_into(jobs, litellm, target, filling.pop(target), emit)
+        for target, chunk in filling.items():
+            await self._submit_into(jobs, litellm, target, chunk, emit)
+        if jobs:
+            for job in jobs.values():
+                self._say(f"waiting for batch {job.batch_id} ({len(job.calls)} requests)")
+            await run_all([self._collect(litellm, job, emit) for job in jobs.values()])
+
+    async def _submit_into(
+        self, jobs: dict[int, _Job], litellm: Any, target: _Target, chunk: _Chunk, emit: Emit
+    ) -> None:
+        job = await self._submit(litellm, target, chunk, emit)
+        if job is not None:
+            jobs[job.pk] = job
+
+    # -- requests ----------------------------------------------------------------------------
+    def _target(self, litellm: Any, call: PreparedCall) -> _Target:
+        client = call.judge.client()
+        where = f"judge {call.judge.name}"
+        try:
+            provider = str(litellm.get_llm_provider(client.model, api_base=client.api_base)[1])
+        except Exception as exc:
+            raise InputError(where, None, "model", f"litellm does not know it: {exc}") from None
+        if provider not in SUPPORTED_PROVIDERS:
+            raise InputError(
+                where,
+                None,
+                "model",
+                f"--engine batch sends OpenAI-format batches (providers "
+                f"{', '.join(SUPPORTED_PROVIDERS)}, or any OpenAI-compatible api_base); "
+                f"{provider!r} batches take another format: use the local engine",
+            )
+        if client.instructor_mode != "json_schema_mode":
+            raise InputError(
+                where,
+                None,
+                "mode",
+                f"--engine batch sends json_schema requests, and this judge uses "
+                f"{client.instructor_mode}: set `mode: json_schema_mode` (OpenAI and Azure "
+                "honour it) or use the local engine",
+            )
+        return _Target(
+            provider,
+            client.model,
+            client.api_base,
+            client.api_key_env,
+            tuple(sorted(client.extra_headers.items())),
+        )
+
+    def body(self, call: PreparedCall) -> dict[str, Any]:
+        """The request body of ``call``: what the local engine would send, as litellm builds
+        it (``return_raw_request`` runs litellm's transformation and stops before the network;
+        its result for a judge and parameters is reused with each call's messages when litellm
+        passed the messages through unchanged)."""
+        sig = (id(call.judge), canonical_json(call.params))
+        template = self._templates.get(sig)
+        if template is not None:
+            return {**template, "messages": call.messages}
+        from litellm.types.utils import CallTypes
+        from litellm.utils import return_raw_request
+
+        client = call.judge.client()
+        kwargs = client.json_schema_request(
+            call.messages, call.judge.verdict_model, client._request_kwargs(call.params)
+        )
+        for name in ("api_key", "extra_headers", "timeout", "num_retries"):
+            kwargs.pop(name, None)
+        raw = return_raw_request(CallTypes.completion, kwargs)
+        built = raw.get("raw_request_body")
+        if not built:
+            raise RuntimeError(f"litellm could not build the request: {raw.get('error')}")
+        body = dict(built)
+        body.update(body.pop("extra_body", None) or {})  # the OpenAI SDK merges it the same way
+        if body.get("messages") == call.messages:
+            self._templates[sig] = body
+        return body
+
+    # -- submit -----------------------------------------------------------------------------
+    async def _submit(
+        self,
+        litellm: Any,
+        target: _Target,
+        chunk: _Chunk,
+        emit: Emit,
+    ) -> _Job | None:
+        client = chunk.calls[0][1].judge.client()
+        creds = _credentials(client)
+        data = b"\n".join(chunk.lines) + b"\n"
+        try:
+            uploaded = await _retrying(
+                client,
+                lambda: litellm.acreate_file(
+                    file=("trajudge-batch.jsonl", data, "application/jsonl"),
+                    purpose="batch",
+                    custom_llm_provider=target.provider,
+                    **creds,
+                ),
+            )
+            batch = await _retrying(
+                client,
+                lambda: litellm.acreate_batch(
+                    completion_window=self.completion_window,
+                    endpoint=ENDPOINT,
+                    input_file_id=uploaded.id,
+                    custom_llm_provider=target.provider,
+                    metadata={"trajudge_dataset": self.dataset[:500]},
+                    **creds,
+                ),
+            )
+        except Exception as exc:  # nothing was accepted: every request is an error this run
+            error = "could not submit the batch: " + _one_line(exc, 1)
+            for _, call in chunk.calls:
+                emit(call, CallResult(None, None, call.key or "", error=error, attempts=1))
+            return None
+        items = [
+            {
+                "custom_id": cid,
+                "request_sha256": call.key,
+                **dict(zip(ITEM_KEY, call.judgment_key, strict=True)),
+            }
+            for cid, call in chunk.calls
+        ]
+        pk = self.store.add_provider_batch(
+            self.dataset,
+            {
+                "batch_id": batch.id,
+                "provider": target.provider,
+                "api_base": target.api_base,
+                "model": target.model,
+                "input_file_id": uploaded.id,
+                "status": batch.status,
+            },
+            items,
+        )
+        self._say(f"submitted batch {batch.id} ({len(chunk.calls)} requests to {target.model})")
+        return _Job(pk, batch.id, target.provider, client, dict(chunk.calls))
+
+    # -- collect ----------------------------------------------------------------------------
+    async def _collect(self, litellm: Any, job: _Job, emit: Emit) -> None:
+        creds = _credentials(job.client)
+        status = None
+        while True:
+            batch = await _retrying(
+                job.client,
+                lambda: litellm.aretrieve_batch(
+                    batch_id=job.batch_id, custom_llm_provider=job.provider, **creds
+                ),
+            )
+            if batch.status != status:
+                status = batch.status
+                self.store.update_provider_batch(
+                    job.pk,
+                    status=status,
+                    output_file_id=batch.output_file_id,
+                    error_file_id=batch.error_file_id,
+                    detail=batch_errors(batch),
+                )
+            if status in TERMINAL:
+                break
+            await asyncio.sleep(self.poll_interval_s)
+        lines: dict[str, dict[str, Any]] = {}
+        for fid in (batch.output_file_id, batch.error_file_id):
+            if not fid:
+                continue
+            content = await _retrying(job.client, _download(litellm, fid, job.provider, creds))
+            for text in content.content.decode().splitlines():
+                if text.strip():
+                    record = json.loads(text)
+                    lines[str(record.get("custom_id"))] = record
+        results = {
+            cid: line_result(
+                litellm,
+                job.client,
+                job.provider,
+                call.key or "",
+                call.judge.verdict_model,
+                lines.get(cid),
+                batch,
+            )
+            for cid, call in job.calls.items()
+        }
+        self.store.mark_batch_items_failed(
+            job.pk, [cid for cid, r in results.items() if r.error is not None]
+        )
+        for cid, result in results.items():
+            emit(job.calls[cid], result)
+        failed = sum(r.error is not None for r in results.values())
+        self._say(
+            f"batch {job.batch_id} {status}: {len(results) - failed} answered, {failed} errors"
+        )
+
+
+def _credentials(client: LLMClient) -> dict[str, Any]:
+    """api_base, api_key and extra headers, as the client sends them (never stored), and the
+    judge's timeout."""
+    kwargs = client._request_kwargs({})
+    creds = {k: v for k, v in kwargs.items() if k in ("api_base", "api_key", "extra_headers")}
+    return {**creds, "timeout": client.timeout}  # per file or batch call
+
+
+async def _retrying(client: LLMClient, make: Callable[[], Any]) -> Any:
+    """``await make()``, retried on transient failures (429, 5xx, connection) with the
+    client's ``max_retries`` and backoff."""
+    attempt = 0
+    while True:
+        try:
+            return await make()
+        except Exception as exc:
+            attempt += 1
+            if attempt > client.max_retries or not _retryable(exc):
+                raise
+            await asyncio.sleep(min(client.backoff_max_s, client.backoff_s * 2 ** (attempt - 1)))
+
+
+def _download(
+    litellm: Any, file_id: str, provider: str, creds: dict[str, Any]
+) -> Callable[[], Any]:
+    return lambda: litellm.afile_content(file_id=file_id, custom_llm_provider=provider, **creds)

@@ -1,0 +1,276 @@
+"""``--engine batch``: the provider's batch API, against the fake batch endpoint on loopback.
+
+The fake (fake_batch.py) answers every batch line with the chat server's own logic, so a
+fault tied to a request hits it on either engine and the two runs can be compared row by row.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fake_llm import FakeLLM
+from test_batch import SPECS, TRAJECTORIES, _judge, _store
+
+from trajudge.judges import (
+    LLMClient,
+    ProviderBatchEngine,
+    aggregate_frame,
+    batch_cost,
+    score_dataset,
+)
+from trajudge.store import Store
+from trajudge.trajectories import InputError
+
+pytestmark = pytest.mark.timeout(300)
+ROOT = Path(__file__).resolve().parents[2]
+COLUMNS = [
+    "trajectory_id", "other_id", "judge", "order", "sample", "score", "verdict", "reasoning",
+    "criteria", "raw", "error", "request_sha256", "config_sha256", "judge_config",
+    "prompt_tokens", "completion_tokens", "cost_usd", "cache_hit",
+]  # fmt: skip
+
+
+def _engine(store: Store, dataset: str = "ds") -> ProviderBatchEngine:
+    return ProviderBatchEngine(store, dataset, poll_interval_s=0.02)
+
+
+def _rows(store: Store, dataset: str) -> list[tuple[str, ...]]:
+    frame = store.judgments_frame(dataset)[COLUMNS].astype(object)
+    return sorted(tuple(r) for r in frame.where(frame.notna(), "-").astype(str).itertuples(False))
+
+
+def _user_prompt(body: dict[str, Any]) -> str:
+    return "".join(str(m.get("content") or "") for m in body["messages"] if m["role"] == "user")
+
+
+def _fault(body: dict[str, Any]) -> str | None:
+    # tied to the request, not to its position: calls showing task 3 fail with a 500, their
+    # seeded second sample answers garbage; task 4's pairs, seeded 7, are cut by max_tokens
+    prompt = _user_prompt(body)
+    if "task 3" in prompt:
+        return "garbage" if body.get("seed") == 8 else "500"
+    if "task 4" in prompt and body.get("seed") == 7:
+        return "length"
+    return None
+
+
+def test_the_batch_engine_stores_the_local_engines_judgments_from_the_same_requests(
+    fake_llm: FakeLLM, db_url: str
+) -> None:
+    """Same plan, same faults: every judgment (ids, scores, verdicts, errors, tokens, cost) is
+    the local engine's, and every batch line's body is the request the local engine sent.
+    ``max_retries=0``: the local engine makes one attempt, as a batch line is one."""
+
+    def judges() -> list[Any]:
+        return [
+            _judge(fake_llm, "ref", "trajectory_reasonableness_reference", max_retries=0),
+            _judge(fake_llm, "pair", "trajectory_preference", samples=2, seed=7, max_retries=0),
+            # litellm maps this model's parameters (max_tokens -> max_completion_tokens, no
+            # temperature): the batch body must be mapped the same way
+            _judge(
+                fake_llm,
+                "five",
+                "trajectory_reasonableness",
+                model="openai/gpt-5-mini",
+                max_retries=0,
+            ),
+        ]
+
+    fake_llm.action_for = _fault
+    fake_llm.choose = lambda name, values: values[0]
+    store = _store(db_url)
+    store.import_dataset("batch", TRAJECTORIES, SPECS)
+    local = score_dataset(store, "ds", judges(), concurrency=1)
+    sent = [json.dumps(b, sort_keys=True) for b in fake_llm.requests]
+    fake_llm.requests.clear()
+    batch = score_dataset(store, "batch", judges(), engine=_engine(store, "batch"))
+
+    assert _rows(store, "batch") == _rows(store, "ds")
+    assert (batch.judged, batch.errors) == (local.judged, local.errors)
+    # task 3: reference 2 trials x 2 orders, pairs 2 orders x 2 samples, pointwise 2 trials;
+    # task 4: the pair's seed-7 sample cut in 2 orders
+    assert local.errors == 4 + 4 + 2 + 2
+    errors = store.judgments_frame("batch")["error"].dropna().tolist()
+    assert sum(e.startswith("InternalServerError after 1 attempt(s)") for e in errors) == 4 + 2 + 2
+    assert sum(e.startswith("ValidationError after 1 attempt(s)") for e in errors) == 2
+    assert sum(e.startswith("the verdict did not fit in max_tokens=") for e in errors) == 2
+    bodies = fake_llm.batches.input_bodies()
+    assert sorted(json.dumps(b, sort_keys=True) for b in bodies) == sorted(sent)
+    five = [b for b in bodies if b["model"] == "gpt-5-mini"]
+    assert five and all("max_completion_tokens" in b and "temperature" not in b for b in five)
+    # one batch per model (OpenAI allows one model per input file)
+    assert len(fake_llm.batches.created) == 2
+    assert {b["status"] for b in store.provider_batches("batch")} == {"completed"}
+
+
+def test_a_partly_failed_batch_stores_errors_then_the_next_run_resubmits_only_those(
+    fake_llm: FakeLLM, db_url: str
+) -> None:
+    store = _store(db_url)
+    judge = _judge(fake_llm, "point", "trajectory_reasonableness")
+    # tasks 1 and 4 (1-0, 1-1, 4-0, 4-1: 4 of the 7 lines) are answered 503
+    fake_llm.action_for = lambda body: "503" if _shows(body, "task 1", "task 4") else None
+    first = score_dataset(store, "ds", [judge], engine=_engine(store))
+    assert (first.judged, first.errors) == (3, 4)
+    frame = store.judgments_frame("ds")
+    failed = frame[frame["error"].notna()]
+    assert sorted(failed["trajectory_id"]) == ["1-0", "1-1", "4-0", "4-1"]
+    assert failed["score"].isna().all() and failed["verdict"].isna().all()
+    agg = aggregate_frame(frame).set_index("trajectory_id")
+    assert agg.loc[["1-0", "1-1", "4-0", "4-1"], "passed"].isna().all()  # neither pass nor fail
+    assert all("ServiceUnavailableError after 1 attempt(s)" in e for e in failed["error"])
+
+    fake_llm.action_for = None
+    second = score_dataset(store, "ds", [judge], engine=_engine(store))
+    assert (second.resumed, second.judged, second.errors) == (3, 4, 0)
+    # a new batch with exactly the four failed requests; the first batch is not collected again
+    assert len(fake_llm.batches.created) == 2
+    assert len(fake_llm.batches.input_bodies()) == 7 + 4
+    frame = store.judgments_frame("ds")
+    assert len(frame) == 7 and frame["error"].isna().all() and frame["trajectory_id"].is_unique
+
+
+def _shows(body: dict[str, Any], *texts: str) -> bool:
+    prompt = _user_prompt(body)
+    return any(t in prompt for t in texts)
+
+
+def test_a_run_killed_after_submitting_resumes_by_collecting_the_same_batch(
+    fake_llm: FakeLLM, db_url: str
+) -> None:
+    store = _store(db_url)
+    fake_llm.batches.mode = "hold"  # the batch stays in progress until the test says
+    script = textwrap.dedent(
+        f"""
+        from trajudge.judges import Judge, JudgeSpec, ProviderBatchEngine, score_dataset
+        from trajudge.store import Store
+        spec = JudgeSpec(name="point", model="openai/fake", api_base={fake_llm.api_base!r},
+                         rubric="trajectory_reasonableness", retry_backoff_s=0.01, max_retries=1)
+        store = Store({db_url!r})
+        engine = ProviderBatchEngine(store, "ds", poll_interval_s=0.05)
+        score_dataset(store, "ds", [Judge(spec)], engine=engine)
+        """
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    proc = subprocess.Popen([sys.executable, "-c", script], env=env)
+    try:
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline:
+            assert proc.poll() is None, "the run ended before it was killed"
+            rows = store.provider_batches("ds")
+            if rows and rows[0]["status"] == "in_progress":  # recorded, and polled since
+                break
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert len(store.judgments_frame("ds")) == 0
+    assert len(fake_llm.batches.created) == 1 and fake_llm.calls == 0
+
+    fake_llm.batches.mode = "complete"
+    summary = score_dataset(store, "ds", [_judge(fake_llm, "point", "trajectory_reasonableness")],
+                            engine=_engine(store))  # fmt: skip
+    assert summary.judged == 7 and summary.errors == 0
+    assert len(fake_llm.batches.created) == 1 and len(fake_llm.batches.uploads) == 1
+    assert fake_llm.calls == 7  # each request answered once, by the one batch
+    frame = store.judgments_frame("ds")
+    assert len(frame) == 7 and frame["error"].isna().all()
+    [row] = store.provider_batches("ds")
+    assert row["status"] == "completed" and row["requests"] == 7
+
+
+@pytest.mark.parametrize(
+    ("mode", "answered", "reason"),
+    [
+        ("expire:3", 3, "batch_expired: This request could not be executed"),
+        ("fail", 0, "the batch failed: invalid_request: fake: the batch failed validation"),
+    ],
+)
+def test_a_batch_that_expires_or_fails_as_a_whole_leaves_errors_to_resubmit(
+    fake_llm: FakeLLM, db_url: str, mode: str, answered: int, reason: str
+) -> None:
+    store = _store(db_url)
+    judge = _judge(fake_llm, "point", "trajectory_reasonableness")
+    fake_llm.batches.mode = mode
+    first = score_dataset(store, "ds", [judge], engine=_engine(store))
+    assert (first.judged, first.errors) == (answered, 7 - answered)
+    frame = store.judgments_frame("ds")
+    errors = frame[frame["error"].notna()]
+    assert len(errors) == 7 - answered and errors["score"].isna().all()
+    assert all(e.startswith("batch batch_1: ") and reason in e for e in errors["error"])
+    assert store.provider_batches("ds")[0]["status"] == ("expired" if answered else "failed")
+
+    fake_llm.batches.mode = "complete"
+    second = score_dataset(store, "ds", [judge], engine=_engine(store))
+    assert (second.resumed, second.judged) == (answered, 7 - answered)
+    assert len(fake_llm.batches.input_bodies()) == 7 + (7 - answered)
+    assert store.judgments_frame("ds")["error"].isna().all()
+
+
+def test_cost_is_at_the_batch_price() -> None:
+    import litellm
+
+    usage = {"prompt_tokens": 1000, "completion_tokens": 200, "total_tokens": 1200}
+    completion = litellm.ModelResponse(
+        id="x", choices=[{"index": 0, "message": {"role": "assistant", "content": "{}"}}],
+        usage=usage,
+    )  # fmt: skip
+    hosted = LLMClient(model="openai/gpt-4o-mini")
+    # OpenAI's batch price for gpt-4o-mini: $0.075 / 1M input, $0.30 / 1M output tokens
+    # (half the $0.15 / $0.60 of a direct call): 1000 * 0.075e-6 + 200 * 0.30e-6 = 1.35e-4
+    assert batch_cost(litellm, hosted, completion) == pytest.approx(1.35e-4, rel=1e-9)
+    # a model whose cost map entry has no batch price: half its direct price (litellm's rule)
+    info = litellm.get_model_info("gpt-4")
+    assert info.get("input_cost_per_token_batches") is None
+    half = (1000 * info["input_cost_per_token"] + 200 * info["output_cost_per_token"]) / 2
+    plain = LLMClient(model="openai/gpt-4")
+    assert batch_cost(litellm, plain, completion) == pytest.approx(half, rel=1e-9)
+    assert batch_cost(litellm, LLMClient(model="openai/no-such-model"), completion) is None
+    local = LLMClient(model="openai/gpt-4o-mini", api_base="http://127.0.0.1:9/v1")
+    assert batch_cost(litellm, local, completion) == 0.0
+
+
+@pytest.mark.parametrize(
+    ("spec", "field", "words"),
+    [
+        ({"model": "openai/gpt-4o-mini", "api_base": None}, "mode", "json_schema_mode"),
+        ({"model": "vertex_ai/gemini-2.0-flash", "api_base": None}, "model", "vertex_ai"),
+    ],
+)
+def test_judges_the_batch_api_cannot_serve_are_refused_before_anything_is_sent(
+    fake_llm: FakeLLM, db_url: str, spec: dict[str, Any], field: str, words: str
+) -> None:
+    store = _store(db_url)
+    judge = _judge(fake_llm, "hosted", "trajectory_reasonableness", **spec)
+    with pytest.raises(InputError) as err:
+        score_dataset(store, "ds", [judge], engine=_engine(store))
+    assert err.value.file == "judge hosted" and err.value.field == field
+    assert words in err.value.reason
+    assert fake_llm.batches.uploads == [] and store.judgments_frame("ds").empty
+
+
+def test_requests_are_split_into_batches_of_at_most_max_requests(
+    fake_llm: FakeLLM, db_url: str
+) -> None:
+    store = _store(db_url)
+    judge = _judge(fake_llm, "point", "trajectory_reasonableness")
+    engine = ProviderBatchEngine(store, "ds", poll_interval_s=0.02, max_requests=3)
+    summary = score_dataset(store, "ds", [judge], engine=engine)
+    assert summary.judged == 7 and summary.errors == 0
+    assert [b["requests"] for b in store.provider_batches("ds")] == [3, 3, 1]
+    assert len(fake_llm.batches.created) == 3 and fake_llm.calls == 7
+    # each custom_id is unique within its batch, as OpenAI requires
+    for fid in fake_llm.batches.uploads:
+        ids = [json.loads(x)["custom_id"] for x in fake_llm.batches.files[fid].splitlines()]
+        assert len(ids) == len(set(ids))
