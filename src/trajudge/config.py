@@ -24,7 +24,7 @@ from pydantic import (
     model_validator,
 )
 
-from trajudge.judges import JudgeSpec
+from trajudge.judges import ENGINES, JudgeSpec
 from trajudge.trajectories import InputError, read_yaml
 from trajudge.trajectories._errors import pydantic_field
 
@@ -131,6 +131,15 @@ class TrajudgeConfig(_Section):
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
     layers: LayersConfig | None = None
     cache: Path | None = None
+    engine: str = "local"  # what runs the judge calls: one of trajudge.judges.ENGINES
+    address: str | None = None  # the Ray cluster of ``engine: ray`` (auto, ray://host:10001)
+
+    @field_validator("engine")
+    @classmethod
+    def _known_engine(cls, engine: str) -> str:
+        if engine not in ENGINES:
+            raise ValueError(f"{engine!r} is not one of {', '.join(ENGINES)}")
+        return engine
 
     @field_validator("judges")
     @classmethod

@@ -12,11 +12,13 @@ from trajudge.cli._app import DEFAULT_DB, DbOption, app, console, handle_user_er
 from trajudge.config import TrajudgeConfig, load_config
 from trajudge.judges import (
     DEFAULT_CACHE_PATH,
+    ENGINES,
     BatchSummary,
     Judge,
     JudgeSpec,
     ResponseCache,
     build_judges,
+    make_engine,
     parse_judge_arg,
     score_dataset,
 )
@@ -146,6 +148,16 @@ def judge_command(
     ] = None,
     max_tasks: Annotated[int | None, typer.Option("--max-tasks", min=1)] = None,
     max_trials: Annotated[int | None, typer.Option("--max-trials", min=1)] = None,
+    engine: Annotated[
+        str | None,
+        typer.Option(
+            "--engine", help=f"What runs the calls: {', '.join(ENGINES)} (default: the config's)."
+        ),
+    ] = None,
+    address: Annotated[
+        str | None,
+        typer.Option("--address", help="Ray cluster of --engine ray: auto, ray://host:10001."),
+    ] = None,
     db: DbOption = DEFAULT_DB,
 ) -> None:
     """Score trajectories with LLM judges; rule gates run first and skip failing ones.
@@ -181,6 +193,10 @@ def judge_command(
     try:
         judges = build_judges(specs, rubric_dirs=rubric_dirs, cache=response_cache)
         _refuse_unused(judges, swap)
+        engine_name = engine or (cfg.engine if cfg is not None else "local")
+        if address is None and cfg is not None and engine_name == "ray":
+            address = cfg.address
+        runner = make_engine(engine_name, judges, concurrency=concurrency, address=address)
     except InputError:
         if response_cache is not None:
             response_cache.close()
@@ -213,6 +229,7 @@ def judge_command(
                 tasks=limits.tasks if limits is not None else None,
                 max_tasks=max_tasks or (limits.max_tasks if limits is not None else None),
                 max_trials=max_trials or (limits.max_trials if limits is not None else None),
+                engine=runner,
             )
     finally:
         store.close()

@@ -19,8 +19,8 @@ from trajudge.judges._batch import (
 )
 from trajudge.judges._cache import DEFAULT_CACHE_PATH, CachedResponse, ResponseCache, request_key
 from trajudge.judges._call import PreparedCall, finish
-from trajudge.judges._client import CallResult, LLMClient, RateLimiter, choose_mode
-from trajudge.judges._engine import Engine, LocalEngine
+from trajudge.judges._client import CallResult, Limiter, LLMClient, RateLimiter, choose_mode
+from trajudge.judges._engine import ENGINES, Engine, LocalEngine, make_engine
 from trajudge.judges._judge import Judge, JudgeResult, build_judges, run_sync
 from trajudge.judges._judgment import Judgment, Order
 from trajudge.judges._local import (
@@ -33,6 +33,7 @@ from trajudge.judges._local import (
 )
 from trajudge.judges._plan import BatchPlan, PlanItem, choose_reference, plan_batch, plan_items
 from trajudge.judges._prompt import DEFAULT_TEMPLATES, SYSTEM_PROMPT, Prompt, Shown, build_prompt
+from trajudge.judges._ray import RayEngine
 from trajudge.judges._render import (
     DELIMITER_TAGS,
     elide,
@@ -64,6 +65,7 @@ __all__ = [
     "DEFAULT_CACHE_PATH",
     "DEFAULT_TEMPLATES",
     "DELIMITER_TAGS",
+    "ENGINES",
     "FLUSH_INTERVAL_S",
     "FLUSH_MAX_ROWS",
     "LOCAL_DEFAULTS",
@@ -87,6 +89,7 @@ __all__ = [
     "JudgmentWriter",
     "JuryVerdict",
     "LLMClient",
+    "Limiter",
     "LocalEngine",
     "LocalModelServer",
     "LocalServerError",
@@ -95,6 +98,7 @@ __all__ = [
     "PreparedCall",
     "Prompt",
     "RateLimiter",
+    "RayEngine",
     "ResponseCache",
     "Rubric",
     "RubricMode",
@@ -118,6 +122,7 @@ __all__ = [
     "finish",
     "load_rubric",
     "load_rubric_file",
+    "make_engine",
     "neutralise",
     "parse_judge_arg",
     "parse_rubric",

@@ -22,11 +22,15 @@ the same :meth:`Engine.run`.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Protocol
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Protocol
 
 from trajudge.judges._call import PreparedCall
 from trajudge.judges._client import CallResult
+from trajudge.trajectories import InputError
+
+if TYPE_CHECKING:
+    from trajudge.judges._judge import Judge
 
 Emit = Callable[[PreparedCall, CallResult], None]
 
@@ -64,6 +68,32 @@ class LocalEngine:
                 emit(call, await call.judge.call(call))
 
         await run_all([feed(), *(work() for _ in range(self.concurrency))])
+
+
+#: The engines ``--engine`` / ``engine:`` may name (see :func:`make_engine`).
+ENGINES = ("local", "ray")
+
+
+def make_engine(
+    name: str,
+    judges: Sequence[Judge],
+    *,
+    concurrency: int | None = None,
+    address: str | None = None,
+) -> Engine:
+    """The engine called ``name`` (one of :data:`ENGINES`) for a batch of ``judges``, with
+    ``concurrency`` calls in flight (default: the largest judge ``concurrency``, as a batch
+    without an engine). ``address`` is the Ray cluster's (``auto``, ``ray://host:10001``)."""
+    if name not in ENGINES:
+        raise InputError("--engine", None, None, f"{name!r} is not one of {', '.join(ENGINES)}")
+    if address is not None and name != "ray":
+        raise InputError("--address", None, None, "a cluster address applies to --engine ray")
+    width = concurrency or max((j.spec.concurrency for j in judges), default=1)
+    if name == "ray":
+        from trajudge.judges._ray import RayEngine
+
+        return RayEngine(width, address=address)
+    return LocalEngine(width)
 
 
 async def run_all(coros: list[Awaitable[None]], *, until_first: bool = False) -> None:
