@@ -13,7 +13,6 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -38,24 +37,6 @@ from trajudge.store import Store
 from trajudge.trajectories import InputError
 
 pytestmark = [pytest.mark.timeout(600), pytest.mark.ray]
-
-
-def _require_ray() -> Any:
-    try:
-        import ray
-    except ImportError:  # a user's clone without the extra; CI installs it (dev extra)
-        if os.environ.get("TRAJUDGE_REQUIRE_SHARED") == "1":
-            pytest.fail("ray is required in CI: pip install 'trajudge[ray]'")
-        pytest.skip("ray is not installed (pip install 'trajudge[ray]')")
-    return ray
-
-
-@pytest.fixture(scope="module")
-def ray_cluster() -> Iterator[Any]:
-    ray = _require_ray()
-    ray.init(num_cpus=2, include_dashboard=False, logging_level="WARNING")
-    yield ray
-    ray.shutdown()
 
 
 def _judges(fake: FakeLLM, **kw: Any) -> list[Judge]:

@@ -26,50 +26,24 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import logging
 import os
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from trajudge._cluster import connect
 from trajudge.judges._call import PreparedCall
 from trajudge.judges._client import CallResult, LLMClient, _import_litellm
 from trajudge.judges._engine import Emit, run_all
 from trajudge.judges._rubric import Rubric
 from trajudge.judges._verdict import verdict_model
-from trajudge.trajectories import InputError
 
 if TYPE_CHECKING:
     from trajudge.judges._judge import Judge
 
-RAY_EXTRA_HINT = "pip install 'trajudge[ray]'"
-
 #: LLMClient fields not copied to a worker (the cache stays with the driver).
 _NOT_SENT = {"cache", "limiter", "_states", "rpm"}
-
-
-def import_ray() -> Any:
-    """The ``ray`` module, or an :class:`InputError` saying how to install it."""
-    try:
-        import ray
-    except ImportError:
-        raise InputError(
-            "--engine ray", None, None, f"the Ray engine needs ray: {RAY_EXTRA_HINT}"
-        ) from None
-    return ray
-
-
-def connect(address: str | None) -> Any:
-    """Connect to the cluster at ``address`` (``auto``, ``ray://host:10001``; None: the one
-    in RAY_ADDRESS, else a new local cluster), unless this process is connected already."""
-    ray = import_ray()
-    if not ray.is_initialized():
-        options: dict[str, Any] = {"logging_level": logging.WARNING}
-        if address is None and not os.environ.get("RAY_ADDRESS"):
-            options["include_dashboard"] = False
-        ray.init(address=address, **options)
-    return ray
 
 
 @dataclass(frozen=True)
