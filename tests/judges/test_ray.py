@@ -235,3 +235,26 @@ def test_engine_selection_refuses_what_it_cannot_do() -> None:
     with pytest.raises(InputError, match="not one of"):
         make_engine("spark", [])
     assert isinstance(make_engine("ray", [], concurrency=3), RayEngine)
+
+
+def test_kept_workers_serve_the_next_run_with_new_judges(
+    ray_cluster: Any, fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    engine = RayEngine(4, workers=2, keep_workers=True)
+    try:
+        first = _store(tmp_path / "a.db")
+        score_dataset(first, "ds", _judges(fake_llm), engine=engine)
+        assert engine.pool is not None
+        pids = sorted(ray_cluster.get([s.handle.pid.remote() for s in engine.pool.slots]))
+        second = _store(tmp_path / "b.db")
+        # new Judge objects (a new run, a new event loop) on the same workers
+        score_dataset(second, "ds", _judges(fake_llm), engine=engine)
+        again = sorted(ray_cluster.get([s.handle.pid.remote() for s in engine.pool.slots]))
+        assert again == pids
+        assert _rows(second) == _rows(first)
+        slots = list(engine.pool.slots)
+    finally:
+        engine.close()
+    assert engine.pool is None
+    with pytest.raises(ray_cluster.exceptions.RayActorError):
+        ray_cluster.get(slots[0].handle.pid.remote())

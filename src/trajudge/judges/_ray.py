@@ -133,13 +133,17 @@ class _Slot:
 
 @dataclass
 class _Pool:
+    """The workers and the judges they know. Indices of judges only grow (a kept pool is
+    reused by later runs with other judges); ``ids``, ``limits`` and ``lock`` belong to one
+    run (one event loop) and are reset by :meth:`begin`."""
+
     ray: Any
     worker_cls: Any
     rate_cls: Any
     size: int
     slots: list[_Slot] = field(default_factory=list)
     wires: dict[int, _Wire] = field(default_factory=dict)
-    ids: dict[int, int] = field(default_factory=dict)  # id(judge) -> index
+    ids: dict[int, int] = field(default_factory=dict)  # id(judge) -> index, this run
     limits: dict[int, asyncio.Semaphore] = field(default_factory=dict)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     replaced: int = 0
@@ -149,8 +153,13 @@ class _Pool:
             dict(self.wires)
         )
 
-    def start(self) -> None:
-        self.slots = [_Slot(self._new_worker()) for _ in range(self.size)]
+    def begin(self) -> None:
+        """Start a run: the workers are started once, the per-run state anew."""
+        if not self.slots:
+            self.slots = [_Slot(self._new_worker()) for _ in range(self.size)]
+        self.ids, self.limits, self.lock = {}, {}, asyncio.Lock()
+        for slot in self.slots:
+            slot.in_flight = 0
 
     async def judge_index(self, judge: Judge) -> int:
         """The judge's index on the workers (sent to every worker on first use)."""
@@ -165,9 +174,7 @@ class _Pool:
                 rate = None if not rpm else self.rate_cls.options(num_cpus=0).remote(rpm)
                 wire = self.wires[idx] = _wire(judge, rate)
                 self.limits[idx] = asyncio.Semaphore(max(1, judge.spec.concurrency))
-                await asyncio.gather(
-                    *(self._add(slot, idx, wire) for slot in self.slots),
-                )
+                await asyncio.gather(*(self._add(slot, idx, wire) for slot in self.slots))
                 self.ids[id(judge)] = idx
         return idx
 
@@ -176,17 +183,20 @@ class _Pool:
         try:
             await slot.handle.add.remote(idx, wire)
         except self.ray.exceptions.RayActorError:
-            await self.replace(slot, generation)  # the new worker is built with every judge
+            await self._replace(slot, generation)  # the new worker is built with every judge
 
     async def replace(self, slot: _Slot, generation: int) -> None:
         """Replace the worker of ``slot`` if it is still the one that failed."""
         async with self.lock:
-            if slot.generation != generation:
-                return
-            self.ray.kill(slot.handle, no_restart=True)
-            slot.handle = self._new_worker()
-            slot.generation += 1
-            self.replaced += 1
+            await self._replace(slot, generation)
+
+    async def _replace(self, slot: _Slot, generation: int) -> None:
+        if slot.generation != generation:
+            return
+        self.ray.kill(slot.handle, no_restart=True)
+        slot.handle = self._new_worker()
+        slot.generation += 1
+        self.replaced += 1
 
     def pick(self) -> _Slot:
         return min(self.slots, key=lambda s: s.in_flight)
@@ -197,13 +207,17 @@ class _Pool:
         for wire in self.wires.values():
             if wire.rate is not None:
                 self.ray.kill(wire.rate, no_restart=True)
+        self.slots, self.wires = [], {}
 
 
 class RayEngine:
     """Runs a batch's calls on a Ray cluster (see the module docstring).
 
     ``address``: the cluster (``auto``, ``ray://host:10001``; None: RAY_ADDRESS, else a new
-    local cluster); used only when this process is not connected to Ray yet.
+    local cluster); used only when this process is not connected to Ray yet. ``workers``:
+    worker actors (default: one per CPU of the cluster, at most ``concurrency``; each
+    reserves one CPU). ``keep_workers``: keep the workers (their imports and connections)
+    for the next :meth:`run` until :meth:`close`, instead of stopping them after each run.
     """
 
     def __init__(
@@ -213,25 +227,34 @@ class RayEngine:
         address: str | None = None,
         workers: int | None = None,
         max_worker_failures: int = 3,
+        keep_workers: bool = False,
     ) -> None:
         self.concurrency = max(1, concurrency)
         self.address = address
         self.workers = workers
         self.max_worker_failures = max_worker_failures
-        #: the running pool (for tests that kill a worker), None outside :meth:`run`
+        self.keep_workers = keep_workers
+        #: the workers (during a run, and between runs with ``keep_workers``)
         self.pool: _Pool | None = None
+
+    def close(self) -> None:
+        """Stop the workers kept by ``keep_workers``."""
+        if self.pool is not None:
+            self.pool.stop()
+            self.pool = None
 
     async def run(self, calls: AsyncIterator[PreparedCall], emit: Emit) -> None:
         ray = await asyncio.to_thread(connect, self.address)
-        size = self.workers or int(ray.cluster_resources().get("CPU", 1))
-        pool = _Pool(
-            ray,
-            ray.remote(WorkerActor),
-            ray.remote(RateActor),
-            max(1, min(size, self.concurrency)),
-        )
-        pool.start()
-        self.pool = pool
+        pool = self.pool
+        if pool is None:
+            size = self.workers or int(ray.cluster_resources().get("CPU", 1))
+            pool = self.pool = _Pool(
+                ray,
+                ray.remote(WorkerActor),
+                ray.remote(RateActor),
+                max(1, min(size, self.concurrency)),
+            )
+        pool.begin()
         queue: asyncio.Queue[PreparedCall | None] = asyncio.Queue(maxsize=2 * self.concurrency)
 
         async def feed() -> None:
@@ -247,8 +270,8 @@ class RayEngine:
         try:
             await run_all([feed(), *(work() for _ in range(self.concurrency))])
         finally:
-            self.pool = None
-            pool.stop()
+            if not self.keep_workers:
+                self.close()
 
     async def _call(self, pool: _Pool, call: PreparedCall) -> CallResult:
         if call.key is None:
