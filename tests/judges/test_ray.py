@@ -258,3 +258,14 @@ def test_kept_workers_serve_the_next_run_with_new_judges(
     assert engine.pool is None
     with pytest.raises(ray_cluster.exceptions.RayActorError):
         ray_cluster.get(slots[0].handle.pid.remote())
+
+
+def test_config_engine_is_checked_against_the_known_engines(tmp_path: Path) -> None:
+    from trajudge.config import parse_config
+
+    cfg = parse_config({"engine": "ray", "address": "ray://head:10001"}, tmp_path / "t.yaml")
+    assert (cfg.engine, cfg.address) == ("ray", "ray://head:10001")
+    assert parse_config({}, tmp_path / "t.yaml").engine == "local"
+    with pytest.raises(InputError) as err:
+        parse_config({"engine": "spark"}, tmp_path / "t.yaml")
+    assert err.value.field == "engine" and "not one of local, ray" in err.value.reason

@@ -25,6 +25,7 @@ version (with the ``judges`` extra) in the cluster's environment.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import os
 import time
@@ -291,7 +292,8 @@ class RayEngine:
                     error = exc
                     await pool.replace(slot, generation)
                 except asyncio.CancelledError:
-                    pool.ray.cancel(ref)
+                    with contextlib.suppress(Exception):  # best effort: the worker may be gone
+                        pool.ray.cancel(ref)
                     raise
                 finally:
                     slot.in_flight -= 1
