@@ -188,23 +188,31 @@ def test_rate_limit_is_shared_by_the_workers(
             starts.append(time.monotonic())
         return None
 
-    fake_llm.action_for = record
-    store = _store(tmp_path / "ray.db")
-    judge = Judge(
-        JudgeSpec(
+    def judge(rpm: float | None) -> Judge:
+        spec = JudgeSpec(
             name="point",
             model="openai/fake",
             api_base=fake_llm.api_base,
             rubric="trajectory_reasonableness",
-            rpm=120,  # a start every 0.5 s over the cluster
+            rpm=rpm,
             concurrency=8,
         )
-    )
-    summary = score_dataset(store, "ds", [judge], engine=RayEngine(8, workers=2))
+        return Judge(spec)
+
+    engine = RayEngine(8, workers=2, keep_workers=True)
+    try:
+        # warm the workers up first (their first call sets up litellm's HTTP client, which
+        # would hold early requests back and send them together)
+        score_dataset(_store(tmp_path / "warm.db"), "ds", [judge(None)], engine=engine)
+        fake_llm.action_for = record
+        store = _store(tmp_path / "ray.db")
+        summary = score_dataset(store, "ds", [judge(60)], engine=engine)  # a start a second
+    finally:
+        engine.close()
     assert summary.judged == 7 and len(starts) == 7
-    # two workers each spacing its own starts 0.5 s apart would fit 7 starts in 1.5 s; one
-    # limit for the cluster needs 6 x 0.5 = 3 s (less the jitter between start and arrival)
-    assert max(starts) - min(starts) >= 2.4
+    # two workers each spacing its own starts 1 s apart would fit 7 starts in 3 s; one limit
+    # for the cluster needs 6 x 1 = 6 s (less the jitter between start and arrival)
+    assert max(starts) - min(starts) >= 4.5
     store.close()
 
 
