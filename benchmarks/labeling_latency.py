@@ -9,7 +9,8 @@ Measures what one click costs on the server, calling the functions the label pag
 * saving a label (``Store.save_label``, one transaction).
 
 Trajectories are generated with τ-bench-like sizes (airline tools, 2-14 steps, JSON outputs of
-100-1,500 characters: about 5 KB each). Target: next item <= 150 ms median.
+100-1,500 characters: about 5 KB each). The goal (next item <= 150 ms median) is measured
+end to end in a real browser by ``labeling_browser.py``; this script splits the server's part.
 
     .venv/bin/python benchmarks/labeling_latency.py [--n 100000] [--db PATH] [--repeat 200]
 """

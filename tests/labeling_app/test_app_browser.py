@@ -156,6 +156,10 @@ def test_label_three_items_keyboard_and_mouse(server: tuple[str, str], tmp_path:
             page.get_by_role("textbox", name="New name").fill(name)
             page.get_by_role("button", name="Start labeling").click()
             tid = _shown_id(page)
+            # open "Your recent labels" first: the list then follows the saves made by the
+            # item's own reruns (the fragment), not by counting again
+            page.get_by_text("Your recent labels").click()
+            _wait_idle_with(page, "None yet.")
 
             def focus_page() -> None:
                 page.get_by_role("heading", name="Final answer").click()
@@ -179,6 +183,10 @@ def test_label_three_items_keyboard_and_mouse(server: tuple[str, str], tmp_path:
                         page.keyboard.press(str(value))
                     # the app confirms the save on this item; the store holds it
                     _wait_idle_with(page, f"Saved: {value} · {names[value]}")
+                    # the progress kept by the page moved on with the save
+                    n = len(seen)
+                    for text in (f"You: {n} / 6 done", f"Everyone: {n} / 6 items have a label"):
+                        _wait_idle_with(page, text)
                     assert my_labels().get(tid) == value
                     assert _shown_id(page) == tid
                     # the message did not move the Enter frame (a moved frame is reloaded,
@@ -204,6 +212,14 @@ def test_label_three_items_keyboard_and_mouse(server: tuple[str, str], tmp_path:
             assert page.get_by_text("Saved:").count() == 0
             assert page.get_by_text("Your label:").count() == 0
             page.screenshot(path=str(tmp_path / "after.png"), full_page=False)
+            # the recent labels, the latest first; opening the first one shows its label
+            sidebar = page.get_by_test_id("stSidebar")
+            sidebar.get_by_role("combobox").click()
+            assert page.get_by_role("option").all_inner_texts() == seen[::-1]
+            page.get_by_role("option", name=seen[0], exact=True).click()
+            sidebar.get_by_test_id("stButton").get_by_role("button", name="Open").click()
+            assert _shown_id(page, not_=tid) == seen[0]
+            _wait_idle_with(page, "Your label: 4 · reasonable")
         finally:
             browser.close()
     assert dialogs == []  # no alert() ever ran

@@ -62,6 +62,8 @@ def test_streamlit_command_is_headless_and_private() -> None:
     assert pairs["--server.port"] == "9999"
     assert pairs["--server.headless"] == "true"
     assert pairs["--browser.gatherUsageStats"] == "false"
+    # no full garbage collection after every rerun (benchmarks/labeling_browser.py)
+    assert pairs["--runner.postScriptGC"] == "false"
 
 
 @pytest.mark.parametrize(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pandas as pd
@@ -115,7 +116,8 @@ def test_xss_sample_is_shown_as_inert_text(store_url: str, store: Store) -> None
     for text in rich_texts(at):
         for bad in ("<script", "onerror", "javascript:", "<img"):
             assert bad not in text, text
-    assert len(at.dataframe) >= 1  # rule checks table
+    # the rule check's detail is on its line of the rule text, as text
+    assert any("FAIL" in t.value and "forbidden" in t.value and LINK in t.value for t in at.text)
 
 
 def test_judges_are_hidden_unless_turned_on(store_url: str, store: Store) -> None:
@@ -157,7 +159,10 @@ def test_label_save_next_back_and_edit(store_url: str, store: Store) -> None:
         "4 · reasonable",
         "5 · ideal",
     ]
-    assert "You: 0 / 12 done" in [p.proto.text for p in at.get("progress")]
+    assert [p.proto.text for p in at.get("progress")] == [
+        "You: 0 / 12 done",
+        "Everyone: 0 / 12 items have a label",
+    ]
     # Next without a label does not move on
     next_btn = next(b for b in at.button if b.label == "Next")
     next_btn.click().run()
@@ -176,7 +181,10 @@ def test_label_save_next_back_and_edit(store_url: str, store: Store) -> None:
     next(b for b in at.button if b.label == "Next").click().run()
     second = at.session_state[S.CURRENT]
     assert second not in (None, first)
-    assert "You: 1 / 12 done" in [p.proto.text for p in at.get("progress")]
+    assert [p.proto.text for p in at.get("progress")] == [
+        "You: 1 / 12 done",
+        "Everyone: 1 / 12 items have a label",
+    ]
     # back to the first item: its label is shown and can be edited (history kept)
     next(b for b in at.button if b.label == "Back").click().run()
     assert at.session_state[S.CURRENT] == first
@@ -186,6 +194,25 @@ def test_label_save_next_back_and_edit(store_url: str, store: Store) -> None:
     assert row["value"] == 2.0
     assert [h["value"] for h in store.label_history(int(row["id"]))] == [4.0, 4.0]
     assert [h["unsure"] for h in store.label_history(int(row["id"]))] == [False, True]
+
+
+def test_recent_labels_open_an_earlier_item(store_url: str) -> None:
+    at = run_page("label", store_url)
+    first = at.session_state[S.CURRENT]
+    assert not at.selectbox  # the list is drawn only while its expander is open
+    at.button(key="value-4").click().run()
+    next(b for b in at.button if b.label == "Next").click().run()
+    second = at.session_state[S.CURRENT]
+    at.button(key="value-2").click().run()
+    at.session_state[S.RECENT_OPEN] = True  # the annotator opens "Your recent labels"
+    at.run()
+    pick = at.selectbox(key="open-pick")
+    assert pick.options == [second, first]  # the latest first
+    pick.select(first).run()
+    next(b for b in at.button if b.label == "Open").click().run()
+    assert at.session_state[S.CURRENT] == first
+    assert at.session_state[S.VISITED] == [first, second]  # Back returns to the second
+    assert [m.value for m in at.info] == ["Your label: 4 · reasonable"]
 
 
 def test_skip_saves_a_skipped_label_and_moves_on(store_url: str, store: Store) -> None:
@@ -285,7 +312,9 @@ def test_keyboard_shortcuts_binary_and_ordinal(store_url: str, store: Store, tmp
     keys = {b.label: b.proto.shortcut for b in at.button}
     assert (keys["1 · pass"], keys["0 · fail"]) == ("p", "f")
     tid = at.session_state[S.CURRENT]
-    # a criterion value given before the verdict is saved with it
+    # the criteria are drawn once switched on; a value given before the verdict is saved with it
+    assert not at.radio
+    at.toggle(key=S.SHOW_CRITERIA).set_value(True).run()
     at.radio(key=S.widget_key("crit", tid, "policy")).set_value(0).run()
     at.button(key="value-0").click().run()
     (row,) = my_rows(store, "bin")
@@ -304,6 +333,13 @@ def test_sign_out_forgets_the_annotator(store_url: str) -> None:
     assert any("Sign in first" in w.value for w in at.warning)
 
 
+def _leading_json(text: str) -> Any:
+    try:
+        return json.JSONDecoder().raw_decode(text)[0]
+    except ValueError:
+        return None
+
+
 @pytest.mark.shared
 def test_real_tau_bench_trajectories_render(tau_bench_file: Any, db_url: str) -> None:
     from trajudge.trajectories import from_tau_bench
@@ -319,7 +355,13 @@ def test_real_tau_bench_trajectories_render(tau_bench_file: Any, db_url: str) ->
     tid = at.session_state[S.CURRENT]
     shown = next(t for t in trajectories if t.id == tid)
     assert shown.input in plain_texts(at)
-    assert len([c for c in at.code if c.language == "json"]) == len(shown.steps)
+    # every step: one block, its header line, then its arguments as JSON
+    steps = [str(c.value) for c in at.code if str(c.value).startswith("Step ")]
+    assert len(steps) == len(shown.steps)
+    for i, (block, step) in enumerate(zip(steps, shown.steps, strict=True), start=1):
+        header, _, rest = block.partition("\n")
+        assert header.startswith(f"Step {i}: {step.tool} · "), header
+        assert _leading_json(rest) == step.args, i
     at.button(key="value-3").click().run()
     assert store.labels_frame("tau")["trajectory_id"].tolist() == [tid]
 
@@ -351,3 +393,27 @@ def test_label_page_shows_every_user_turn_as_inert_text(store_url: str, store: S
     for text in rich_texts(at):
         for bad in ("<script", "onerror", "javascript:", "<img"):
             assert bad not in text, text
+
+
+def test_criteria_are_kept_when_switched_off(store_url: str, store: Store) -> None:
+    """Criteria are drawn only while switched on; a label saved while they are off keeps the
+    criteria stored with the item (their widgets are gone, not their values)."""
+    at = run_page("label", store_url)
+    tid = at.session_state[S.CURRENT]
+    at.toggle(key=S.SHOW_CRITERIA).set_value(True).run()
+    at.radio(key=S.widget_key("crit", tid, "arguments")).set_value(2).run()
+    at.button(key="value-4").click().run()
+    (row,) = my_rows(store)
+    assert (row["value"], row["criteria"]) == (4.0, '{"arguments": 2}')
+    at.toggle(key=S.SHOW_CRITERIA).set_value(False).run()
+    assert not at.radio
+    at.button(key="value-5").click().run()
+    at.checkbox(key=S.widget_key("unsure", tid)).check().run()
+    (row,) = my_rows(store)
+    assert (row["value"], row["criteria"], row["unsure"]) == (5.0, '{"arguments": 2}', True)
+    # shown again, the stored values are in the widgets, and clearing one is saved
+    at.toggle(key=S.SHOW_CRITERIA).set_value(True).run()
+    assert at.radio(key=S.widget_key("crit", tid, "arguments")).value == 2
+    at.radio(key=S.widget_key("crit", tid, "arguments")).set_value(None).run()
+    (row,) = my_rows(store)
+    assert (row["value"], row["criteria"]) == (5.0, None)

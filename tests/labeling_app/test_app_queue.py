@@ -10,7 +10,14 @@ import pytest
 from labeling_helpers import DATASET
 
 from trajudge.judges import load_rubric
-from trajudge.labeling_app import build_queue, disagreement_scores, next_item, overlap_mask
+from trajudge.labeling_app import (
+    build_queue,
+    disagreement_scores,
+    next_item,
+    overlap_mask,
+    progress,
+    progress_after_save,
+)
 from trajudge.labeling_app._queue import id_hashes
 from trajudge.store import Store
 
@@ -129,3 +136,34 @@ def test_next_item_skips_done_and_taken(store: Store) -> None:
     for tid in q.ids:
         store.save_label(DATASET, tid, "r", "ann", 1.0)
     assert next_item(store, DATASET, "r", q) is None
+
+
+def test_progress_moved_on_by_saves_equals_a_recount(store: Store) -> None:
+    """The label page keeps the progress and moves it on by each of the annotator's saves;
+    after every kind of save it must equal what counting the store again gives."""
+    items = store.trajectory_keys(DATASET)
+    q = build_queue(items, "ann", overlap=1.0, pool=["ann"])
+    t = q.ids
+    # earlier work: bob labeled t[1], an adjudication on t[3], a non-human label on t[4]
+    store.save_label(DATASET, t[1], "r", "bob", 2.0)
+    store.save_label(DATASET, t[3], "r", "lead", 4.0, adjudication=True)
+    store.save_label(DATASET, t[4], "r", "env", 1.0, source="env_reward")
+    kept = progress(store, DATASET, "r", q, len(items))
+    assert (kept.mine_done, kept.items_labeled) == (0, 1)
+    saves = [
+        (t[0], 3.0, False),  # a new item
+        (t[1], 5.0, False),  # an item bob labeled: not a newly labeled item
+        (t[2], None, True),  # a skip
+        (t[2], 2.0, False),  # the skip becomes a label
+        (t[0], None, True),  # a label becomes a skip
+        (t[0], None, True),  # the same skip again
+        (t[3], 1.0, False),  # only an adjudication before: a newly labeled item
+        (t[4], 1.0, False),  # only a non-human label before: a newly labeled item
+    ]
+    for tid, value, skipped in saves:
+        before = store.item_labels(DATASET, tid, "r")
+        store.save_label(DATASET, tid, "r", "ann", value, skipped=skipped)
+        kept = progress_after_save(kept, before, "ann", skipped=skipped)
+        assert kept == progress(store, DATASET, "r", q, len(items)), (tid, value)
+    # by hand: ann touched t0, t1, t2, t3, t4 (t0 skipped); items with a human label: t0-t4
+    assert (kept.mine_done, kept.mine_skipped, kept.items_labeled) == (5, 1, 5)

@@ -38,6 +38,7 @@ from trajudge.labeling_app._queue import (
     overlap_mask,
     owners,
     progress,
+    progress_after_save,
 )
 from trajudge.labeling_app._review import annotator_disagreements, judge_human_disagreements
 from trajudge.labeling_app._serve import (
@@ -84,6 +85,7 @@ __all__ = [
     "owners",
     "password_required",
     "progress",
+    "progress_after_save",
     "review_data",
     "save_adjudication",
     "serve",

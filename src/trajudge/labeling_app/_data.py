@@ -1,6 +1,10 @@
 """Cached access to the store: the engine from ``st.cache_resource``, query results from
 ``st.cache_data`` with explicit arguments. Label rows are never cached: they change with
-every click and each read is one indexed query."""
+every click and each read is one indexed query.
+
+The rubric and the annotator queues are shared read-only objects (``st.cache_resource``):
+``st.cache_data`` would unpickle a fresh copy of a 100,000-item queue on every rerun.
+"""
 
 from __future__ import annotations
 
@@ -19,8 +23,9 @@ def get_store(db_url: str) -> Store:
     return Store(db_url)
 
 
-@st.cache_data(ttl=600, show_spinner=False)
+@st.cache_resource(ttl=600, show_spinner=False)
 def get_rubric(ref: str) -> Rubric:
+    """The app's rubric (shared: never modified)."""
     return load_rubric(ref)
 
 
@@ -40,7 +45,7 @@ def get_pool(db_url: str, dataset: str, rubric_id: str) -> tuple[str, ...]:
     return tuple(get_store(db_url).label_annotators(dataset, rubric_id))
 
 
-@st.cache_data(ttl=600, show_spinner="Building your queue…", max_entries=64)
+@st.cache_resource(ttl=600, show_spinner="Building your queue…", max_entries=64)
 def get_queue(
     db_url: str,
     dataset: str,
@@ -50,6 +55,7 @@ def get_queue(
     overlap: float,
     pool: tuple[str, ...],
 ) -> Queue:
+    """The annotator's queue (shared by their sessions: never modified)."""
     store = get_store(db_url)
     dis = None
     if strategy == "disagreement":

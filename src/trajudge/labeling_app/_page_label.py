@@ -1,7 +1,15 @@
-"""The label page: one item at a time from the annotator's queue, saved on every click."""
+"""The label page: one item at a time from the annotator's queue, saved on every click.
+
+The item and its label panel are one ``st.fragment``: a click on a value, Next, Back, Skip or
+Open reruns and redraws only them (the sidebar, the navigation and the page around stay as
+they are). The progress counts are kept in the session and moved on by each save; a full run
+of the page (sign-in, another page, the sidebar) counts them again.
+"""
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
 from typing import Any
 
 import pandas as pd
@@ -10,17 +18,20 @@ import streamlit as st
 from trajudge.judges import Rubric
 from trajudge.labeling_app import _state as S
 from trajudge.labeling_app._access import label_page_judgments, own_label
-from trajudge.labeling_app._config import AppConfig
-from trajudge.labeling_app._data import (
-    get_count,
-    get_pool,
-    get_queue,
-    get_rubric,
-    get_store,
-    get_trajectory,
+from trajudge.labeling_app._actions import (
+    advance,
+    annotator_queue,
+    on_back,
+    on_details,
+    on_next,
+    on_open,
+    on_skip,
+    on_value,
 )
-from trajudge.labeling_app._queue import Queue, next_item, progress
-from trajudge.labeling_app._view import build_item_view
+from trajudge.labeling_app._config import AppConfig
+from trajudge.labeling_app._data import get_count, get_rubric, get_store
+from trajudge.labeling_app._queue import Progress, Queue, progress
+from trajudge.labeling_app._view import ItemView, build_item_view
 from trajudge.labeling_app._widgets import (
     level_text,
     render_item,
@@ -70,183 +81,72 @@ def sidebar(cfg: AppConfig) -> None:
             st.rerun()
 
 
-def _queue(cfg: AppConfig, dataset: str, rubric: Rubric, me: str) -> Queue:
-    pool = get_pool(cfg.db_url, dataset, rubric.id)
-    return get_queue(cfg.db_url, dataset, cfg.rubric, me, cfg.strategy, cfg.overlap, pool)
-
-
-def _advance(cfg: AppConfig, dataset: str, rubric: Rubric, me: str) -> None:
-    """Put the next open item of the queue on screen (None when the queue is done)."""
-    ss = st.session_state
-    store = get_store(cfg.db_url)
-    queue = _queue(cfg, dataset, rubric, me)
-    current = ss[S.CURRENT]
-    if current is not None:
-        ss[S.VISITED] = [*ss[S.VISITED], current][-200:]
-    exclude = frozenset([current]) if current is not None else frozenset()
-    found = next_item(store, dataset, rubric.id, queue, start=ss[S.CURSOR], exclude=exclude)
-    if found is None:
-        S.show_item(None)
-        ss[S.CURSOR] = len(queue)
-    else:
-        pos, tid = found
-        S.show_item(tid)
-        # the current item stays open until labeled: only move the cursor up to it
-        ss[S.CURSOR] = pos
-
-
-def _save(
-    cfg: AppConfig,
-    dataset: str,
-    rubric: Rubric,
-    tid: str,
-    value: float | None,
-    *,
-    skipped: bool = False,
-) -> None:
-    ss = st.session_state
-    me = ss[S.ANNOTATOR]
-    criteria = {
-        c.id: ss.get(S.widget_key("crit", tid, c.id))
-        for c in rubric.criteria
-        if ss.get(S.widget_key("crit", tid, c.id)) is not None
-    }
-    note = (ss.get(S.widget_key("note", tid)) or "").strip() or None
-    get_store(cfg.db_url).save_label(
-        dataset,
-        tid,
-        rubric.id,
-        me,
-        value,
-        criteria=criteria or None,
-        note=note,
-        unsure=bool(ss.get(S.widget_key("unsure", tid))),
-        skipped=skipped,
-    )
-    S.set_flash(tid, "success", f"Saved: {level_text(rubric, value)}")
-
-
-def _on_screen(tid: str, *, warn: bool = True) -> bool:
-    """Whether ``tid`` is still the item on screen when its button's callback runs.
-
-    A button's callback carries the item of the run that drew it. When a rerun is slow and a
-    key is pressed before it redrew the buttons (or a second Next arrives), the callback can
-    be about an item no longer on screen: it must not save or move anything then.
-    """
-    if st.session_state[S.CURRENT] == tid:
-        return True
-    current = st.session_state[S.CURRENT]
-    if warn and current is not None:
-        S.set_flash(
-            current,
-            "warning",
-            "Not saved: that click was meant for another item; give the label again.",
-        )
-    return False
-
-
-def _on_value(cfg: AppConfig, dataset: str, rubric: Rubric, tid: str, value: int) -> None:
-    if _on_screen(tid):
-        _save(cfg, dataset, rubric, tid, float(value))
-
-
-def _on_details(cfg: AppConfig, dataset: str, rubric: Rubric, tid: str) -> None:
-    """A note, unsure flag or criterion changed: re-save when the item already has a value."""
-    store = get_store(cfg.db_url)
-    mine = own_label(store, dataset, tid, rubric.id, st.session_state[S.ANNOTATOR])
-    if mine is not None and not mine["skipped"]:
-        _save(cfg, dataset, rubric, tid, mine["value"])
-
-
-def _on_skip(cfg: AppConfig, dataset: str, rubric: Rubric, tid: str) -> None:
-    if not _on_screen(tid):
-        return
-    _save(cfg, dataset, rubric, tid, None, skipped=True)
-    _advance(cfg, dataset, rubric, st.session_state[S.ANNOTATOR])
-
-
-def _on_next(cfg: AppConfig, dataset: str, rubric: Rubric, tid: str) -> None:
-    if not _on_screen(tid, warn=False):  # a second Next for the same item: already moved on
-        return
-    me = st.session_state[S.ANNOTATOR]
-    if own_label(get_store(cfg.db_url), dataset, tid, rubric.id, me) is None:
-        S.set_flash(tid, "warning", "Give a label or skip this item first.")
-        return
-    _advance(cfg, dataset, rubric, me)
-
-
-def _on_back() -> None:
-    ss = st.session_state
-    if ss[S.VISITED]:
-        S.show_item(ss[S.VISITED][-1])
-        ss[S.VISITED] = ss[S.VISITED][:-1]
-
-
-def _on_open(tid_key: str) -> None:
-    ss = st.session_state
-    target = ss.get(tid_key)
-    if target and target != ss[S.CURRENT]:
-        if ss[S.CURRENT] is not None:
-            ss[S.VISITED] = [*ss[S.VISITED], ss[S.CURRENT]][-200:]
-        S.show_item(target)
-
-
-def _seed_widgets(rubric: Rubric, tid: str, mine: dict[str, Any] | None) -> None:
-    """Show an earlier label in the widgets the first time its item is on screen."""
-    import json
-
+def _seed_widgets(tid: str, mine: dict[str, Any] | None) -> None:
+    """Show an earlier label in the widgets the first time its item is on screen (and switch
+    the criteria on when it has some)."""
     ss = st.session_state
     if mine is None or S.widget_key("note", tid) in ss:
         return
     ss[S.widget_key("note", tid)] = mine["note"] or ""
     ss[S.widget_key("unsure", tid)] = bool(mine["unsure"])
-    crit = json.loads(mine["criteria"]) if mine["criteria"] else {}
+    if mine["criteria"]:
+        ss[S.SHOW_CRITERIA] = True
+
+
+def _criteria(rubric: Rubric, tid: str, mine: dict[str, Any] | None, args: tuple[Any, ...]) -> None:
+    """The per-criterion values, drawn only while the annotator has them switched on: each is
+    a widget of its own item, and a new widget costs the browser far more than a redrawn one.
+    A criterion's widget starts from the value stored with the annotator's label."""
+    ss = st.session_state
+    if not st.toggle("Criteria (optional)", key=S.SHOW_CRITERIA):
+        return
+    stored = json.loads(mine["criteria"]) if mine is not None and mine["criteria"] else {}
+    values = [lv.value for lv in rubric.scale.levels]
     for c in rubric.criteria:
-        ss[S.widget_key("crit", tid, c.id)] = crit.get(c.id)
+        key = S.widget_key("crit", tid, c.id)
+        if key not in ss:
+            ss[key] = stored.get(c.id)
+        st.radio(
+            c.id,
+            [None, *values],
+            format_func=lambda v: "–" if v is None else str(v),
+            horizontal=True,
+            key=key,
+            help=c.description,
+            on_change=on_details,
+            args=args,
+        )
 
 
 def label_panel(cfg: AppConfig, dataset: str, rubric: Rubric, tid: str) -> None:
-    """The rubric with its anchors beside the value buttons, then details and navigation."""
+    """The rubric with its anchors above the value buttons, then details and navigation."""
     ss = st.session_state
     # first, at a place nothing above can move: a frame that moves is reloaded, and until its
     # script runs again Enter does nothing
     st.iframe(_ENTER_FOR_NEXT, height=1, tab_index=-1, alt="keyboard shortcut: Enter for Next")
     store = get_store(cfg.db_url)
     mine = own_label(store, dataset, tid, rubric.id, ss[S.ANNOTATOR])
-    _seed_widgets(rubric, tid, mine)
-    st.subheader(f"Rubric: {rubric.id}", divider="gray")
-    st.text(rubric.description)
+    _seed_widgets(tid, mine)
+    anchors = "\n".join(
+        f"{level_text(rubric, lv.value)}: {lv.anchor}" for lv in rubric.scale.levels
+    )
+    st.text(f"Rubric: {rubric.id}\n{rubric.description}\n\n{anchors}")
     args = (cfg, dataset, rubric, tid)
     for lv in rubric.scale.levels:
-        key_col, text_col = st.columns([2, 3], vertical_alignment="center")
         chosen = mine is not None and mine["value"] == lv.value
-        key_col.button(
-            f"{lv.value} · {lv.label}",
+        st.button(
+            level_text(rubric, lv.value),
             key=f"value-{lv.value}",
             type="primary" if chosen else "secondary",
             shortcut=value_shortcut(rubric, lv.value) if 0 <= lv.value <= 9 else None,
-            on_click=_on_value,
+            on_click=on_value,
             args=(*args, lv.value),
             width="stretch",
-            wrap=True,
         )
-        text_col.text(lv.anchor)
     if rubric.criteria:
-        with st.expander("Criteria (optional)", expanded=False):
-            values = [lv.value for lv in rubric.scale.levels]
-            for c in rubric.criteria:
-                st.radio(
-                    c.id,
-                    [None, *values],
-                    format_func=lambda v: "–" if v is None else str(v),
-                    horizontal=True,
-                    key=S.widget_key("crit", tid, c.id),
-                    help=c.description,
-                    on_change=_on_details,
-                    args=args,
-                )
-    st.text_area("Note", key=S.widget_key("note", tid), on_change=_on_details, args=args)
-    st.checkbox("Unsure", key=S.widget_key("unsure", tid), on_change=_on_details, args=args)
+        _criteria(rubric, tid, mine, args)
+    st.text_area("Note", key=S.widget_key("note", tid), on_change=on_details, args=args)
+    st.checkbox("Unsure", key=S.widget_key("unsure", tid), on_change=on_details, args=args)
     message = st.empty()  # always there, so a message coming or going moves nothing below
     flash = S.flash_for(tid)  # only a message about this item: never a stale one
     if flash is not None:
@@ -256,10 +156,10 @@ def label_panel(cfg: AppConfig, dataset: str, rubric: Rubric, tid: str) -> None:
         message.info(
             f"Your label: {level_text(rubric, None if mine['skipped'] else mine['value'])}"
         )
-    back, skip, nxt = st.columns(3)
-    back.button("Back", shortcut="B", on_click=_on_back, disabled=not ss[S.VISITED])
-    skip.button("Skip", shortcut="S", on_click=_on_skip, args=args)
-    nxt.button("Next", shortcut="N", type="primary", on_click=_on_next, args=args)
+    nav = st.container(horizontal=True)
+    nav.button("Back", shortcut="B", on_click=on_back, disabled=not ss[S.VISITED])
+    nav.button("Skip", shortcut="S", on_click=on_skip, args=args)
+    nav.button("Next", shortcut="N", type="primary", on_click=on_next, args=args)
     if mine is not None:
         history = store.label_history(int(mine["id"]))
         if history:
@@ -269,13 +169,26 @@ def label_panel(cfg: AppConfig, dataset: str, rubric: Rubric, tid: str) -> None:
 
 
 def my_labels(cfg: AppConfig, dataset: str, rubric: Rubric) -> None:
-    """Jump back to any item this annotator labeled, to see or edit the label."""
-    me = st.session_state[S.ANNOTATOR]
-    done = get_store(cfg.db_url).annotator_label_ids(dataset, rubric.id, me)
-    with st.sidebar.expander(f"Your recent labels ({len(done)})"):
-        if done:
-            st.selectbox("Item", done, key="open-pick")
-            st.button("Open", on_click=_on_open, args=("open-pick",))
+    """Jump back to any item this annotator labeled, to see or edit the label.
+
+    The list is drawn only while its expander is open (a selectbox whose options change with
+    every label costs the browser more on each item than the rest of the sidebar); it is read
+    on a full run of the page and kept up to date by each save.
+    """
+    ss = st.session_state
+    box = st.sidebar.expander("Your recent labels", key=S.RECENT_OPEN, on_change="rerun")
+    if not box.open:
+        return
+    if ss[S.RECENT] is None:
+        store = get_store(cfg.db_url)
+        ss[S.RECENT] = store.annotator_label_ids(dataset, rubric.id, ss[S.ANNOTATOR])
+    done: list[str] = ss[S.RECENT]
+    with box:
+        if not done:
+            st.text("None yet.")
+            return
+        st.selectbox("Item", done, key="open-pick")
+        st.button("Open", on_click=on_open, args=("open-pick",))
 
 
 def signed_in_page() -> tuple[AppConfig, str, str]:
@@ -295,38 +208,79 @@ def signed_in_page() -> tuple[AppConfig, str, str]:
     return cfg, str(me), str(dataset)
 
 
-def page_label() -> None:
-    cfg, me, dataset = signed_in_page()
+def _progress(cfg: AppConfig, dataset: str, rubric: Rubric, queue: Queue) -> Progress:
+    """The progress kept in the session (counted when there is none: on a full run)."""
     ss = st.session_state
-    rubric = get_rubric(cfg.rubric)
-    store = get_store(cfg.db_url)
-    my_labels(cfg, dataset, rubric)
-    if ss[S.CURRENT] is None and ss[S.CURSOR] == 0:
-        _advance(cfg, dataset, rubric, me)
-    queue = _queue(cfg, dataset, rubric, me)
-    render_progress(progress(store, dataset, rubric.id, queue, get_count(cfg.db_url, dataset)))
-    tid = ss[S.CURRENT]
-    if tid is None:
-        st.success("Your queue is done. Thank you!")
-        st.button("Back", on_click=_on_back, disabled=not ss[S.VISITED])
-        return
-    traj = get_trajectory(cfg.db_url, dataset, tid)
-    if traj is None:
-        st.error("This trajectory is no longer in the store.")
-        st.button("Skip", on_click=_on_skip, args=(cfg, dataset, rubric, tid))
-        return
+    p: Progress | None = ss[S.PROGRESS]
+    if p is None:
+        n_items = get_count(cfg.db_url, dataset)
+        p = progress(get_store(cfg.db_url), dataset, rubric.id, queue, n_items)
+    elif p.mine_total != len(queue):  # the queue was built again (another pool)
+        p = replace(p, mine_total=len(queue))
+    ss[S.PROGRESS] = p
+    return p
+
+
+def _item_view(cfg: AppConfig, dataset: str, rubric: Rubric, tid: str) -> ItemView | None:
+    """The view of item ``tid``: the trajectory fetched by id once while it stays on screen
+    (a label click redraws it from the session), None when it is no longer in the store."""
+    ss = st.session_state
     shown = cfg.show_judges and bool(ss[S.SHOW_JUDGES])
+    key = (tid, shown)
+    cached = ss[S.ITEM]
+    if cached is not None and cached[0] == key:
+        view: ItemView = cached[1]
+        return view
+    store = get_store(cfg.db_url)
+    traj = store.trajectory(dataset, tid)
+    if traj is None:
+        return None
     view = build_item_view(
         traj,
         rule_result=store.item_rule_result(dataset, tid),
         judgments=label_page_judgments(store, cfg, dataset, tid, shown=shown),
         rubric_id=rubric.id,
     )
+    ss[S.ITEM] = (key, view)
+    return view
+
+
+@st.fragment
+def item_and_panel(cfg: AppConfig, dataset: str, rubric: Rubric, me: str) -> None:
+    """The progress, the item on screen and its label panel; reruns alone on their clicks."""
+    ss = st.session_state
+    queue = annotator_queue(cfg, dataset, rubric, me)
+    render_progress(_progress(cfg, dataset, rubric, queue))
+    my_labels(cfg, dataset, rubric)
+    tid = ss[S.CURRENT]
+    if tid is None:
+        st.success("Your queue is done. Thank you!")
+        st.button("Back", on_click=on_back, disabled=not ss[S.VISITED])
+        return
+    view = _item_view(cfg, dataset, rubric, tid)
+    if view is None:
+        st.error("This trajectory is no longer in the store.")
+        st.button("Skip", on_click=on_skip, args=(cfg, dataset, rubric, tid))
+        return
     left, right = st.columns([3, 2], gap="large")
     with left:
         render_item(view)
         render_rule(view.rule)
-        if shown:
+        if cfg.show_judges and ss[S.SHOW_JUDGES]:
             render_judgments(view.judgments)
     with right:
         label_panel(cfg, dataset, rubric, tid)
+
+
+def page_label() -> None:
+    cfg, me, dataset = signed_in_page()
+    ss = st.session_state
+    rubric = get_rubric(cfg.rubric)
+    # a full run: count the progress and read the labels and the item again (a fragment run
+    # keeps them)
+    ss[S.PROGRESS] = None
+    ss[S.RECENT] = None
+    ss[S.ITEM] = None
+    if ss[S.CURRENT] is None and ss[S.CURSOR] == 0:
+        advance(cfg, dataset, rubric, me)
+    item_and_panel(cfg, dataset, rubric, me)

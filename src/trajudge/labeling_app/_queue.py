@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -232,4 +233,31 @@ def progress(store: Store, dataset: str, rubric_id: str, queue: Queue, n_items: 
         mine_total=len(queue),
         items_labeled=everyone["items"],
         items_total=n_items,
+    )
+
+
+def progress_after_save(
+    before: Progress, rows: Sequence[Mapping[str, Any]], annotator: str, *, skipped: bool
+) -> Progress:
+    """The progress after ``annotator`` saved a label (``skipped``: a skip) on one item, from the
+    progress before and the item's label rows before the save (``Store.item_labels`` of the
+    item under the rubric), without counting again: what :func:`progress` would return.
+
+    Only non-adjudication human labels count, as in ``Store.label_counts``. Labels saved
+    meanwhile by others (or by the same annotator in another session) are not seen here: the
+    page counts again on each full run.
+    """
+    human = [r for r in rows if r["source"] == "human" and not r["adjudication"]]
+    mine = next((r for r in human if r["annotator"] == annotator), None)
+    done, n_skipped = before.mine_done, before.mine_skipped
+    if mine is None:
+        done += 1
+        n_skipped += int(skipped)
+    else:
+        n_skipped += int(skipped) - int(bool(mine["skipped"]))
+    return replace(
+        before,
+        mine_done=done,
+        mine_skipped=n_skipped,
+        items_labeled=before.items_labeled + (0 if human else 1),
     )

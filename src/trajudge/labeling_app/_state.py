@@ -17,6 +17,12 @@ CURSOR = "queue_cursor"  # queue position of the first item that may still be op
 VISITED = "visited"  # ids shown before the current one (for Back)
 SHOW_JUDGES = "show_judges"  # judge verdicts visible (off = blind labeling)
 FLASH = "flash"  # a message about one item: (trajectory id, kind, text) or None
+SHOW_CRITERIA = "show_criteria"  # the criteria widgets drawn (off: only the overall value)
+# Kept between the label page's fragment reruns, reset by each full run of the page:
+PROGRESS = "progress"  # Progress counted on the last full run, moved on by each save; or None
+ITEM = "item_view"  # ((trajectory id, judges shown), ItemView) of the item on screen, or None
+RECENT = "recent_labels"  # ids the annotator labeled, the latest first (at most 200), or None
+RECENT_OPEN = "recent_open"  # the sidebar's "Your recent labels" expander is open
 
 
 def _defaults() -> dict[str, Callable[[], Any]]:
@@ -29,6 +35,10 @@ def _defaults() -> dict[str, Callable[[], Any]]:
         VISITED: list,
         SHOW_JUDGES: lambda: None,
         FLASH: lambda: None,
+        SHOW_CRITERIA: lambda: False,
+        PROGRESS: lambda: None,
+        ITEM: lambda: None,
+        RECENT: lambda: None,
     }
 
 

@@ -7,6 +7,7 @@ strings written here; labels of expanders and widgets never contain trajectory t
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pandas as pd
@@ -25,70 +26,88 @@ def render_progress(p: Progress) -> None:
     )
 
 
-def render_rule(rule: RuleView | None) -> None:
-    st.subheader("Rule checks", divider="gray")
+def _check_line(c: dict[str, Any]) -> str:
+    passed = c.get("passed")
+    mark = "n/a" if passed is None else "pass" if passed else "FAIL"
+    score = c.get("score")
+    line = f"{mark:<4}  {c.get('severity') or '':<11} {c.get('check')}"
+    if score is not None:
+        line += f"  score {score:.2f}" if isinstance(score, float) else f"  score {score}"
+    if c.get("detail"):
+        line += f"  {c['detail']}"
+    return line
+
+
+def rule_text(rule: RuleView | None) -> str:
+    """``Rule checks: <verdict> · score <s>``, then one line per check (plain text)."""
     if rule is None:
-        st.text("No rule results stored for this trajectory.")
-        return
+        return "Rule checks: none stored for this trajectory."
     verdict = "all gates passed" if rule.gates_passed else "a gate check failed"
     score = "n/a" if rule.score is None else f"{rule.score:.3f}"
-    st.text(f"{verdict} · score {score}")
-    if rule.checks:
-        st.dataframe(pd.DataFrame(rule.checks), hide_index=True, width="stretch")
-    else:
-        st.json(rule.raw, expanded=False)
+    return "\n".join([f"Rule checks: {verdict} · score {score}", *map(_check_line, rule.checks)])
+
+
+def render_rule(rule: RuleView | None) -> None:
+    """The stored rule result as one text: the verdict, then one line per check (the raw
+    result as JSON when it holds no checks)."""
+    st.text(rule_text(rule))
+    if rule is not None and not rule.checks:
+        st.code(json.dumps(rule.raw, indent=2, default=str), language="json", wrap_lines=True)
+
+
+def step_text(s: StepView) -> str:
+    """One tool call as text: ``Step 3: tool · ok · 120 tokens · 340 ms``, its arguments
+    (formatted JSON), then its error and its output (or the output's preview)."""
+    header = f"Step {s.index}: {s.tool} · {'ok' if s.ok else 'failed'}"
+    parts = [header + (f" · {s.meta}" if s.meta else ""), s.args_json]
+    if s.error:
+        parts.append(f"error: {s.error}")
+    if s.output_preview:
+        parts.append(f"output: {s.output_preview}")
+    return "\n".join(parts)
+
+
+def render_block(text: str, whole: str | None = None) -> None:
+    """One part of a trajectory (a tool call; later a turn of the conversation) as one code
+    block, and ``whole`` (the untruncated text) in an expander when given. Each element costs
+    the browser a few milliseconds per item, so a part is one element."""
+    st.code(text, language=None, wrap_lines=True)
+    if whole is not None:
+        with st.expander(f"Whole output ({len(whole):,} characters)"):
+            st.code(whole, language=None, wrap_lines=True)
+
+
+def usage_line(usage: dict[str, Any]) -> str:
+    """``Usage: prompt_tokens 10 · completion_tokens 5 · ...`` (plain text)."""
+    if not usage:
+        return "Usage: none recorded."
+    return "Usage: " + " · ".join(f"{k} {v}" for k, v in usage.items())
 
 
 def render_item(view: ItemView) -> None:
-    """The task input, every step, the final answer and the usage of one trajectory."""
-    st.subheader("Task", divider="gray")
+    """The task input, every step, the final answer and the usage of one trajectory.
+
+    Few elements (every element is a message to the browser and a node it draws on each
+    item): an id line, the input, one block per step, the final answer, one usage line.
+    """
     meta = f"id {view.trajectory_id} · task {view.task_id} · trial {view.trial}"
     if view.intent:
         meta += f" · intent {view.intent}"
-    st.text(meta)
+    turns = f"{len(view.turns)} turns · " if view.turns else ""
+    st.text(f"{meta}\n{turns}{len(view.steps)} steps · {usage_line(view.usage)}")
     st.code(view.input or "(empty input)", language=None, wrap_lines=True)
     if view.turns:
-        st.subheader(
-            f"Conversation ({len(view.turns)} turns, {len(view.steps)} steps)", divider="gray"
-        )
+        # the whole conversation in order: each turn's text, then the tool calls it made
         for turn in view.turns:
             if turn.text:
-                st.text(f"{turn.role}:")
-                st.code(turn.text, language=None, wrap_lines=True)
+                render_block(f"{turn.role}:\n{turn.text}")
             for s in turn.steps:
-                _render_step(s)
+                render_block(step_text(s), s.output_full)
     else:
-        st.subheader(f"Steps ({len(view.steps)})", divider="gray")
-        if not view.steps:
-            st.text("No tool calls.")
         for s in view.steps:
-            _render_step(s)
+            render_block(step_text(s), s.output_full)
     st.subheader("Final answer", divider="gray")
     st.code(view.final_answer or "(no final answer)", language=None, wrap_lines=True)
-    st.subheader("Usage", divider="gray")
-    if view.usage:
-        st.json(view.usage, expanded=True)
-    else:
-        st.text("No usage recorded.")
-
-
-def _render_step(s: StepView) -> None:
-    with st.container(border=True):
-        head, status = st.columns([5, 1])
-        head.text(f"Step {s.index}: {s.tool}" + (f"   ({s.meta})" if s.meta else ""))
-        if s.ok:
-            status.badge("ok", color="green")
-        else:
-            status.badge("error", color="red")
-        st.code(s.args_json, language="json", wrap_lines=True)
-        if s.error:
-            st.text("error:")
-            st.code(s.error, language=None, wrap_lines=True)
-        if s.output_preview:
-            st.code(s.output_preview, language=None, wrap_lines=True)
-        if s.output_full is not None:
-            with st.expander(f"Whole output ({len(s.output_full):,} characters)"):
-                st.code(s.output_full, language=None, wrap_lines=True)
 
 
 def render_judgments(judgments: list[dict[str, Any]]) -> None:

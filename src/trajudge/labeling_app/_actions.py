@@ -1,0 +1,161 @@
+"""What the label page's clicks do: save a label, move to the next item, go back, open one.
+
+Every callback about an item carries the item of the run that drew its button and acts only
+while that item is still on screen (a slow rerun can deliver a click meant for the item
+before). Each save also moves on the progress and the recent-labels list the page keeps.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import streamlit as st
+
+from trajudge.judges import Rubric
+from trajudge.labeling_app import _state as S
+from trajudge.labeling_app._access import own_label
+from trajudge.labeling_app._config import AppConfig
+from trajudge.labeling_app._data import get_pool, get_queue, get_store
+from trajudge.labeling_app._queue import Queue, next_item, progress_after_save
+from trajudge.labeling_app._widgets import level_text
+
+RECENT_MAX = 200  # items in "Your recent labels"
+
+
+def annotator_queue(cfg: AppConfig, dataset: str, rubric: Rubric, me: str) -> Queue:
+    pool = get_pool(cfg.db_url, dataset, rubric.id)
+    return get_queue(cfg.db_url, dataset, cfg.rubric, me, cfg.strategy, cfg.overlap, pool)
+
+
+def advance(cfg: AppConfig, dataset: str, rubric: Rubric, me: str) -> None:
+    """Put the next open item of the queue on screen (None when the queue is done)."""
+    ss = st.session_state
+    store = get_store(cfg.db_url)
+    queue = annotator_queue(cfg, dataset, rubric, me)
+    current = ss[S.CURRENT]
+    if current is not None:
+        ss[S.VISITED] = [*ss[S.VISITED], current][-200:]
+    exclude = frozenset([current]) if current is not None else frozenset()
+    found = next_item(store, dataset, rubric.id, queue, start=ss[S.CURSOR], exclude=exclude)
+    if found is None:
+        S.show_item(None)
+        ss[S.CURSOR] = len(queue)
+    else:
+        pos, tid = found
+        S.show_item(tid)
+        # the current item stays open until labeled: only move the cursor up to it
+        ss[S.CURSOR] = pos
+
+
+def _criteria_values(
+    rubric: Rubric, tid: str, before: list[dict[str, Any]], me: str
+) -> dict[str, Any] | None:
+    """The criteria to save: the widgets' values while they are drawn, else the criteria
+    already stored with the annotator's label (hidden widgets hold no values)."""
+    ss = st.session_state
+    if ss.get(S.SHOW_CRITERIA):  # a widget's key: gone for a run that did not draw it
+        keys = {c.id: S.widget_key("crit", tid, c.id) for c in rubric.criteria}
+        return {cid: ss[k] for cid, k in keys.items() if ss.get(k) is not None} or None
+    mine = next((r for r in before if r["annotator"] == me and not r["adjudication"]), None)
+    stored: dict[str, Any] | None = (
+        json.loads(mine["criteria"]) if mine is not None and mine["criteria"] else None
+    )
+    return stored
+
+
+def _save(
+    cfg: AppConfig,
+    dataset: str,
+    rubric: Rubric,
+    tid: str,
+    value: float | None,
+    *,
+    skipped: bool = False,
+) -> None:
+    ss = st.session_state
+    me = ss[S.ANNOTATOR]
+    note = (ss.get(S.widget_key("note", tid)) or "").strip() or None
+    store = get_store(cfg.db_url)
+    before = store.item_labels(dataset, tid, rubric.id)
+    store.save_label(
+        dataset,
+        tid,
+        rubric.id,
+        me,
+        value,
+        criteria=_criteria_values(rubric, tid, before, me),
+        note=note,
+        unsure=bool(ss.get(S.widget_key("unsure", tid))),
+        skipped=skipped,
+    )
+    if ss[S.PROGRESS] is not None:
+        ss[S.PROGRESS] = progress_after_save(ss[S.PROGRESS], before, me, skipped=skipped)
+    if ss[S.RECENT] is not None:
+        ss[S.RECENT] = [tid, *(t for t in ss[S.RECENT] if t != tid)][:RECENT_MAX]
+    S.set_flash(tid, "success", f"Saved: {level_text(rubric, value)}")
+
+
+def _on_screen(tid: str, *, warn: bool = True) -> bool:
+    """Whether ``tid`` is still the item on screen when its button's callback runs.
+
+    A button's callback carries the item of the run that drew it. When a rerun is slow and a
+    key is pressed before it redrew the buttons (or a second Next arrives), the callback can
+    be about an item no longer on screen: it must not save or move anything then.
+    """
+    if st.session_state[S.CURRENT] == tid:
+        return True
+    current = st.session_state[S.CURRENT]
+    if warn and current is not None:
+        S.set_flash(
+            current,
+            "warning",
+            "Not saved: that click was meant for another item; give the label again.",
+        )
+    return False
+
+
+def on_value(cfg: AppConfig, dataset: str, rubric: Rubric, tid: str, value: int) -> None:
+    if _on_screen(tid):
+        _save(cfg, dataset, rubric, tid, float(value))
+
+
+def on_details(cfg: AppConfig, dataset: str, rubric: Rubric, tid: str) -> None:
+    """A note, unsure flag or criterion changed: re-save when the item already has a value."""
+    store = get_store(cfg.db_url)
+    mine = own_label(store, dataset, tid, rubric.id, st.session_state[S.ANNOTATOR])
+    if mine is not None and not mine["skipped"]:
+        _save(cfg, dataset, rubric, tid, mine["value"])
+
+
+def on_skip(cfg: AppConfig, dataset: str, rubric: Rubric, tid: str) -> None:
+    if not _on_screen(tid):
+        return
+    _save(cfg, dataset, rubric, tid, None, skipped=True)
+    advance(cfg, dataset, rubric, st.session_state[S.ANNOTATOR])
+
+
+def on_next(cfg: AppConfig, dataset: str, rubric: Rubric, tid: str) -> None:
+    if not _on_screen(tid, warn=False):  # a second Next for the same item: already moved on
+        return
+    me = st.session_state[S.ANNOTATOR]
+    if own_label(get_store(cfg.db_url), dataset, tid, rubric.id, me) is None:
+        S.set_flash(tid, "warning", "Give a label or skip this item first.")
+        return
+    advance(cfg, dataset, rubric, me)
+
+
+def on_back() -> None:
+    ss = st.session_state
+    if ss[S.VISITED]:
+        S.show_item(ss[S.VISITED][-1])
+        ss[S.VISITED] = ss[S.VISITED][:-1]
+
+
+def on_open(tid_key: str) -> None:
+    ss = st.session_state
+    target = ss.get(tid_key)
+    if target and target != ss[S.CURRENT]:
+        if ss[S.CURRENT] is not None:
+            ss[S.VISITED] = [*ss[S.VISITED], ss[S.CURRENT]][-200:]
+        S.show_item(target)
