@@ -132,17 +132,16 @@ class TrajudgeConfig(_Section):
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
     layers: LayersConfig | None = None
     cache: Path | None = None
-    engine: str | None = None
+    engine: str = "local"  # what runs the judge calls: one of trajudge.judges.ENGINES
+    address: str | None = None  # the Ray cluster of ``engine: ray`` (auto, ray://host:10001)
 
     @field_validator("engine")
     @classmethod
-    def _known_engine(cls, engine: str | None) -> str | None:
-        if engine is not None:
-            try:
-                check_engine(engine)
-            except InputError as exc:
-                raise ValueError(exc.reason) from None
-        return engine
+    def _known_engine(cls, engine: str) -> str:
+        try:
+            return check_engine(engine)
+        except InputError as exc:
+            raise ValueError(exc.reason) from None
 
     @field_validator("judges")
     @classmethod

@@ -204,7 +204,9 @@ def _score(
             progress=update,
             gates=cfg.gates,
             tasks=tasks,
-            engine=make_engine(cfg.engine, store, dataset),
+            engine=make_engine(
+                cfg.engine, store=store, dataset=dataset, judges=judges, address=cfg.address
+            ),
         )
     summary.judge_calls += batch.judged + batch.errors - batch.cache_hits
     summary.cache_hits += batch.cache_hits

@@ -11,6 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from trajudge.cli._app import DEFAULT_DB, DbOption, app, console, handle_user_errors
+from trajudge.trajectories import InputError
 
 if TYPE_CHECKING:
     from trajudge.rules import CheckSummary, DatasetCheck
@@ -22,8 +23,12 @@ def _fmt(v: float | None) -> str:
 
 def print_summary(run: DatasetCheck) -> None:
     """The per-check table and the overall line."""
-    s: CheckSummary = run.summary
-    table = Table(title=f"rule checks: {run.dataset} ({run.spec_source})")
+    print_check_summary(f"{run.dataset} ({run.spec_source})", run.summary)
+
+
+def print_check_summary(title: str, s: CheckSummary) -> None:
+    """The per-check table and the overall line of ``s``."""
+    table = Table(title=f"rule checks: {title}")
     table.add_column("check")
     table.add_column("severity")
     for name in ("runs", "passed", "failed", "mean score"):
@@ -53,7 +58,9 @@ def print_summary(run: DatasetCheck) -> None:
 @app.command("check")
 @handle_user_errors
 def check_command(
-    dataset: Annotated[str, typer.Argument(help="The stored dataset to check.")],
+    dataset: Annotated[
+        str | None, typer.Argument(help="The stored dataset to check (or --parquet).")
+    ] = None,
     spec: Annotated[
         Path | None,
         typer.Option(
@@ -66,6 +73,26 @@ def check_command(
     fail_on_gate: Annotated[
         bool, typer.Option("--fail-on-gate", help="Exit with code 1 when any gate fails.")
     ] = False,
+    parquet: Annotated[
+        Path | None,
+        typer.Option(
+            "--parquet",
+            help="Check a trajectory Parquet file block by block instead of a stored dataset "
+            "(any size; specs from --spec only).",
+        ),
+    ] = None,
+    engine: Annotated[
+        str,
+        typer.Option("--engine", help="With --parquet: local, or ray (one task per block)."),
+    ] = "local",
+    address: Annotated[
+        str | None,
+        typer.Option("--address", help="Ray cluster of --engine ray: auto, ray://host:10001."),
+    ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", help="With --parquet: write the reports to this Parquet file."),
+    ] = None,
 ) -> None:
     """Run the rule checks on every trajectory of DATASET and store the reports.
 
@@ -76,16 +103,22 @@ def check_command(
     from trajudge.rules import check_stored_dataset
     from trajudge.store import Store
 
+    if parquet is not None:
+        if dataset is not None:
+            raise InputError("trajudge check", None, "DATASET", "give a dataset or --parquet")
+        _check_file(parquet, spec, engine, address, out, as_json, fail_on_gate)
+        return
+    if dataset is None:
+        raise InputError("trajudge check", None, "DATASET", "give a dataset name (or --parquet)")
+    for name, value in (("--out", out), ("--address", address)):
+        if value is not None:
+            raise InputError(name, None, None, "applies to --parquet only")
+    if engine != "local":
+        raise InputError(
+            "--engine", None, None, "a stored dataset is checked locally; --engine is for --parquet"
+        )
     store = Store(db)
-    progress = Progress(
-        TextColumn("checking"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-        disable=as_json,
-        transient=True,
-    )
+    progress = _progress(as_json)
     task = progress.add_task("check", total=None)
     started: list[bool] = []
 
@@ -107,14 +140,66 @@ def check_command(
         if started:
             progress.stop()
     if as_json:
-        out = {
+        doc = {
             "dataset": run.dataset,
             "spec_source": run.spec_source,
             "summary": run.summary.to_dict(),
             "reports": [r.to_dict() for r in run.reports],
         }
-        typer.echo(json.dumps(out, ensure_ascii=False))
+        typer.echo(json.dumps(doc, ensure_ascii=False))
     else:
         print_summary(run)
     if fail_on_gate and run.summary.gate_failures:
+        raise typer.Exit(1)
+
+
+def _progress(as_json: bool) -> Progress:
+    return Progress(
+        TextColumn("checking"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        disable=as_json,
+        transient=True,
+    )
+
+
+def _check_file(
+    parquet: Path,
+    spec: Path | None,
+    engine: str,
+    address: str | None,
+    out: Path | None,
+    as_json: bool,
+    fail_on_gate: bool,
+) -> None:
+    """``trajudge check --parquet``: the summary of a file checked block by block."""
+    from trajudge.rules import RULE_ENGINES, check_parquet, load_specs, resolve_specs
+
+    if engine not in RULE_ENGINES:
+        raise InputError("--engine", None, None, f"{engine!r} is not one of local, ray")
+    if address is not None and engine != "ray":
+        raise InputError("--address", None, None, "a cluster address applies to --engine ray")
+    spec_set = load_specs(spec) if spec is not None else None
+    tasks, defaults = resolve_specs({}, spec_set)
+    progress = _progress(as_json)
+    task = progress.add_task("check", total=None)
+    with progress:
+        summary = check_parquet(
+            parquet,
+            tasks,
+            defaults,
+            engine="ray" if engine == "ray" else "local",
+            address=address,
+            out=out,
+            on_start=lambda total: progress.update(task, total=total),
+            on_progress=lambda k: progress.advance(task, k),
+        )
+    if as_json:
+        doc = {"file": str(parquet), "summary": summary.to_dict()}
+        typer.echo(json.dumps(doc, ensure_ascii=False))
+    else:
+        print_check_summary(str(parquet), summary)
+    if fail_on_gate and summary.gate_failures:
         raise typer.Exit(1)

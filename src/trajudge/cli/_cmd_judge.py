@@ -145,8 +145,12 @@ def judge_command(
         typer.Option(
             "--engine",
             help=f"What runs the calls: {', '.join(ENGINES)} (default: the config's engine:, "
-            "else local). batch: the provider's batch API, resumable.",
+            "else local). ray: a Ray cluster; batch: the provider's batch API, resumable.",
         ),
+    ] = None,
+    address: Annotated[
+        str | None,
+        typer.Option("--address", help="Ray cluster of --engine ray: auto, ray://host:10001."),
     ] = None,
     db: DbOption = DEFAULT_DB,
 ) -> None:
@@ -204,6 +208,10 @@ def judge_command(
     try:
         judges = build_judges(specs, rubric_dirs=rubric_dirs, cache=response_cache)
         _refuse_unused(judges, swap)
+        if address is None and cfg is not None and engine_name == "ray":
+            address = cfg.address
+        if address is not None and engine_name != "ray":
+            raise InputError("--address", None, None, "a cluster address applies to --engine ray")
     except InputError:
         if response_cache is not None:
             response_cache.close()
@@ -224,8 +232,11 @@ def judge_command(
     assert progress is not None
     runner = make_engine(
         engine_name,
-        store,
-        name,
+        store=store,
+        dataset=name,
+        judges=judges,
+        concurrency=concurrency,
+        address=address,
         notify=lambda line: progress.console.print(line, highlight=False, markup=False),
     )
     try:

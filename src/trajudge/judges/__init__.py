@@ -30,7 +30,7 @@ if TYPE_CHECKING:
         request_key,
     )
     from trajudge.judges._call import PreparedCall, finish
-    from trajudge.judges._client import CallResult, LLMClient, RateLimiter, choose_mode
+    from trajudge.judges._client import CallResult, Limiter, LLMClient, RateLimiter, choose_mode
     from trajudge.judges._engine import Engine, LocalEngine, make_engine
     from trajudge.judges._engines import ENGINES, check_engine
     from trajudge.judges._judge import Judge, JudgeResult, build_judges, run_sync
@@ -59,6 +59,7 @@ if TYPE_CHECKING:
         build_prompt,
     )
     from trajudge.judges._provider_batch import ProviderBatchEngine
+    from trajudge.judges._ray import RayEngine
     from trajudge.judges._render import (
         DELIMITER_TAGS,
         elide,
@@ -113,6 +114,7 @@ __all__ = [
     "JudgmentWriter",
     "JuryVerdict",
     "LLMClient",
+    "Limiter",
     "LocalEngine",
     "LocalModelServer",
     "LocalServerError",
@@ -122,6 +124,7 @@ __all__ = [
     "Prompt",
     "ProviderBatchEngine",
     "RateLimiter",
+    "RayEngine",
     "ResponseCache",
     "Rubric",
     "RubricMode",
@@ -169,6 +172,8 @@ __all__ = [
 
 # name -> the module it comes from: imported on first use (see trajudge._lazy)
 _EXPORTS = {
+    "Limiter": "trajudge.judges._client",
+    "RayEngine": "trajudge.judges._ray",
     "ENGINES": "trajudge.judges._engines",
     "check_engine": "trajudge.judges._engines",
     "make_engine": "trajudge.judges._engine",

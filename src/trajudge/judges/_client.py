@@ -41,7 +41,7 @@ import os
 import time
 import weakref
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urlparse
 
 from pydantic import BaseModel
@@ -206,10 +206,17 @@ class _Retryable(Exception):
     """A failure worth retrying (the original is its ``__cause__``)."""
 
 
+class Limiter(Protocol):
+    """Anything that spaces request starts: :class:`RateLimiter` in one process, or one
+    shared by the workers of a cluster (:class:`trajudge.judges.RayEngine`)."""
+
+    async def wait(self) -> None: ...
+
+
 @dataclass
 class _LoopState:
     semaphore: asyncio.Semaphore
-    limiter: RateLimiter | None
+    limiter: Limiter | None
 
 
 @dataclass
@@ -239,6 +246,9 @@ class LLMClient:
     extra_headers: dict[str, str] = field(default_factory=dict)
     endpoint: str | None = None
     via_instructor: bool = False
+    #: spaces request starts instead of a limiter of ``rpm`` in this process (shared by the
+    #: workers of a cluster); must work from any event loop
+    limiter: Limiter | None = None
     _states: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState] = field(
         default_factory=weakref.WeakKeyDictionary, repr=False
     )
@@ -272,7 +282,7 @@ class LLMClient:
         loop = asyncio.get_running_loop()
         state = self._states.get(loop)
         if state is None:
-            limiter = RateLimiter(self.rpm) if self.rpm else None
+            limiter = self.limiter or (RateLimiter(self.rpm) if self.rpm else None)
             state = _LoopState(asyncio.Semaphore(max(1, self.concurrency)), limiter)
             self._states[loop] = state
         return state

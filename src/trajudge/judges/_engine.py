@@ -22,14 +22,16 @@ the same :meth:`Engine.run`.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from trajudge.judges._call import PreparedCall
 from trajudge.judges._client import CallResult
 from trajudge.judges._engines import check_engine
+from trajudge.trajectories import InputError
 
 if TYPE_CHECKING:
+    from trajudge.judges._judge import Judge
     from trajudge.store import Store
 
 Emit = Callable[[PreparedCall, CallResult], None]
@@ -70,22 +72,41 @@ class LocalEngine:
         await run_all([feed(), *(work() for _ in range(self.concurrency))])
 
 
-#: Engine names for ``--engine`` and ``engine:`` in trajudge.yaml (parsed by :func:`make_engine`).
 def make_engine(
     name: str | None,
-    store: Store,
-    dataset: str,
     *,
+    store: Store | None = None,
+    dataset: str | None = None,
+    judges: Sequence[Judge] = (),
+    concurrency: int | None = None,
+    address: str | None = None,
     notify: Callable[[str], None] | None = None,
 ) -> Engine | None:
-    """The engine called ``name`` for a batch of ``dataset`` in ``store`` (None: the runner's
-    default, a :class:`LocalEngine` of the batch's concurrency). The one place that turns an
-    engine name into an engine."""
-    if name is None or check_engine(name) == "local":
-        return None
-    from trajudge.judges._provider_batch import ProviderBatchEngine
+    """The engine called ``name`` (one of :data:`trajudge.judges.ENGINES`; None is ``local``).
+    The one place that turns an engine name into an engine.
 
-    return ProviderBatchEngine(store, dataset, notify=notify)
+    ``local`` gives None: the runner's default, a :class:`LocalEngine` of the batch's
+    concurrency. ``ray`` runs the calls on the Ray cluster at ``address`` (``auto``,
+    ``ray://host:10001``; default: start or join a local one) with ``concurrency`` calls in
+    flight (default: the largest judge ``concurrency``). ``batch`` submits them through the
+    provider's batch API, recording its batches in ``store`` under ``dataset`` and telling
+    ``notify`` what it waits for.
+    """
+    name = "local" if name is None else check_engine(name)
+    if address is not None and name != "ray":
+        raise InputError("--address", None, None, "a cluster address applies to --engine ray")
+    if name == "ray":
+        from trajudge.judges._ray import RayEngine
+
+        width = concurrency or max((j.spec.concurrency for j in judges), default=1)
+        return RayEngine(width, address=address)
+    if name == "batch":
+        if store is None or dataset is None:
+            raise ValueError("the batch engine needs the store and the dataset")
+        from trajudge.judges._provider_batch import ProviderBatchEngine
+
+        return ProviderBatchEngine(store, dataset, notify=notify)
+    return None
 
 
 async def run_all(coros: list[Awaitable[None]], *, until_first: bool = False) -> None:

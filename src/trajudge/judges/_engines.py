@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from trajudge.trajectories import InputError
 
-ENGINES = ("local", "batch")
+#: Engine names for ``--engine`` and ``engine:`` (see :func:`trajudge.judges.make_engine`).
+ENGINES = ("local", "ray", "batch")
 
 
 def check_engine(name: str, where: str = "--engine") -> str:

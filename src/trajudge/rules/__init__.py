@@ -8,6 +8,7 @@
 (True, 1.0)
 """
 
+from trajudge.rules._blocks import RULE_ENGINES, check_parquet
 from trajudge.rules._compile import (
     BUILTIN_CHECKS,
     DEFAULT_SEVERITIES,
@@ -29,20 +30,23 @@ from trajudge.rules._registry import (
 )
 from trajudge.rules._run import DatasetCheck, check_stored_dataset
 from trajudge.rules._specs import SpecSet, load_specs, resolve_specs
-from trajudge.rules._summary import CheckSummary, summarize_reports
+from trajudge.rules._summary import CheckSummary, SummaryParts, summarize_reports
 from trajudge.rules._values import call_key, diff_values, values_equal
 
 __all__ = [
     "BUILTIN_CHECKS",
     "DEFAULT_SEVERITIES",
     "DEFAULT_WEIGHTS",
+    "RULE_ENGINES",
     "CheckResult",
     "CheckSummary",
     "DatasetCheck",
     "RuleReport",
     "SpecSet",
+    "SummaryParts",
     "call_key",
     "check_dataset",
+    "check_parquet",
     "check_stored_dataset",
     "diff_values",
     "get_check",

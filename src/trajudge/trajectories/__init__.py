@@ -7,7 +7,12 @@ from trajudge.trajectories._models import Message, Step, Trajectory, Usage, cano
 from trajudge.trajectories._openai import from_openai_messages, read_openai
 from trajudge.trajectories._options import Ignored, ReadOptions, load_mapping
 from trajudge.trajectories._otel import from_otel
-from trajudge.trajectories._parquet import read_parquet, write_parquet
+from trajudge.trajectories._parquet import (
+    parquet_blocks,
+    read_parquet,
+    read_parquet_block,
+    write_parquet,
+)
 from trajudge.trajectories._read import (
     FORMATS,
     ImportResult,
@@ -57,10 +62,12 @@ __all__ = [
     "from_otel",
     "from_tau_bench",
     "load_mapping",
+    "parquet_blocks",
     "parse_path",
     "read_jsonl",
     "read_openai",
     "read_parquet",
+    "read_parquet_block",
     "read_trajectories",
     "read_yaml",
     "stream_trajectories",

@@ -63,13 +63,37 @@ def _row(t: Trajectory) -> dict[str, Any]:
     return data
 
 
-def write_parquet(path: str | os.PathLike[str], trajectories: Iterable[Trajectory]) -> Path:
-    """Write trajectories to a Parquet file, atomically (a temp file renamed into place)."""
+#: Rows per row group: the block that :func:`parquet_blocks` readers take at a time.
+ROW_GROUP_ROWS = 10_000
+
+
+def write_parquet(
+    path: str | os.PathLike[str],
+    trajectories: Iterable[Trajectory],
+    *,
+    row_group_rows: int = ROW_GROUP_ROWS,
+) -> Path:
+    """Write trajectories to a Parquet file, atomically (a temp file renamed into place).
+
+    Written ``row_group_rows`` at a time (one row group each), so an iterator of any length
+    is written in bounded memory and read back block by block.
+    """
+
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    table = pa.Table.from_pylist([_row(t) for t in trajectories], schema=schema())
-    return atomic_write(path, lambda tmp: pq.write_table(table, tmp))
+    def write(tmp: Path) -> None:
+        with pq.ParquetWriter(tmp, schema()) as writer:
+            chunk: list[dict[str, Any]] = []
+            for t in trajectories:
+                chunk.append(_row(t))
+                if len(chunk) >= row_group_rows:
+                    writer.write_table(pa.Table.from_pylist(chunk, schema=schema()))
+                    chunk = []
+            if chunk:
+                writer.write_table(pa.Table.from_pylist(chunk, schema=schema()))
+
+    return atomic_write(path, write)
 
 
 def read_parquet(path: str | os.PathLike[str]) -> list[Trajectory]:
@@ -96,12 +120,7 @@ def iter_parquet(p: Path) -> Iterator[tuple[str, Trajectory]]:
     except (pa.ArrowException, OSError) as exc:
         raise InputError(str(p), None, None, f"not a readable Parquet file: {exc}") from None
     with parquet:
-        for col in ("id", "task_id"):
-            if col not in names:
-                raise InputError(str(p), None, col, "missing column")
-        unknown = sorted(names - set(schema().names))
-        if unknown:
-            raise InputError(str(p), None, unknown[0], "unknown column")
+        _check_columns(p, names)
         if parquet.metadata.num_rows == 0:
             raise InputError(str(p), None, None, "no trajectories found")
         i = 0
@@ -139,3 +158,54 @@ def _trajectory(p: Path, label: str, row: dict[str, Any]) -> Trajectory:
                 str(p), label, col, f"invalid JSON: {exc.msg} (column {exc.colno})"
             ) from None
     return validate(Trajectory, row, str(p), label)
+
+
+def _check_columns(p: Path, names: set[str]) -> None:
+    for col in ("id", "task_id"):
+        if col not in names:
+            raise InputError(str(p), None, col, "missing column")
+    unknown = sorted(names - set(schema().names))
+    if unknown:
+        raise InputError(str(p), None, unknown[0], "unknown column")
+
+
+def parquet_blocks(path: str | os.PathLike[str]) -> list[tuple[int, int, int]]:
+    """The blocks of a trajectory Parquet file, read from its footer only: one
+    ``(row_group, first_row, rows)`` per row group. Checks the columns as
+    :func:`read_parquet` does (a file without rows is an error)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    p = check_file(path)
+    try:
+        meta = pq.ParquetFile(p).metadata
+    except (pa.ArrowException, OSError) as exc:
+        raise InputError(str(p), None, None, f"not a readable Parquet file: {exc}") from None
+    _check_columns(p, set(meta.schema.to_arrow_schema().names))
+    blocks, first = [], 0
+    for rg in range(meta.num_row_groups):
+        rows = meta.row_group(rg).num_rows
+        if rows:
+            blocks.append((rg, first, rows))
+        first += rows
+    if not blocks:
+        raise InputError(str(p), None, None, "no trajectories found")
+    return blocks
+
+
+def read_parquet_block(
+    path: str | os.PathLike[str], row_group: int, first_row: int
+) -> list[Trajectory]:
+    """The validated trajectories of one block of :func:`parquet_blocks` (errors name the row
+    of the file). Ids are not checked for repeats across blocks: that needs every id at once."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    p = Path(path)
+    try:
+        table = pq.ParquetFile(p).read_row_group(row_group)
+    except (pa.ArrowException, OSError) as exc:
+        raise InputError(str(p), None, None, f"not a readable Parquet file: {exc}") from None
+    rows = table.to_pylist()
+    del table
+    return [_trajectory(p, f"row {i}", row) for i, row in enumerate(rows, start=first_row)]

@@ -1,0 +1,307 @@
+"""The Ray engine: a batch's judge calls run on the worker actors of a Ray cluster.
+
+The driver (the process that runs :func:`trajudge.judges.score_dataset`) plans, prepares
+the calls (prompts and cache keys), looks the cache up and writes every judgment, exactly
+as with the local engine; only the calls to the models run on the cluster:
+
+- ``workers`` actors (default: one per CPU of the cluster, at most ``concurrency``), each
+  holding one :class:`~trajudge.judges.LLMClient` per judge, built from the driver's client
+  (same model, endpoint, timeout, retries and backoff: the same request and the same
+  retries; the API key is read from the worker's environment, never sent);
+- a call is sent as (judge, cache key, messages, parameters) and its
+  :class:`~trajudge.judges.CallResult` comes back to the driver, which emits it;
+- ``concurrency`` calls are in flight at most over the cluster, and at most each judge's
+  ``concurrency`` for that judge (counted by the driver, for all workers together); a
+  judge's ``rpm`` is kept by one small actor that every worker asks before each attempt;
+- a worker that dies (its process killed, its node lost) is replaced, and the calls it had
+  in flight are sent again, to another worker: no judgment is lost or written twice. A call
+  whose worker dies ``max_worker_failures + 1`` times is recorded as an error (a later run
+  retries it, like any error).
+
+The workers import trajudge: on a cluster of other machines, install the same trajudge
+version (with the ``judges`` extra) in the cluster's environment.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import os
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from trajudge._cluster import connect
+from trajudge.judges._call import PreparedCall
+from trajudge.judges._client import CallResult, LLMClient, _import_litellm
+from trajudge.judges._engine import Emit, run_all
+from trajudge.judges._rubric import Rubric
+from trajudge.judges._verdict import verdict_model
+
+if TYPE_CHECKING:
+    from trajudge.judges._judge import Judge
+
+#: LLMClient fields not copied to a worker (the cache stays with the driver).
+_NOT_SENT = {"cache", "limiter", "_states", "rpm"}
+
+
+@dataclass(frozen=True)
+class _Wire:
+    """What a worker needs to call a judge's model: the client's settings and the rubric
+    (the verdict model is built again from it: same schema, same validation)."""
+
+    client: dict[str, Any]
+    rubric: Rubric
+    reasoning_chars: int
+    rate: Any  # the handle of the judge's rate actor, or None
+
+
+def _wire(judge: Judge, rate: Any) -> _Wire:
+    client = judge.client()
+    settings = {
+        f.name: getattr(client, f.name)
+        for f in dataclasses.fields(client)
+        if f.name not in _NOT_SENT
+    }
+    return _Wire(settings, judge.rubric, judge.reasoning_chars, rate)
+
+
+class _SharedRate:
+    """A :class:`~trajudge.judges._client.Limiter` backed by a rate actor."""
+
+    def __init__(self, handle: Any) -> None:
+        self.handle = handle
+
+    async def wait(self) -> None:
+        delay = await self.handle.reserve.remote()
+        if delay > 0:
+            await asyncio.sleep(delay)
+
+
+class RateActor:
+    """One judge's requests-per-minute limit for the whole cluster: request starts are spaced
+    ``60 / rpm`` seconds apart (wall clock of the actor's machine)."""
+
+    def __init__(self, rpm: float) -> None:
+        self.interval = 60.0 / rpm
+        self._next = 0.0
+
+    def reserve(self) -> float:
+        """Seconds the caller waits before it starts its request."""
+        now = time.time()
+        start = max(now, self._next)
+        self._next = start + self.interval
+        return start - now
+
+
+class WorkerActor:
+    """Calls judges' models (an async actor: many calls in flight at once)."""
+
+    def __init__(self, wires: dict[int, _Wire]) -> None:
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        _import_litellm()  # seconds: now, not during the first call (and its rate slot)
+        self._judges: dict[int, tuple[LLMClient, Any]] = {}
+        for idx, wire in wires.items():
+            self._add(idx, wire)
+
+    def _add(self, idx: int, wire: _Wire) -> None:
+        limiter = None if wire.rate is None else _SharedRate(wire.rate)
+        client = LLMClient(**wire.client, limiter=limiter)
+        model = verdict_model(wire.rubric, max_reasoning_chars=wire.reasoning_chars)
+        self._judges[idx] = (client, model)
+
+    async def add(self, idx: int, wire: _Wire) -> None:
+        self._add(idx, wire)
+
+    async def call(
+        self, idx: int, key: str, messages: list[dict[str, str]], params: dict[str, Any]
+    ) -> CallResult:
+        client, model = self._judges[idx]
+        return await client.call(key, messages, model, params)
+
+    async def pid(self) -> int:
+        return os.getpid()
+
+
+@dataclass
+class _Slot:
+    handle: Any
+    generation: int = 0
+    in_flight: int = 0
+
+
+@dataclass
+class _Pool:
+    """The workers and the judges they know. Indices of judges only grow (a kept pool is
+    reused by later runs with other judges); ``ids``, ``limits`` and ``lock`` belong to one
+    run (one event loop) and are reset by :meth:`begin`."""
+
+    ray: Any
+    worker_cls: Any
+    rate_cls: Any
+    size: int
+    slots: list[_Slot] = field(default_factory=list)
+    wires: dict[int, _Wire] = field(default_factory=dict)
+    ids: dict[int, int] = field(default_factory=dict)  # id(judge) -> index, this run
+    limits: dict[int, asyncio.Semaphore] = field(default_factory=dict)
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    replaced: int = 0
+
+    def _new_worker(self) -> Any:
+        return self.worker_cls.options(max_concurrency=10_000, scheduling_strategy="SPREAD").remote(
+            dict(self.wires)
+        )
+
+    def begin(self) -> None:
+        """Start a run: the workers are started once, the per-run state anew."""
+        if not self.slots:
+            self.slots = [_Slot(self._new_worker()) for _ in range(self.size)]
+        self.ids, self.limits, self.lock = {}, {}, asyncio.Lock()
+        for slot in self.slots:
+            slot.in_flight = 0
+
+    async def judge_index(self, judge: Judge) -> int:
+        """The judge's index on the workers (sent to every worker on first use)."""
+        idx = self.ids.get(id(judge))
+        if idx is not None:
+            return idx
+        async with self.lock:
+            idx = self.ids.get(id(judge))
+            if idx is None:
+                idx = len(self.wires)
+                rpm = judge.client().rpm
+                rate = None if not rpm else self.rate_cls.options(num_cpus=0).remote(rpm)
+                wire = self.wires[idx] = _wire(judge, rate)
+                self.limits[idx] = asyncio.Semaphore(max(1, judge.spec.concurrency))
+                await asyncio.gather(*(self._add(slot, idx, wire) for slot in self.slots))
+                self.ids[id(judge)] = idx
+        return idx
+
+    async def _add(self, slot: _Slot, idx: int, wire: _Wire) -> None:
+        generation = slot.generation
+        try:
+            await slot.handle.add.remote(idx, wire)
+        except self.ray.exceptions.RayActorError:
+            await self._replace(slot, generation)  # the new worker is built with every judge
+
+    async def replace(self, slot: _Slot, generation: int) -> None:
+        """Replace the worker of ``slot`` if it is still the one that failed."""
+        async with self.lock:
+            await self._replace(slot, generation)
+
+    async def _replace(self, slot: _Slot, generation: int) -> None:
+        if slot.generation != generation:
+            return
+        self.ray.kill(slot.handle, no_restart=True)
+        slot.handle = self._new_worker()
+        slot.generation += 1
+        self.replaced += 1
+
+    def pick(self) -> _Slot:
+        return min(self.slots, key=lambda s: s.in_flight)
+
+    def stop(self) -> None:
+        for slot in self.slots:
+            self.ray.kill(slot.handle, no_restart=True)
+        for wire in self.wires.values():
+            if wire.rate is not None:
+                self.ray.kill(wire.rate, no_restart=True)
+        self.slots, self.wires = [], {}
+
+
+class RayEngine:
+    """Runs a batch's calls on a Ray cluster (see the module docstring).
+
+    ``address``: the cluster (``auto``, ``ray://host:10001``; None: RAY_ADDRESS, else a new
+    local cluster); used only when this process is not connected to Ray yet. ``workers``:
+    worker actors (default: one per CPU of the cluster, at most ``concurrency``; each
+    reserves one CPU). ``keep_workers``: keep the workers (their imports and connections)
+    for the next :meth:`run` until :meth:`close`, instead of stopping them after each run.
+    """
+
+    def __init__(
+        self,
+        concurrency: int,
+        *,
+        address: str | None = None,
+        workers: int | None = None,
+        max_worker_failures: int = 3,
+        keep_workers: bool = False,
+    ) -> None:
+        self.concurrency = max(1, concurrency)
+        self.address = address
+        self.workers = workers
+        self.max_worker_failures = max_worker_failures
+        self.keep_workers = keep_workers
+        #: the workers (during a run, and between runs with ``keep_workers``)
+        self.pool: _Pool | None = None
+
+    def close(self) -> None:
+        """Stop the workers kept by ``keep_workers``."""
+        if self.pool is not None:
+            self.pool.stop()
+            self.pool = None
+
+    async def run(self, calls: AsyncIterator[PreparedCall], emit: Emit) -> None:
+        ray = await asyncio.to_thread(connect, self.address)
+        pool = self.pool
+        if pool is None:
+            size = self.workers or int(ray.cluster_resources().get("CPU", 1))
+            pool = self.pool = _Pool(
+                ray,
+                ray.remote(WorkerActor),
+                ray.remote(RateActor),
+                max(1, min(size, self.concurrency)),
+            )
+        pool.begin()
+        queue: asyncio.Queue[PreparedCall | None] = asyncio.Queue(maxsize=2 * self.concurrency)
+
+        async def feed() -> None:
+            async for call in calls:
+                await queue.put(call)
+            for _ in range(self.concurrency):
+                await queue.put(None)
+
+        async def work() -> None:
+            while (call := await queue.get()) is not None:
+                emit(call, await self._call(pool, call))
+
+        try:
+            await run_all([feed(), *(work() for _ in range(self.concurrency))])
+        finally:
+            if not self.keep_workers:
+                self.close()
+
+    async def _call(self, pool: _Pool, call: PreparedCall) -> CallResult:
+        if call.key is None:
+            raise ValueError(f"no request can be made: {call.error}")
+        idx = await pool.judge_index(call.judge)
+        error: BaseException | None = None
+        async with pool.limits[idx]:
+            for _ in range(self.max_worker_failures + 1):
+                slot = pool.pick()
+                generation = slot.generation
+                slot.in_flight += 1
+                ref = slot.handle.call.remote(idx, call.key, call.messages, call.params)
+                try:
+                    result: CallResult = await ref
+                    return result
+                except pool.ray.exceptions.RayActorError as exc:
+                    error = exc
+                    await pool.replace(slot, generation)
+                except asyncio.CancelledError:
+                    with contextlib.suppress(Exception):  # best effort: the worker may be gone
+                        pool.ray.cancel(ref)
+                    raise
+                finally:
+                    slot.in_flight -= 1
+        reason = " ".join(str(error).split())[:300]
+        return CallResult(
+            None,
+            None,
+            call.key,
+            error=f"RayActorError: the worker died {self.max_worker_failures + 1} times "
+            f"during this call: {reason}",
+        )

@@ -1,0 +1,279 @@
+"""The Ray engine on a real local Ray cluster, against the fake OpenAI-compatible server.
+
+One cluster (2 CPUs) for the whole module. Every test compares with the local engine run on
+the same plan: the stored judgments must be the same, column for column (all but the row
+id, the creation time and the measured latency).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+from fake_llm import FakeLLM
+from test_batch import SPECS, TRAJECTORIES
+from typer.testing import CliRunner
+
+import trajudge.cli._commands  # noqa: F401  (registers the commands)
+from trajudge.cli import app
+from trajudge.judges import (
+    BatchSummary,
+    Judge,
+    JudgeSpec,
+    LocalEngine,
+    RayEngine,
+    make_engine,
+    score_dataset,
+)
+from trajudge.store import Store
+from trajudge.trajectories import InputError
+
+pytestmark = [pytest.mark.timeout(600), pytest.mark.ray]
+
+
+def _judges(fake: FakeLLM, **kw: Any) -> list[Judge]:
+    base = {
+        "model": "openai/fake",
+        "api_base": fake.api_base,
+        "retry_backoff_s": 0.01,
+        "max_retries": 1,
+        "concurrency": 4,
+    }
+    specs = [
+        {"name": "point", "rubric": "trajectory_reasonableness", "samples": 2},
+        {"name": "ref", "rubric": "trajectory_reasonableness_reference"},
+        {"name": "pair", "rubric": "trajectory_preference"},
+    ]
+    return [Judge(JudgeSpec.model_validate({**base, **s, **kw})) for s in specs]
+
+
+def _store(path: Path) -> Store:
+    store = Store(f"sqlite:///{path}")
+    store.import_dataset("ds", TRAJECTORIES, SPECS)
+    return store
+
+
+def _rows(store: Store) -> list[dict[str, Any]]:
+    """Every stored judgment, without the columns that differ between two runs."""
+    with store.engine.connect() as conn:
+        rows = conn.execute(sa.text("SELECT * FROM judgments")).mappings().all()
+    out = [
+        {k: v for k, v in row.items() if k not in ("id", "created_at", "latency_s")} for row in rows
+    ]
+    return sorted(out, key=lambda r: json.dumps(r, sort_keys=True, default=str))
+
+
+def _faults(fake: FakeLLM) -> None:
+    """Faults tied to the request (not to its arrival order): task 4's prompts always get a
+    500 (stored as errors after the retry), task 3's first attempt is not JSON (the retry
+    succeeds), and task 1's pairwise prompt gets a 400 (no retry)."""
+    seen: dict[str, int] = {}
+    lock = threading.Lock()
+
+    def action(body: dict[str, Any]) -> str | None:
+        user = "".join(m.get("content") or "" for m in body["messages"] if m["role"] == "user")
+        key = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+        with lock:
+            seen[key] = seen.get(key, 0) + 1
+            first = seen[key] == 1
+        if "task 4" in user:
+            return "500"
+        if "task 3" in user and first:
+            return "garbage"
+        if "task 1" in user and '"verdict"' in json.dumps(body.get("response_format")):
+            return "400"
+        return None
+
+    fake.action_for = action
+
+
+def _local(fake: FakeLLM, path: Path) -> tuple[BatchSummary, list[dict[str, Any]]]:
+    store = _store(path)
+    _faults(fake)
+    summary = score_dataset(store, "ds", _judges(fake), engine=LocalEngine(4))
+    rows = _rows(store)
+    store.close()
+    return summary, rows
+
+
+def test_same_judgments_as_the_local_engine_under_faults(
+    ray_cluster: Any, fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    local, expected = _local(fake_llm, tmp_path / "local.db")
+    local_calls = fake_llm.calls
+    fake_llm.reset()
+    store = _store(tmp_path / "ray.db")
+    _faults(fake_llm)
+    summary = score_dataset(store, "ds", _judges(fake_llm), engine=RayEngine(4))
+    got = _rows(store)
+    # the faults did happen, and landed on the same judgments
+    errors = [r for r in expected if r["error"] is not None]
+    assert errors and any("InternalServerError" in r["error"] for r in errors)
+    assert any(r["error"] is None and r["trajectory_id"].startswith("3-") for r in expected)
+    assert got == expected
+    assert fake_llm.calls == local_calls  # the same requests, the same retries
+    assert (summary.planned, summary.judged, summary.errors) == (
+        local.planned,
+        local.judged,
+        local.errors,
+    )
+    # resume: nothing but the errors is planned again
+    fake_llm.reset()
+    again = score_dataset(store, "ds", _judges(fake_llm), engine=RayEngine(4))
+    assert again.resumed == local.planned - local.errors
+    assert fake_llm.calls == local.errors and again.errors == 0
+    store.close()
+
+
+def _wait_for(predicate: Any, what: str, timeout: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.02)
+
+
+def test_a_killed_worker_loses_and_duplicates_nothing(
+    ray_cluster: Any, fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    _, expected = _local(fake_llm, tmp_path / "local.db")
+    fake_llm.reset()
+    store = _store(tmp_path / "ray.db")
+    _faults(fake_llm)
+    fake_llm.default = "block"  # every request without a fault waits for release()
+    engine = RayEngine(4, workers=2)
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["summary"] = score_dataset(store, "ds", _judges(fake_llm), engine=engine)
+        except BaseException as exc:
+            box["error"] = exc
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    # both workers have calls blocked in the server
+    _wait_for(lambda: engine.pool is not None and fake_llm.in_flight >= 4, "4 calls in flight")
+    pool = engine.pool
+    assert pool is not None
+    busy = next(s for s in pool.slots if s.in_flight > 0)
+    pid = ray_cluster.get(busy.handle.pid.remote())
+    os.kill(pid, signal.SIGKILL)
+    _wait_for(lambda: pool.replaced >= 1, "the dead worker to be replaced")
+    fake_llm.release()
+    thread.join(300)
+    assert not thread.is_alive() and "error" not in box
+    assert box["summary"].planned == len(expected)
+    got = _rows(store)
+    assert got == expected  # nothing lost, nothing written twice, the same errors
+    store.close()
+
+
+def test_rate_limit_is_shared_by_the_workers(
+    ray_cluster: Any, fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    starts: list[float] = []
+    lock = threading.Lock()
+
+    def record(body: dict[str, Any]) -> str | None:
+        with lock:
+            starts.append(time.monotonic())
+        return None
+
+    def judge(rpm: float | None) -> Judge:
+        spec = JudgeSpec(
+            name="point",
+            model="openai/fake",
+            api_base=fake_llm.api_base,
+            rubric="trajectory_reasonableness",
+            rpm=rpm,
+            concurrency=8,
+        )
+        return Judge(spec)
+
+    engine = RayEngine(8, workers=2, keep_workers=True)
+    try:
+        # warm the workers up first (their first call sets up litellm's HTTP client, which
+        # would hold early requests back and send them together)
+        score_dataset(_store(tmp_path / "warm.db"), "ds", [judge(None)], engine=engine)
+        fake_llm.action_for = record
+        store = _store(tmp_path / "ray.db")
+        summary = score_dataset(store, "ds", [judge(60)], engine=engine)  # a start a second
+    finally:
+        engine.close()
+    assert summary.judged == 7 and len(starts) == 7
+    # two workers each spacing its own starts 1 s apart would fit 7 starts in 3 s; one limit
+    # for the cluster needs 6 x 1 = 6 s (less the jitter between start and arrival)
+    assert max(starts) - min(starts) >= 4.5
+    store.close()
+
+
+def test_cli_engine_option_and_config(ray_cluster: Any, fake_llm: FakeLLM, tmp_path: Path) -> None:
+    db = tmp_path / "cli.db"
+    _store(db).close()
+    config = tmp_path / "trajudge.yaml"
+    config.write_text(
+        "engine: ray\n"
+        "judges:\n"
+        f"  - {{name: point, model: openai/fake, api_base: '{fake_llm.api_base}',"
+        " rubric: trajectory_reasonableness}\n"
+    )
+    result = CliRunner().invoke(
+        app, ["judge", "ds", "--config", str(config), "--db", f"sqlite:///{db}", "--no-cache"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "judged 7 of 7 calls" in result.output and fake_llm.calls == 7
+    bad = CliRunner().invoke(
+        app, ["judge", "ds", "--config", str(config), "--db", f"sqlite:///{db}", "--engine", "x"]
+    )
+    assert bad.exit_code == 2 and "unknown engine 'x': choose local, ray, batch" in bad.output
+
+
+def test_engine_selection_refuses_what_it_cannot_do() -> None:
+    with pytest.raises(InputError, match="applies to --engine ray"):
+        make_engine("local", address="auto")
+    with pytest.raises(InputError, match="unknown engine 'spark'"):
+        make_engine("spark")
+    assert isinstance(make_engine("ray", concurrency=3), RayEngine)
+
+
+def test_kept_workers_serve_the_next_run_with_new_judges(
+    ray_cluster: Any, fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    engine = RayEngine(4, workers=2, keep_workers=True)
+    try:
+        first = _store(tmp_path / "a.db")
+        score_dataset(first, "ds", _judges(fake_llm), engine=engine)
+        assert engine.pool is not None
+        pids = sorted(ray_cluster.get([s.handle.pid.remote() for s in engine.pool.slots]))
+        second = _store(tmp_path / "b.db")
+        # new Judge objects (a new run, a new event loop) on the same workers
+        score_dataset(second, "ds", _judges(fake_llm), engine=engine)
+        again = sorted(ray_cluster.get([s.handle.pid.remote() for s in engine.pool.slots]))
+        assert again == pids
+        assert _rows(second) == _rows(first)
+        slots = list(engine.pool.slots)
+    finally:
+        engine.close()
+    assert engine.pool is None
+    with pytest.raises(ray_cluster.exceptions.RayActorError):
+        ray_cluster.get(slots[0].handle.pid.remote())
+
+
+def test_config_engine_is_checked_against_the_known_engines(tmp_path: Path) -> None:
+    from trajudge.config import parse_config
+
+    cfg = parse_config({"engine": "ray", "address": "ray://head:10001"}, tmp_path / "t.yaml")
+    assert (cfg.engine, cfg.address) == ("ray", "ray://head:10001")
+    assert parse_config({}, tmp_path / "t.yaml").engine == "local"
+    with pytest.raises(InputError) as err:
+        parse_config({"engine": "spark"}, tmp_path / "t.yaml")
+    assert err.value.field == "engine" and "unknown engine 'spark'" in err.value.reason
