@@ -423,6 +423,45 @@ def test_a_rerun_reads_in_bulk_whatever_the_number_of_trajectories(
     assert small == big and fake_llm.calls == 21
 
 
+def test_a_rerun_parses_only_the_tasks_with_a_call_to_make(
+    fake_llm: FakeLLM, db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stored re-run costs a read of ids and keys: no trajectory is parsed for a task whose
+    judgments are all stored, and its summary is the first run's. Task 2 stays open (2-0
+    fails its gate, so it has no judgment): only its trajectories are read and gated."""
+    store = _store(db_url)
+    store.import_dataset("ok", [t for t in TRAJECTORIES if t.task_id != "2"], SPECS)
+    judges = [
+        _judge(fake_llm, "point", "trajectory_reasonableness"),
+        _judge(fake_llm, "ref", "trajectory_reasonableness_reference"),
+        _judge(fake_llm, "pair", "trajectory_preference"),
+    ]
+    first = {ds: score_dataset(store, ds, judges) for ds in ("ds", "ok")}
+    assert (first["ds"].judged, first["ok"].judged) == (
+        19,
+        18,
+    )  # 6 pointwise + 6 reference + 6 pairwise
+    parsed: list[str] = []
+    read = store.iter_trajectories
+
+    def spy(*args: object, **kwargs: object) -> object:
+        for t in read(*args, **kwargs):  # type: ignore[arg-type]
+            parsed.append(t.id)
+            yield t
+
+    monkeypatch.setattr(store, "iter_trajectories", spy)
+    again = score_dataset(store, "ds", judges)
+    assert sorted(parsed) == ["2-0", "2-1"]
+    assert (again.planned, again.resumed, again.judged) == (19, 19, 0)
+    assert (again.gate_failures, again.no_reference) == ({"2-0": ["forbidden_tools"]}, 4)
+    assert again.trajectories == first["ds"].trajectories == 8
+    parsed.clear()
+    again = score_dataset(store, "ok", judges)
+    assert parsed == [] and (again.planned, again.resumed, again.judged) == (18, 18, 0)
+    assert again.no_reference == first["ok"].no_reference == 3
+    assert fake_llm.calls == 37
+
+
 def test_an_engine_gets_the_same_judgments_from_the_same_plan(
     fake_llm: FakeLLM, db_url: str, tmp_path: Path
 ) -> None:

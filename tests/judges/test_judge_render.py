@@ -146,3 +146,46 @@ def test_pairwise_and_reference_prompts_show_two_labelled_blocks() -> None:
         assert "expected calls from the task spec" in user
     with pytest.raises(ValueError, match="judges 2 trajectories"):
         build_prompt(load_rubric("trajectory_preference"), [Shown(a)])
+
+
+def test_built_in_templates_render_the_rubric_once_and_give_the_full_render(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Prompts of a built-in template put the blocks into the rubric's text rendered once;
+    the result is the very text of a full render (the same template given as a custom one,
+    which is rendered for every prompt)."""
+    from jinja2 import Template
+
+    from trajudge.judges._prompt import DEFAULT_TEMPLATES
+
+    renders: list[int] = []
+    real = Template.render
+
+    def counted(self: Template, *args: object, **kwargs: object) -> str:
+        renders.append(1)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Template, "render", counted)
+    a, b = _traj("first {{ not jinja }}"), _traj("second").model_copy(update={"id": "t2"})
+    ref = spec_reference("7", [ExpectedCall(tool="cancel_reservation", args={"id": "Z"})], "x")
+    cases = {
+        "trajectory_reasonableness": [[Shown(a)], [Shown(b)], [Shown(a)]],
+        "trajectory_preference": [[Shown(a), Shown(b)], [Shown(b), Shown(a)]],
+        "trajectory_reasonableness_reference": [
+            [Shown(a), Shown(ref, expected=True)],
+            [Shown(ref, expected=True), Shown(b)],
+        ],
+    }
+    for rid, prompts in cases.items():
+        rubric = load_rubric(rid)
+        assert rubric.template is None
+        custom = rubric.model_copy(update={"template": DEFAULT_TEMPLATES[rubric.mode]})
+        renders.clear()
+        fast = [build_prompt(rubric, shown, budget_tokens=3000) for shown in prompts]
+        assert len(renders) == 1  # the rubric's frame, once for all its prompts
+        renders.clear()
+        full = [build_prompt(custom, shown, budget_tokens=3000) for shown in prompts]
+        assert len(renders) == len(prompts)
+        assert [p.messages for p in fast] == [p.messages for p in full]
+        assert [p.est_tokens for p in fast] == [p.est_tokens for p in full]
+        assert "first {{ not jinja }}" in fast[0].messages[1]["content"]

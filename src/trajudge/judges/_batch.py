@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import time
 from collections.abc import AsyncIterator, Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -136,7 +137,7 @@ async def ascore_dataset(
     flush_interval_s: float = FLUSH_INTERVAL_S,
 ) -> BatchSummary:
     """Async core of :func:`score_dataset`."""
-    with _connection_kept_open(store):
+    with _connection_kept_open(store), _old_objects_frozen():
         return await _score(
             store,
             dataset,
@@ -152,6 +153,23 @@ async def ascore_dataset(
             engine=engine,
             flush_interval_s=flush_interval_s,
         )
+
+
+@contextlib.contextmanager
+def _old_objects_frozen() -> Iterator[None]:
+    """Leave the objects that exist before the batch out of the garbage collector's scans
+    until it ends (``gc.freeze``).
+
+    With litellm loaded a process holds about 600,000 objects, and each full collection
+    traverses them all (about 0.4 s on a loaded 2-core machine): as much as a whole re-run of
+    400 stored judgments. Objects the batch makes are collected as usual; the frozen ones
+    are handed back to the collector at the end (``gc.unfreeze``).
+    """
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 @contextlib.contextmanager

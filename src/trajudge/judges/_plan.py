@@ -216,6 +216,37 @@ def select_trajectories(
     return out
 
 
+def _stub(row: tuple[str, str, int, bool | None]) -> Trajectory:
+    """A trajectory that only names itself (id, task, trial, outcome): enough to plan the
+    calls it is part of and their keys, never shown to a judge."""
+    tid, task_id, trial, outcome = row
+    # a shallow copy of one blank trajectory: ``model_construct`` inspects every default
+    # factory on every call (about 3 ms a trajectory)
+    update = {"id": tid, "task_id": task_id, "trial": trial, "outcome": outcome}
+    return _BLANK.model_copy(update=update)
+
+
+_BLANK = Trajectory(id="-", task_id="-")
+
+
+def _load(store: Store, dataset: str, ids: Collection[str], total: int) -> list[Trajectory]:
+    """The trajectories ``ids`` of ``dataset`` (of ``total``), in import order."""
+    if 2 * len(ids) >= total:
+        return [t for t in store.iter_trajectories(dataset) if t.id in ids]
+    wanted = list(ids)
+    found: dict[str, Trajectory] = {}
+    for start in range(0, len(wanted), _LOAD_CHUNK):
+        found.update(
+            (t.id, t)
+            for t in store.iter_trajectories(dataset, ids=wanted[start : start + _LOAD_CHUNK])
+        )
+    return [found[i] for i in wanted if i in found]
+
+
+#: Trajectory ids read per query when only some are needed.
+_LOAD_CHUNK = 500
+
+
 def plan_batch(
     store: Store,
     dataset: str,
@@ -231,20 +262,38 @@ def plan_batch(
     """Plan a batch of ``judges`` over a stored dataset (see the module docstring).
 
     Arguments as :func:`trajudge.judges.score_dataset`.
+
+    The calls are first planned from the trajectories' ids, tasks, trials and outcomes alone
+    (no trajectory parsed, no gate evaluated) and compared with the stored judgment keys. A
+    task whose calls are all stored is done: it is counted as resumed without reading its
+    trajectories or evaluating its gates again (its judgments exist; a gate could only skip
+    calls that will not be made). Only the tasks with a call to make are read in full, gated
+    and planned again, as described above. So a re-run whose judgments are all stored costs a
+    read of the ids and of the stored keys.
     """
     store.require_dataset(dataset)
-    every = store.trajectories(dataset)
-    chosen = select_trajectories(every, tasks, max_tasks, max_trials)
+    heads = [_stub(row) for row in store.trajectory_heads(dataset)]
+    chosen_heads = select_trajectories(heads, tasks, max_tasks, max_trials)
     specs = dict(store.task_specs(dataset) if specs is None else specs)
-    # references are drawn from the other trials of the chosen tasks: gate them all
-    tasks_shown = {t.task_id for t in chosen}
-    pool = [t for t in every if t.task_id in tasks_shown]
-    failures = gate_failures(pool, specs, set(gates), spec_defaults) if gates else {}
-    chosen_ids = {t.id for t in chosen}
-    items, no_reference = plan_items(judges, chosen, specs, gated=failures, pool=pool)
+    # references are drawn from the other trials of the chosen tasks
+    tasks_shown = {t.task_id for t in chosen_heads}
+    pool_heads = [t for t in heads if t.task_id in tasks_shown]
     stored: set[tuple[Any, ...]] = set()
     for name in sorted({j.name for j in judges}):
         stored |= store.judgment_keys(dataset, name)
+    ungated, _ = plan_items(judges, chosen_heads, specs, pool=pool_heads)
+    open_tasks = {it.trajectory.task_id for it in ungated if it.key not in stored}
+    done_heads = [t for t in chosen_heads if t.task_id not in open_tasks]
+    done_items, done_no_ref = plan_items(
+        judges, done_heads, specs, pool=[t for t in pool_heads if t.task_id not in open_tasks]
+    )
+    # the tasks with a call to make: read in full, gate every trajectory a prompt could show
+    pool_ids = {t.id for t in pool_heads if t.task_id in open_tasks}
+    pool = _load(store, dataset, pool_ids, len(heads)) if pool_ids else []
+    chosen_ids = {t.id for t in chosen_heads if t.task_id in open_tasks}
+    chosen = [t for t in pool if t.id in chosen_ids]
+    failures = gate_failures(pool, specs, set(gates), spec_defaults) if gates and pool else {}
+    items, no_reference = plan_items(judges, chosen, specs, gated=failures, pool=pool)
     todo = [it for it in items if it.key not in stored]
     # calls that share a prompt next to each other (a stable sort keeps judges and samples
     # in plan order within a group)
@@ -260,8 +309,8 @@ def plan_batch(
         dataset=dataset,
         judges=list(judges),
         todo=todo,
-        planned=len(items),
-        trajectories=len(chosen),
-        no_reference=no_reference,
+        planned=len(items) + len(done_items),
+        trajectories=len(chosen_heads),
+        no_reference=no_reference + done_no_ref,
         gate_failures={k: v for k, v in failures.items() if k in chosen_ids},
     )

@@ -185,6 +185,39 @@ def template_error(rubric: Rubric) -> str | None:
     return None
 
 
+_SLOTS = {"pointwise": ("trajectory",), "other": ("trajectory_a", "trajectory_b")}
+_FRAMES: dict[int, tuple[Rubric, list[str] | None]] = {}
+
+
+def _default_frame(rubric: Rubric, template: Template, base: dict[str, Any]) -> list[str] | None:
+    """The built-in template rendered once for ``rubric`` around its trajectory slots: the
+    texts before, between and after the blocks (None if a slot is not there exactly once).
+
+    The built-in templates only print the blocks (no filter, no test on them), so joining the
+    parts and the blocks gives the very text a render would, without rendering the rubric's
+    levels, criteria and examples again in the sandbox for every prompt (about half of the
+    cost of a prompt). Custom templates are always rendered.
+    """
+    known = _FRAMES.get(id(rubric))
+    if known is not None and known[0] is rubric:
+        return known[1]
+    slots = _SLOTS["pointwise" if rubric.mode == "pointwise" else "other"]
+    marks = {name: f"\x00slot:{name}\x00" for name in slots}
+    text = template.render(**base, **marks)
+    found: list[str] = []
+    rest = text
+    for name in slots:
+        before, sep, rest = rest.partition(marks[name])
+        if not sep or marks[name] in rest or any(m in before for m in marks.values()):
+            break
+        found.append(before)
+    parts = [*found, rest] if len(found) == len(slots) else None
+    if len(_FRAMES) > 256:
+        _FRAMES.clear()
+    _FRAMES[id(rubric)] = (rubric, parts)
+    return parts
+
+
 def build_prompt(
     rubric: Rubric,
     shown: list[Shown],
@@ -214,12 +247,17 @@ def build_prompt(
             )
             for i, s in enumerate(shown)
         ]
+        if frame is not None:  # the built-in template: the blocks go between its parts
+            pairs = zip(frame[:-1], blocks, strict=True)
+            return "".join(part + block for part, block in pairs) + frame[-1]
         ctx = dict(base)
         if want == 1:
             ctx["trajectory"] = blocks[0]
         else:
             ctx["trajectory_a"], ctx["trajectory_b"] = blocks
         return template.render(**ctx)
+
+    frame = _default_frame(rubric, template, base) if rubric.template is None else None
 
     user, cap, steps = fit_to_budget(build, budget_tokens - system_tokens, count)
     messages = [

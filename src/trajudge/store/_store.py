@@ -324,6 +324,22 @@ class Store(JudgmentsMixin, LabelsMixin, PairLabelsMixin, ProviderBatchesMixin):
         with self.engine.connect() as conn:
             return {r[0] for r in conn.execute(q)}
 
+    def trajectory_heads(self, dataset: str) -> list[tuple[str, str, int, bool | None]]:
+        """(id, task_id, trial, outcome) of the dataset's trajectories in import order, read
+        from their columns (no trajectory is parsed): what a plan needs to name them."""
+        q = (
+            select(
+                trajectories.c.id,
+                trajectories.c.task_id,
+                trajectories.c.trial,
+                trajectories.c.outcome,
+            )
+            .where(trajectories.c.dataset == dataset)
+            .order_by(trajectories.c.seq)
+        )
+        with self.engine.connect() as conn:
+            return [(r[0], r[1], r[2], r[3]) for r in conn.execute(q)]
+
     def iter_trajectories(
         self, dataset: str, *, ids: Iterable[str] | None = None, batch: int = 1000
     ) -> Iterator[Trajectory]:
