@@ -54,14 +54,16 @@ def test_a_version_1_store_upgrades_to_the_schema_of_a_new_one(tmp_path: Path) -
     assert upgraded == fresh
     assert ("uq_judgment", ("dataset", "trajectory_id", "other_id", "judge", "config_sha256",
             "rubric_version", "order", "sample")) in fresh["judgments"]["unique"]  # fmt: skip
-    assert con.execute("SELECT version FROM schema_migrations").fetchall() == [(1,), (2,)]
-    # every row kept, ids included; the configuration of old rows is unknown (NULL)
+    assert con.execute("SELECT version FROM schema_migrations").fetchall() == [(1,), (2,), (3,)]
+    # every row kept, ids included; the configuration of old rows is unknown (NULL), and so
+    # are their expected scores (version 3)
     after = con.execute("SELECT * FROM judgments ORDER BY id").fetchall()
     assert [row[:24] for row in after] == before
-    assert all(row[24:] == (None, None) for row in after)
+    assert all(row[24:] == (None, None, None, None) for row in after)
+    assert "aligned_judges" in upgraded
     # re-opening applies nothing twice
     Store(old).close()
-    assert con.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == 2
+    assert con.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == 3
 
 
 def test_an_upgraded_store_keeps_old_judgments_apart_from_new_configurations(

@@ -30,7 +30,8 @@ EXPECTED_SCHEMA = {
         "id", "dataset", "trajectory_id", "other_id", "judge", "rubric_id", "rubric_version",
         "model", "mode", "order", "sample", "score", "verdict", "reasoning", "criteria", "raw",
         "prompt_tokens", "completion_tokens", "cost_usd", "latency_s", "cache_hit", "error",
-        "request_sha256", "created_at", "config_sha256", "judge_config",
+        "request_sha256", "created_at", "config_sha256", "judge_config", "expected_score",
+        "score_probs",
     ],
     "labels": [
         "id", "dataset", "trajectory_id", "rubric_id", "annotator", "value", "criteria", "note",
@@ -38,6 +39,10 @@ EXPECTED_SCHEMA = {
     ],
     "label_history": [
         "id", "label_id", "value", "criteria", "note", "unsure", "skipped", "changed_at",
+    ],
+    "aligned_judges": [
+        "name", "version", "created_at", "dataset", "base_judge", "config_sha256", "sha256",
+        "data",
     ],
 }  # fmt: skip
 
@@ -61,9 +66,9 @@ def test_sqlite_uses_wal_and_records_migrations(tmp_path: Path) -> None:
     Store(f"sqlite:///{path}")
     con = sqlite3.connect(path)
     assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    assert con.execute("SELECT version FROM schema_migrations").fetchall() == [(1,), (2,)]
+    assert con.execute("SELECT version FROM schema_migrations").fetchall() == [(1,), (2,), (3,)]
     Store(f"sqlite:///{path}")  # re-opening does not re-apply
-    assert con.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == 2
+    assert con.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == 3
 
 
 def test_import_is_idempotent_and_detects_changes(db_url: str) -> None:

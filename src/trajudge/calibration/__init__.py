@@ -15,6 +15,7 @@ from trajudge.calibration._align_calibrate import (
     CalibrationFit,
     Calibrator,
     fit_calibrator,
+    pass_cut,
     task_folds,
 )
 from trajudge.calibration._align_compare import (
@@ -182,6 +183,7 @@ __all__ = [
     "order_shift_probe",
     "parse_verdict",
     "pass_at_k",
+    "pass_cut",
     "pass_hat_k",
     "pass_rate_estimates",
     "per_item_sums",

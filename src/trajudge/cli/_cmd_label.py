@@ -16,7 +16,14 @@ from trajudge.cli._app import (
     fail,
     handle_user_errors,
 )
-from trajudge.labeling_app import DEFAULT_RUBRIC, AppConfig, Strategy, is_loopback, serve
+from trajudge.labeling_app import (
+    DEFAULT_RUBRIC,
+    AppConfig,
+    Strategy,
+    escalation_scores,
+    is_loopback,
+    serve,
+)
 from trajudge.store import LabelFormat, Store, export_labels, import_labels
 
 labels_app = typer.Typer(help="Export and import human labels.", no_args_is_help=True)
@@ -39,7 +46,11 @@ def label_cmd(
         bool, typer.Option("--show-judges", help="Show judge verdicts (default: blind).")
     ] = False,
     strategy: Annotated[
-        Strategy, typer.Option(help="Queue order: random, stratified or disagreement.")
+        Strategy,
+        typer.Option(
+            help="Queue order: random, stratified, disagreement, or escalated (the items an "
+            "aligned judge sent to people first: trajudge align)."
+        ),
     ] = "random",
     overlap: Annotated[
         float,
@@ -71,6 +82,16 @@ def label_cmd(
         overlap=overlap,
         adjudicators=tuple(adjudicator or ()),
     )
+    if strategy == "escalated" and dataset is not None:
+        store = Store(db)
+        try:
+            if not escalation_scores(store, dataset):
+                raise fail(
+                    f"dataset {dataset!r}: no aligned judge escalated any item (run "
+                    "trajudge align first)"
+                )
+        finally:
+            store.close()
     shown = "localhost" if is_loopback(host) else host
     console.print(f"trajudge labels: http://{shown}:{port}  (Ctrl-C stops it)", highlight=False)
     code = serve(config, host=host, port=port)

@@ -20,6 +20,13 @@ from trajudge.judges._batch import (
 )
 from trajudge.judges._cache import DEFAULT_CACHE_PATH, CachedResponse, ResponseCache, request_key
 from trajudge.judges._client import CallResult, LLMClient, RateLimiter, choose_mode
+from trajudge.judges._fewshot import (
+    EXAMPLE_CHARS,
+    example_text,
+    rubric_yaml,
+    with_examples,
+    write_rubric,
+)
 from trajudge.judges._judge import Judge, JudgeResult, build_judges, run_sync
 from trajudge.judges._judgment import Judgment, Order
 from trajudge.judges._local import (
@@ -61,6 +68,7 @@ __all__ = [
     "DEFAULT_CACHE_PATH",
     "DEFAULT_TEMPLATES",
     "DELIMITER_TAGS",
+    "EXAMPLE_CHARS",
     "LOCAL_DEFAULTS",
     "LOCAL_MODELS",
     "LOCAL_PREFIX",
@@ -104,6 +112,7 @@ __all__ = [
     "elide",
     "elision_marker",
     "estimate_tokens",
+    "example_text",
     "load_rubric",
     "load_rubric_file",
     "neutralise",
@@ -114,10 +123,13 @@ __all__ = [
     "render_trajectory",
     "request_key",
     "response_schema",
+    "rubric_yaml",
     "run_sync",
     "score_dataset",
     "shared_local_server",
     "spec_reference",
     "stop_shared_servers",
     "verdict_model",
+    "with_examples",
+    "write_rubric",
 ]

@@ -151,6 +151,7 @@ def assemble(
     dev_items: Collection[Any] | None,
     rubric: str | None = None,
     rubric_dirs: Sequence[str] = (),
+    judge_cuts: dict[str, Threshold] | None = None,
 ) -> Parts:
     """Calibrate every judge against the labels of its rubric, then pass^k per source with
     the gate rule applied."""
@@ -191,6 +192,7 @@ def assemble(
             n_boot=n_boot,
             seed=seed,
             dev_items=dev_items,
+            judge_thresholds=judge_cuts,
         )
         calibrations[str(g.rubric)] = result
         cut = result.label_threshold.value if result.label_threshold is not None else None

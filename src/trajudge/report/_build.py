@@ -9,8 +9,9 @@ from typing import Any
 
 import pandas as pd
 
-from trajudge.calibration import read_table, validate_table
+from trajudge.calibration import Threshold, read_table, validate_table
 from trajudge.evalset import Fingerprint, coverage, diff_fingerprints, read_fingerprint
+from trajudge.report._aligned_rows import aligned_cuts
 from trajudge.report._assemble import GATE_RULE, Parts, Tables, assemble
 from trajudge.report._gates import (
     baseline_regressions,
@@ -82,6 +83,7 @@ def _finish(
     primary_source: str | None,
     fp: Fingerprint | None,
     fingerprint_file: str | Path | None,
+    alignment: Sequence[dict[str, Any]] = (),
 ) -> Report:
     parsed = parse_gates(gates)
     base = read_baseline(baseline) if isinstance(baseline, str | Path) else baseline
@@ -122,6 +124,7 @@ def _finish(
         n_boot=n_boot,
         seed=seed,
         calibration=parts.calibration,
+        alignment=list(alignment),
     )
     if tables.trajs is None:
         report.notes.append("no task ids: pass^k and pass@k need the task of each item")
@@ -151,6 +154,8 @@ def _from_tables(
     fingerprint_file: str | Path | None,
     rubric: str | None,
     rubric_dirs: Sequence[str | Path],
+    judge_cuts: dict[str, Threshold] | None = None,
+    alignment: Sequence[dict[str, Any]] = (),
 ) -> Report:
     """Calibrate and assemble, then finish the report: the part both entry points share."""
     human = label_source == "human"
@@ -166,6 +171,7 @@ def _from_tables(
         dev_items=dev_items,
         rubric=rubric,
         rubric_dirs=[str(d) for d in rubric_dirs],
+        judge_cuts=judge_cuts,
     )
     return _finish(
         parts,
@@ -180,6 +186,7 @@ def _from_tables(
         primary_source=primary_source,
         fp=fp,
         fingerprint_file=fingerprint_file,
+        alignment=alignment,
     )
 
 
@@ -199,6 +206,7 @@ def build_report(
     fingerprint_file: str | Path | None = None,
     rubric: str | None = None,
     rubric_dirs: Sequence[str | Path] = (),
+    aligned: Sequence[dict[str, Any]] | None = None,
 ) -> Report:
     """The report of a stored dataset: judges against labels, pass^k per source, CI gates.
 
@@ -232,6 +240,11 @@ def build_report(
     rubric_dirs :
         Folders of the user's own rubrics (as ``rubric_dirs`` in the config), where their
         pass thresholds are read.
+    aligned :
+        Aligned-judge records (``Store.aligned_judge``); default every aligned judge in the
+        store. One judged here under its name, or fitted here on a judge that is here, is a
+        judge of the report with its own cut (measured on its holdout tasks when fitted
+        here); the ones fitted here get an Alignment section.
 
     Notes
     -----
@@ -239,7 +252,7 @@ def build_report(
     counted per judge and never scored. ``length`` is the rendered character count.
     """
     parse_gates(fail_under)  # a bad expression fails before any work
-    inputs = store_inputs(store, dataset, label_source=label_source)
+    inputs = store_inputs(store, dataset, label_source=label_source, aligned=aligned)
     judgments = validate_table(inputs.judgments, "judgments", source=f"{store.url} judgments")
     labels = validate_table(inputs.labels, "labels", source=f"{store.url} labels")
     tables = Tables(
@@ -266,6 +279,8 @@ def build_report(
         fingerprint_file=fingerprint_file,
         rubric=rubric,
         rubric_dirs=rubric_dirs,
+        judge_cuts=aligned_cuts(inputs.aligned),
+        alignment=[r for r in inputs.aligned if r["dataset"] == dataset],
     )
 
 

@@ -177,6 +177,8 @@ class Report:
     n_boot: int
     seed: int
     calibration: dict[str, CalibrationResult] = field(default_factory=dict)
+    # aligned judges fitted on this dataset (trajudge align): their records, see _alignment
+    alignment: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def labels_phrase(self) -> str:
@@ -217,6 +219,7 @@ class Report:
             "notes": self.notes,
             "n_boot": self.n_boot,
             "seed": self.seed,
+            "alignment": [{k: v for k, v in a.items() if k != "rubric"} for a in self.alignment],
         }
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,6 +17,7 @@ import pandas as pd
 
 from trajudge.evalset import Fingerprint, detect_boundary_tags, fingerprint
 from trajudge.judges import render_trajectory
+from trajudge.report._aligned_rows import aligned_rows
 from trajudge.store import Store
 from trajudge.trajectories import InputError, Trajectory
 
@@ -90,7 +92,9 @@ class StoreInputs:
     with adjudicated items resolved to the adjudication; ``raw_labels`` the labels before
     adjudication (for the human ceiling); ``trajectories`` one row per trajectory
     (:func:`trajectory_frame`) with ``gates_passed`` (None where no rule result is stored);
-    ``notes`` says what was set aside and why (nothing is dropped without a note).
+    ``notes`` says what was set aside and why (nothing is dropped without a note);
+    ``aligned`` the aligned judges whose calls are among ``judgments`` (see
+    :mod:`trajudge.report._aligned_rows`).
     """
 
     judgments: pd.DataFrame
@@ -100,6 +104,7 @@ class StoreInputs:
     has_rules: bool
     fingerprint: Fingerprint
     notes: list[str] = field(default_factory=list)
+    aligned: list[dict[str, Any]] = field(default_factory=list)  # aligned judges applied
 
 
 _JUDGMENT_COLUMNS = [
@@ -126,8 +131,28 @@ _JUDGMENT_COLUMNS = [
 _LABEL_COLUMNS = ["item", "annotator", "label", "rubric_id"]
 
 
-def _judgments(store: Store, dataset: str, trajs: pd.DataFrame, notes: list[str]) -> pd.DataFrame:
-    raw = store.judgments_frame(dataset)
+def _applicable(raw: pd.DataFrame, records: Sequence[dict[str, Any]], dataset: str) -> list[Any]:
+    """The aligned judges that speak about this dataset: judged under their name, or fitted
+    here on a judge that is here."""
+    names = set(raw["judge"])
+    return [
+        r
+        for r in records
+        if r["name"] in names or (r["dataset"] == dataset and r["base_judge"] in names)
+    ]
+
+
+def _judgments(
+    store: Store,
+    dataset: str,
+    trajs: pd.DataFrame,
+    notes: list[str],
+    raw: pd.DataFrame,
+    aligned: list[dict[str, Any]],
+) -> pd.DataFrame:
+    if aligned:
+        task_of = trajs.set_index("trajectory_id")["task_id"]
+        raw = aligned_rows(raw, aligned, dataset, task_of, notes)
     if raw.empty:
         return pd.DataFrame(columns=_JUDGMENT_COLUMNS)
     pairwise = raw[raw["mode"] == "pairwise"]
@@ -261,8 +286,18 @@ def _labels(
     return resolved[_LABEL_COLUMNS].reset_index(drop=True), plain[_LABEL_COLUMNS].copy()
 
 
-def store_inputs(store: Store, dataset: str, *, label_source: str = "human") -> StoreInputs:
-    """Read judgments, labels, trajectories and gate results of a dataset for the report."""
+def store_inputs(
+    store: Store,
+    dataset: str,
+    *,
+    label_source: str = "human",
+    aligned: Sequence[dict[str, Any]] | None = (),
+) -> StoreInputs:
+    """Read judgments, labels, trajectories and gate results of a dataset for the report.
+
+    ``aligned``: aligned-judge records to apply (None: every aligned judge in the store); the
+    ones judged under their name here, or fitted here on a judge that is here, are.
+    """
     store.require_dataset(dataset)
     trajectories = store.trajectories(dataset)
     trajs = trajectory_frame(trajectories)
@@ -274,7 +309,10 @@ def store_inputs(store: Store, dataset: str, *, label_source: str = "human") -> 
         results[i]["gates_passed"] if i in results else None for i in trajs["trajectory_id"]
     ]
     notes: list[str] = []
-    judgments = _judgments(store, dataset, trajs, notes)
+    records = store.aligned_judges() if aligned is None else list(aligned)
+    raw = store.judgments_frame(dataset)
+    applied = _applicable(raw, records, dataset) if records else []
+    judgments = _judgments(store, dataset, trajs, notes, raw, applied)
     labels, raw_labels = _labels(store, dataset, label_source, set(trajs["trajectory_id"]), notes)
     if results:
         missing = int(trajs["gates_passed"].isna().sum())
@@ -284,4 +322,4 @@ def store_inputs(store: Store, dataset: str, *, label_source: str = "human") -> 
                 "is applied to them"
             )
     fp = fingerprint(trajectories)
-    return StoreInputs(judgments, labels, raw_labels, trajs, bool(results), fp, notes)
+    return StoreInputs(judgments, labels, raw_labels, trajs, bool(results), fp, notes, applied)

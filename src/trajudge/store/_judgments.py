@@ -18,6 +18,7 @@ JUDGMENT_COLUMNS = [c.name for c in judgments.columns if c.name != "id"]
 #: Free-text columns, redacted on write (:func:`trajudge.store.redact`): an error quoting a
 #: key, or a verdict quoting one from a trajectory, never reaches the disk.
 _TEXT_COLUMNS = ("error", "reasoning", "raw", "criteria", "judge_config")
+_JSON_COLUMNS = ("criteria", "score_probs")
 
 
 def _nullable_eq(column: Any, value: Any) -> Any:
@@ -66,8 +67,9 @@ class JudgmentsMixin:
         values["dataset"] = dataset
         values.setdefault("created_at", now_iso())
         values.setdefault("cache_hit", False)
-        if isinstance(values.get("criteria"), dict):
-            values["criteria"] = json.dumps(values["criteria"], sort_keys=True)
+        for col in _JSON_COLUMNS:
+            if isinstance(values.get(col), dict):
+                values[col] = json.dumps(values[col], sort_keys=True)
         for col in _TEXT_COLUMNS:
             text = values.get(col)
             if isinstance(text, str):

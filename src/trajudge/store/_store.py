@@ -36,6 +36,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import ArgumentError, OperationalError, ProgrammingError
 from sqlalchemy.pool import NullPool, StaticPool
 
+from trajudge.store._aligned import AlignedMixin
 from trajudge.store._judgments import JudgmentsMixin
 from trajudge.store._labels import _IN_CHUNK, LabelsMixin
 from trajudge.store._migrations import UPGRADES
@@ -181,7 +182,7 @@ def _lock_schema(conn: Connection) -> None:
         conn.execute(select(func.pg_advisory_xact_lock(_SCHEMA_LOCK)))
 
 
-class Store(JudgmentsMixin, LabelsMixin):
+class Store(JudgmentsMixin, LabelsMixin, AlignedMixin):
     """Datasets, trajectories, task specs, rule results, judgments and labels.
 
     >>> store = Store("sqlite://")  # in memory
