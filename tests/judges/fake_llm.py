@@ -9,18 +9,26 @@ the next behaviour from ``server.script`` (then ``server.default``):
 - ``"delay:<seconds>"``: sleep, then answer like ``"ok"``,
 - ``"hold:<n>"``: wait until ``n`` requests are in flight at once (60 s at most), then
   answer like ``"ok"``: a test of a concurrency limit waits on that state, not on time,
+- ``"block"``: wait until the test calls ``server.release()`` (or ``reset()``; 120 s at most),
+  then answer like ``"ok"``: the request stays in flight for as long as the test needs,
 - ``"length"``: HTTP 200 with the verdict cut short and ``finish_reason: "length"`` (the
   output ran into ``max_tokens``),
 - ``"401-echo"``: HTTP 401 quoting the credentials it received, as some gateways do
   ("Incorrect API key provided: <the Authorization bearer token>; api-key header: <value>").
 
+A request with ``tools`` (instructor's tool-call mode) is answered with a tool call whose
+arguments are the verdict for the first tool's parameters.
+
 It records every request body (``server.requests``), its headers (``server.headers``) and the
-peak number of requests in flight (``server.max_in_flight``).
+peak number of requests in flight (``server.max_in_flight``). ``GET /calls`` answers the number
+of chat requests so far and the SHA-256 of each one's messages (``?since=N`` from the N-th on),
+for a benchmark that runs the server in another process.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import threading
 import time
@@ -63,11 +71,15 @@ class FakeLLM:
         self.choose: Callable[[str, list[Any]], Any] = lambda name, values: values[-1]
         # optional: (user prompt, sampled verdict) -> the verdict to return
         self.decide: Callable[[str, dict[str, Any]], dict[str, Any]] | None = None
+        # optional: request body -> the behaviour for it (None: the script, then the default),
+        # so that a fault hits the same request whatever order the requests come in
+        self.action_for: Callable[[dict[str, Any]], str | None] | None = None
         self._lock = threading.Lock()
         self._loop = asyncio.new_event_loop()
         self._runner: web.AppRunner | None = None
         self.port = 0
         self._ready = threading.Event()
+        self._released = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     # -- lifecycle ----------------------------------------------------------------------------
@@ -93,7 +105,12 @@ class FakeLLM:
     def calls(self) -> int:
         return len(self.requests)
 
+    def release(self) -> None:
+        """Let every ``"block"`` request (now and later) answer."""
+        self._released.set()
+
     def reset(self) -> None:
+        self.release()
         deadline = time.monotonic() + 10
         while self.in_flight and time.monotonic() < deadline:  # let earlier requests finish
             time.sleep(0.05)
@@ -104,12 +121,15 @@ class FakeLLM:
             self.default = "ok"
             self.max_in_flight = 0
             self.decide = None
+            self.action_for = None
+            self._released.clear()
 
     def _run(self) -> None:
         asyncio.set_event_loop(self._loop)
         app = web.Application()
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_get("/v1/models", self._models)
+        app.router.add_get("/calls", self._calls)
         self._runner = web.AppRunner(app)
         self._loop.run_until_complete(self._runner.setup())
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
@@ -121,6 +141,17 @@ class FakeLLM:
     # -- handlers -----------------------------------------------------------------------------
     async def _models(self, request: web.Request) -> web.Response:
         return web.json_response({"object": "list", "data": [{"id": "fake", "object": "model"}]})
+
+    async def _calls(self, request: web.Request) -> web.Response:
+        since = int(request.query.get("since", "0"))
+        with self._lock:
+            bodies = self.requests[since:]
+            n = len(self.requests)
+        digests = [
+            hashlib.sha256(json.dumps(b.get("messages"), sort_keys=True).encode()).hexdigest()
+            for b in bodies
+        ]
+        return web.json_response({"calls": n, "messages_sha256": digests})
 
     def _next(self) -> str:
         with self._lock:
@@ -134,12 +165,18 @@ class FakeLLM:
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
         try:
-            action = self._next()
+            chosen = self.action_for(body) if self.action_for is not None else None
+            action = chosen if chosen is not None else self._next()
             if action.startswith("hold:"):
                 deadline = time.monotonic() + 60
                 while self.max_in_flight < int(action.split(":", 1)[1]):
                     if time.monotonic() > deadline:
                         break
+                    await asyncio.sleep(0.02)
+                action = "ok"
+            if action == "block":
+                deadline = time.monotonic() + 120
+                while not self._released.is_set() and time.monotonic() < deadline:
                     await asyncio.sleep(0.02)
                 action = "ok"
             if action.startswith("delay:"):
@@ -166,6 +203,8 @@ class FakeLLM:
                     status=code,
                 )
             finish = "stop"
+            if body.get("tools"):
+                return web.json_response(self._tool_call(body))
             if action == "garbage":
                 content = "this is not JSON {"
             elif action == "length":
@@ -192,9 +231,33 @@ class FakeLLM:
             with self._lock:
                 self.in_flight -= 1
 
-    def _verdict(self, body: dict[str, Any]) -> Any:
-        fmt = body.get("response_format") or {}
-        schema = (fmt.get("json_schema") or {}).get("schema") or fmt.get("schema") or {}
+    def _tool_call(self, body: dict[str, Any]) -> dict[str, Any]:
+        function = body["tools"][0]["function"]
+        arguments = self._verdict(body, function.get("parameters") or {})
+        call = {
+            "id": "call-fake",
+            "type": "function",
+            "function": {"name": function["name"], "arguments": json.dumps(arguments)},
+        }
+        return {
+            "id": f"fake-{time.time_ns()}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body.get("model", "fake"),
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "tool_calls",
+                    "message": {"role": "assistant", "content": None, "tool_calls": [call]},
+                }
+            ],
+            "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
+        }
+
+    def _verdict(self, body: dict[str, Any], schema: dict[str, Any] | None = None) -> Any:
+        if schema is None:
+            fmt = body.get("response_format") or {}
+            schema = (fmt.get("json_schema") or {}).get("schema") or fmt.get("schema") or {}
         verdict = _sample(schema, schema.get("$defs", {}), self.choose)
         if self.decide is not None:
             user = "".join(

@@ -141,14 +141,18 @@ def test_cancelled_batch_resumes_without_repeats_or_duplicates(
 ) -> None:
     store = _store(db_url)
     judge = _judge(fake_llm, "point", "trajectory_reasonableness")
-    fake_llm.default = "delay:0.2"
+    # three answers, then every call stays in flight until released
+    fake_llm.script = ["ok", "ok", "ok"]
+    fake_llm.default = "block"
+    reported: list[int] = []
 
     async def run_and_cancel() -> int:
         task: asyncio.Task[object] | None = None
 
         def progress(p: BatchProgress) -> None:
-            if p.done == 3 and task is not None:
-                task.cancel()  # like Ctrl-C after three completions
+            reported.append(p.done)
+            if p.done >= 3 and task is not None:
+                task.cancel()  # like Ctrl-C once three judgments are stored
 
         task = asyncio.ensure_future(
             ascore_dataset(store, "ds", [judge], concurrency=2, progress=progress)
@@ -158,8 +162,10 @@ def test_cancelled_batch_resumes_without_repeats_or_duplicates(
         return len(store.judgments_frame("ds"))
 
     stored = run_sync(run_and_cancel())
-    assert stored == 3
+    # every answer is stored (the calls in flight are lost), and was reported only once stored
+    assert stored == 3 and reported[-1] == 3
     first_calls = fake_llm.calls
+    fake_llm.release()
     fake_llm.requests.clear()
     fake_llm.default = "ok"
     summary = score_dataset(store, "ds", [judge])
@@ -327,3 +333,146 @@ def test_resume_never_reuses_judgments_of_another_configuration(
     # and the same configuration again resumes everything
     again = score_dataset(store, "ds", [changed])
     assert again.resumed == 7 and again.judged == 0 and fake_llm.calls == 14
+
+
+def test_an_answer_is_stored_while_later_calls_are_still_in_flight(
+    fake_llm: FakeLLM, db_url: str
+) -> None:
+    """The half-second flush does not wait for the next answer: with one call answered and
+    every other one held at the server, the answer reaches the store (checked by state)."""
+    store = _store(db_url)
+    judge = _judge(fake_llm, "point", "trajectory_reasonableness")
+    fake_llm.script = ["ok"]
+    fake_llm.default = "block"
+    stored_while_held: list[int] = []
+
+    async def run() -> None:
+        task = asyncio.ensure_future(ascore_dataset(store, "ds", [judge], concurrency=2))
+        deadline = time.monotonic() + 120
+        while not task.done() and time.monotonic() < deadline:
+            n = len(store.judgments_frame("ds"))
+            if n:
+                stored_while_held.append(fake_llm.in_flight)
+                break
+            await asyncio.sleep(0.05)
+        fake_llm.release()
+        await task
+
+    run_sync(run())
+    # the first answer was stored while the second call was still held in flight
+    assert stored_while_held and stored_while_held[0] >= 1
+    assert len(store.judgments_frame("ds")) == 7
+
+
+def test_each_prompt_is_rendered_once_for_every_sample_and_judge_sharing_it(
+    fake_llm: FakeLLM, db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import trajudge.judges._judge as judge_module
+
+    rendered: list[tuple[str, ...]] = []
+    real = judge_module.build_prompt
+
+    def counting(rubric, shown, **kw):  # type: ignore[no-untyped-def]
+        rendered.append(tuple(s.trajectory.id for s in shown))
+        return real(rubric, shown, **kw)
+
+    monkeypatch.setattr(judge_module, "build_prompt", counting)
+    store = _store(db_url)
+    judges = [
+        _judge(fake_llm, "a", "trajectory_preference", samples=3),
+        _judge(fake_llm, "b", "trajectory_preference", samples=2, model="openai/other"),
+    ]
+    summary = score_dataset(store, "ds", judges)
+    # pairs (1-0,1-1), (3-0,3-1), (4-0,4-1) in two orders: 6 prompts for 6 x (3 + 2) calls
+    assert summary.judged == 30 and fake_llm.calls == 30
+    assert sorted(rendered) == sorted(
+        [(a, b) for a, b in [("1-0", "1-1"), ("3-0", "3-1"), ("4-0", "4-1")]]
+        + [(b, a) for a, b in [("1-0", "1-1"), ("3-0", "3-1"), ("4-0", "4-1")]]
+    )
+    # and each judge's calls still differ by sample (seeded requests are not merged)
+    frame = store.judgments_frame("ds")
+    assert frame.groupby("judge")["sample"].nunique().to_dict() == {"a": 3, "b": 2}
+
+
+def test_a_rerun_reads_in_bulk_whatever_the_number_of_trajectories(
+    fake_llm: FakeLLM, db_url: str
+) -> None:
+    """Planning makes no per-item query: a re-run of 7 or of 14 stored judgments sends the
+    store the same number of statements, and a cached re-run the cache as few."""
+    from sqlalchemy import event
+
+    def statements(store: Store, dataset: str, judge: Judge) -> int:
+        seen: list[str] = []
+
+        def count(conn, cursor, statement, *args):  # type: ignore[no-untyped-def]
+            seen.append(statement)
+
+        event.listen(store.engine, "before_cursor_execute", count)
+        try:
+            score_dataset(store, dataset, [judge])
+        finally:
+            event.remove(store.engine, "before_cursor_execute", count)
+        return len(seen)
+
+    store = _store(db_url)
+    store.import_dataset("big", [*TRAJECTORIES, *[_t(f"x{i}", 0, False) for i in range(7)]], SPECS)
+    judge = _judge(fake_llm, "point", "trajectory_reasonableness")
+    assert score_dataset(store, "ds", [judge]).judged == 7
+    assert score_dataset(store, "big", [judge]).judged == 14
+    small, big = statements(store, "ds", judge), statements(store, "big", judge)
+    assert small == big and fake_llm.calls == 21
+
+
+def test_an_engine_gets_the_same_judgments_from_the_same_plan(
+    fake_llm: FakeLLM, db_url: str, tmp_path: Path
+) -> None:
+    """The engine seam: another engine (here one call at a time, last planned first) makes
+    the same calls and the runner stores the same judgments as the local engine."""
+    from collections.abc import AsyncIterator
+
+    from trajudge.judges import PreparedCall
+
+    class Reversed:
+        async def run(self, calls: AsyncIterator[PreparedCall], emit: object) -> None:  # Engine.run
+            pending = [c async for c in calls]
+            for call in reversed(pending):
+                emit(call, await call.judge.call(call))  # type: ignore[operator]
+
+    def user_prompt(body: dict[str, object]) -> str:
+        return "".join(
+            str(m.get("content") or "")  # type: ignore[union-attr]
+            for m in body["messages"]  # type: ignore[union-attr]
+            if m.get("role") == "user"  # type: ignore[union-attr]
+        )
+
+    def fault(body: dict[str, object]) -> str | None:
+        # faults tied to the request, not to its position: calls showing task 3 fail with a
+        # 500 (max_retries=0: stored as errors), their seeded second sample answers garbage
+        prompt = user_prompt(body)
+        if "task 3" in prompt:
+            return "garbage" if body.get("seed") == 8 else "500"
+        return None
+
+    def verdicts(name: str, engine: object | None) -> list[tuple[object, ...]]:
+        fake_llm.action_for = fault
+        fake_llm.decide = lambda prompt, v: {**v, "verdict": "A"} if "task 4" in prompt else v
+        store = Store(db_url) if name == "local" else Store(f"sqlite:///{tmp_path / 'r.db'}")
+        store.import_dataset(name, TRAJECTORIES, SPECS)
+        judges = [
+            _judge(fake_llm, "ref", "trajectory_reasonableness_reference", max_retries=0),
+            _judge(fake_llm, "pair", "trajectory_preference", samples=2, seed=7, max_retries=0),
+        ]
+        score_dataset(store, name, judges, engine=engine, concurrency=1)  # type: ignore[arg-type]
+        frame = store.judgments_frame(name)
+        cols = ["trajectory_id", "other_id", "judge", "order", "sample", "score", "verdict"]
+        picked = frame[[*cols, "error", "request_sha256", "config_sha256"]].astype(object)
+        rows = picked.where(picked.notna(), "-").astype(str)
+        return sorted(tuple(r) for r in rows.itertuples(index=False))
+
+    fake_llm.choose = lambda name, values: values[0]
+    local = verdicts("local", None)
+    other = verdicts("other", Reversed())
+    assert len(local) == 6 + 12 and local == other
+    errors = [r for r in local if r[7] != "-"]
+    assert len(errors) == 4 + 4  # task 3: 2 trials x 2 orders (reference), 2 x 2 samples (pairs)
+    assert {r[5] for r in local if r[2] == "pair" and r[0] == "4-0"} == {"3.0", "1.0"}

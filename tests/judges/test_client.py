@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import socket
 import time
 from pathlib import Path
@@ -284,4 +285,73 @@ def test_a_verdict_cut_by_max_tokens_names_the_setting_to_raise(fake_llm: FakeLL
     assert j.error is not None and j.error.startswith(
         "the verdict did not fit in max_tokens=64 (1 attempt(s)): raise `max_tokens:` of judge "
         "'fake' in trajudge.yaml or --max-tokens."
+    )
+
+
+@pytest.mark.parametrize("action", ["ok", "500", "400", "401-echo", "garbage", "length", "slow"])
+def test_json_schema_calls_skip_instructor_with_the_same_request_and_outcome(
+    fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch, action: str
+) -> None:
+    """The cheaper path for json_schema_mode sends the very request instructor sends (body in
+    the same key order, same headers) and ends in the same verdict or the same stored error,
+    without calling instructor at all."""
+    import instructor
+
+    def outcome(via_instructor: bool) -> tuple[object, ...]:
+        fake_llm.reset()
+        fake_llm.default = "delay:3" if action == "slow" else action
+        judge = _judge(fake_llm, max_retries=1, timeout=1)
+        judge.client().via_instructor = via_instructor
+        [j] = judge.judge(_traj()).judgments
+        headers = {k: v for k, v in fake_llm.headers[0].items() if k != "Content-Length"}
+        error = None if j.error is None else re.sub(r"time taken=[0-9.]+", "", j.error)
+        return (
+            j.score,
+            j.criteria,
+            j.reasoning,
+            error,
+            fake_llm.calls,
+            json.dumps(fake_llm.requests[0]),  # key order kept: a grammar follows it
+            headers,
+        )
+
+    through_instructor = outcome(True)
+
+    def refuse(*args: object, **kwargs: object) -> object:
+        raise AssertionError("instructor was used")
+
+    monkeypatch.setattr(instructor, "from_litellm", refuse)
+    assert outcome(False) == through_instructor
+
+
+def test_tool_call_mode_still_goes_through_instructor(fake_llm: FakeLLM) -> None:
+    fake_llm.choose = lambda name, values: 4 if 4 in values else values[0]
+    direct = _judge(fake_llm).judge(_traj()).judgments[0]
+    tools = _judge(fake_llm, mode="tool_call").judge(_traj()).judgments[0]
+    body = fake_llm.requests[-1]
+    assert "tools" in body and "response_format" not in body  # instructor's function calling
+    assert tools.error is None and (tools.score, tools.criteria, tools.reasoning) == (
+        direct.score,
+        direct.criteria,
+        direct.reasoning,
+    )
+
+
+def test_the_cache_key_is_the_hash_of_the_request_description(fake_llm: FakeLLM) -> None:
+    """``request_key`` reuses the schema's JSON per verdict model; it must equal the SHA-256
+    of the canonical JSON of ``describe``, the documented key (keys of existing caches)."""
+    from trajudge.judges import build_prompt, request_key
+    from trajudge.judges._prompt import Shown
+
+    judge = _judge(fake_llm, seed=3)
+    client = judge.client()
+    prompt = build_prompt(judge.rubric, [Shown(_traj(5))])
+    params = {"temperature": 0.0, "max_tokens": 512, "seed": 3}
+    extra = {"judge_config": judge.config_sha256, "sample": 0, "order": "ab"}
+    assert client.request_key(prompt.messages, judge.verdict_model, params, extra) == request_key(
+        client.describe(prompt.messages, judge.verdict_model, params, extra)
+    )
+    [prepared] = judge.prepare(_traj(5))
+    assert prepared.key == request_key(
+        client.describe(prompt.messages, judge.verdict_model, {**params, "seed": 3}, extra)
     )

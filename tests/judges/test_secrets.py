@@ -177,3 +177,59 @@ def test_header_names_are_in_the_cache_key_and_values_are_not(
     Judge(JudgeSpec.model_validate(base), cache=cache).judge(_traj(0))  # no header: new request
     assert fake_llm.calls == 2
     assert "value-one-1234" not in _files_text(tmp_path)
+
+
+def _redact_every_pattern(text: str) -> str:
+    """The reference: every pattern run on every text (what redact did before it skipped the
+    patterns whose literals a text does not hold)."""
+    from trajudge.store._redact import _PATTERNS
+
+    for pattern, repl in _PATTERNS:
+        text = pattern.sub(repl, text)
+    return text
+
+
+def test_skipping_patterns_by_their_literals_changes_no_redaction() -> None:
+    import random
+
+    pieces = [
+        "sk-ant-api03-" + "a" * 30,
+        "sk-abc1****************wxyz",
+        "Authorization: Bearer abc.def-ghi_jkl",
+        "AUTHORIZATION = basic QWxhZGRpbjpvcGVu",
+        '{"x-api-key": "0123456789abcdef"}',
+        "API-KEY: 'zyxwvutsrq'",
+        "access_token=abcdefghijkl",
+        "Client_Secret: s3cr3tvalue99",
+        "password = hunter2hunter2",
+        "api_key=0123456789abcdef",
+        "bearer   abcdefghijklmnop",
+        "AIza" + "B" * 35,
+        "AKIAIOSFODNN7EXAMPLE",
+        "ASIAIOSFODNN7EXAMPLE",
+        "ghp_" + "x" * 30,
+        "github_pat_" + "y" * 30,
+        "glpat-" + "z" * 20,
+        "gsk_" + "q" * 20,
+        "pplx-" + "r" * 20,
+        "xai-" + "s" * 20,
+        "r8_" + "t" * 20,
+        "hf_" + "u" * 30,
+        # non-ASCII letters that (?i) matches to ASCII ones: never skipped
+        "apı_key=0123456789abcdef",
+        "ACCESſ_TOKEN=abcdefghijkl",
+        "aPİ-key: abcdefghijkl",
+        # ordinary text
+        "the agent asked for the api key politely",
+        "Error code: 401 - Incorrect API key",
+        "task-0123456789abcdefgh risk-assessment",
+        '{"reasoning": "fake reasoning", "score": 5}',
+        "Τhe flight was booked — step [3] refunded €20.",
+        "",
+    ]
+    rng = random.Random(7)
+    texts = list(pieces)
+    for _ in range(300):
+        texts.append(" ".join(rng.choice(pieces) for _ in range(rng.randint(1, 4))))
+    for text in texts:
+        assert redact(text) == _redact_every_pattern(text), text

@@ -143,3 +143,46 @@ def test_long_dataset_name_and_spec_task_id_are_refused(db_url: str) -> None:
     with pytest.raises(InputError, match="task spec: task_id: longer than 400 characters"):
         store.import_dataset("d", [Trajectory(id="a", task_id="k")], {"k" * 401: TaskSpec()})
     assert store.datasets() == []
+
+
+def test_judgment_batches_from_eight_writers_store_each_key_once(db_url: str) -> None:
+    """Batched writes (``add_judgments``, one transaction per batch) of overlapping keys in
+    different orders: no duplicate, no lost key, no deadlock, errors replaced by results."""
+    store = _store(db_url)
+    keys = [(f"t{i}", None) for i in range(10)] + [(f"t{i}", f"t{i + 1}") for i in range(9)]
+    keys.append(("not-stored", None))  # a trajectory the store does not hold: the dataset lock
+    assert store.add_judgments(DS, [_row(t, o, error="timeout") for t, o in keys[::3]]) == [
+        True
+    ] * len(keys[::3])
+    added = [0] * N_THREADS
+
+    def write(k: int) -> None:
+        s = Store(db_url)
+        mine = list(keys)
+        random.Random(k).shuffle(mine)
+        for start in range(0, len(mine), 4):
+            batch = [_row(t, o, score=float(k)) for t, o in mine[start : start + 4]]
+            added[k] += sum(s.add_judgments(DS, batch))
+        s.close()
+
+    _run_together(N_THREADS, write)
+    frame = store.judgments_frame(DS)
+    assert len(frame) == len(keys) and frame["error"].isna().all()
+    assert sum(added) == len(keys)
+
+
+def test_a_batch_with_one_key_twice_stores_it_as_two_writes_would(db_url: str) -> None:
+    store = _store(db_url)
+    stored = store.add_judgments(
+        DS,
+        [
+            _row("t0", None, error="timeout"),
+            _row("t0", None, score=4.0),  # replaces the error, as a second write would
+            _row("t0", None, score=2.0),  # a result is kept: not stored
+            _row("t1", None, score=3.0),
+        ],
+    )
+    assert stored == [True, True, False, True]
+    frame = store.judgments_frame(DS).sort_values("trajectory_id")
+    assert list(frame["score"]) == [4.0, 3.0] and frame["error"].isna().all()
+    assert store.add_judgments(DS, [_row("t1", None, score=1.0)]) == [False]

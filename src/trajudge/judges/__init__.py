@@ -14,12 +14,13 @@ from trajudge.judges._batch import (
     BatchProgress,
     BatchSummary,
     ascore_dataset,
-    choose_reference,
-    plan_items,
+    prepare_items,
     score_dataset,
 )
 from trajudge.judges._cache import DEFAULT_CACHE_PATH, CachedResponse, ResponseCache, request_key
+from trajudge.judges._call import PreparedCall, finish
 from trajudge.judges._client import CallResult, LLMClient, RateLimiter, choose_mode
+from trajudge.judges._engine import Engine, LocalEngine
 from trajudge.judges._fewshot import (
     EXAMPLE_CHARS,
     example_text,
@@ -37,6 +38,7 @@ from trajudge.judges._local import (
     shared_local_server,
     stop_shared_servers,
 )
+from trajudge.judges._plan import BatchPlan, PlanItem, choose_reference, plan_batch, plan_items
 from trajudge.judges._prompt import DEFAULT_TEMPLATES, SYSTEM_PROMPT, Prompt, Shown, build_prompt
 from trajudge.judges._render import (
     DELIMITER_TAGS,
@@ -63,33 +65,42 @@ from trajudge.judges._rubric import (
 )
 from trajudge.judges._spec import LOCAL_DEFAULTS, JudgeSpec, parse_judge_arg, reasoning_cap
 from trajudge.judges._verdict import PREFERENCE_SCORE, response_schema, verdict_model
+from trajudge.judges._writer import FLUSH_INTERVAL_S, FLUSH_MAX_ROWS, JudgmentWriter
 
 __all__ = [
     "DEFAULT_CACHE_PATH",
     "DEFAULT_TEMPLATES",
     "DELIMITER_TAGS",
     "EXAMPLE_CHARS",
+    "FLUSH_INTERVAL_S",
+    "FLUSH_MAX_ROWS",
     "LOCAL_DEFAULTS",
     "LOCAL_MODELS",
     "LOCAL_PREFIX",
     "PREFERENCE_SCORE",
     "SYSTEM_PROMPT",
     "Aggregate",
+    "BatchPlan",
     "BatchProgress",
     "BatchSummary",
     "CachedResponse",
     "CallResult",
     "Criterion",
+    "Engine",
     "Example",
     "Judge",
     "JudgeResult",
     "JudgeSpec",
     "Judgment",
+    "JudgmentWriter",
     "JuryVerdict",
     "LLMClient",
+    "LocalEngine",
     "LocalModelServer",
     "LocalServerError",
     "Order",
+    "PlanItem",
+    "PreparedCall",
     "Prompt",
     "RateLimiter",
     "ResponseCache",
@@ -113,12 +124,15 @@ __all__ = [
     "elision_marker",
     "estimate_tokens",
     "example_text",
+    "finish",
     "load_rubric",
     "load_rubric_file",
     "neutralise",
     "parse_judge_arg",
     "parse_rubric",
+    "plan_batch",
     "plan_items",
+    "prepare_items",
     "reasoning_cap",
     "render_trajectory",
     "request_key",

@@ -1,46 +1,52 @@
-"""Batch scoring: rule gates first, then every judge call, each stored as it completes.
+"""Batch scoring: rule gates first, then every judge call, stored as it completes.
 
-:func:`score_dataset` plans every call (judge x item x order x sample), leaves out the calls
-already stored without error (``Store.judgment_keys``: a killed run resumes without repeating
-finished judgments and without duplicates), and runs the rest with bounded concurrency. Each
-judgment is written in its own transaction the moment it completes, so a kill loses at most
-the calls in flight.
+:func:`score_dataset` runs a batch in three steps with clean seams:
 
-A trajectory that fails a gate never reaches a prompt: not as a candidate, not as the other
-trajectory of a pair, not as a reference. Gates are evaluated over every trajectory a prompt
-could show (the chosen ones and the other trials of their tasks), not only the chosen ones.
+1. **plan** (:func:`trajudge.judges.plan_batch`): every call (judge x item x order x sample),
+   less the calls already stored without error (``Store.judgment_keys``: a killed run resumes
+   without repeating finished judgments and without duplicates), from a few bulk reads;
+2. **execute**: the planned calls are prepared in chunks (each prompt rendered once per
+   trajectory, other trajectory, rubric and order, for every sample and every judge that
+   shares it), their cache keys looked up in bulk (hits are finished at once, with no call),
+   and the misses run by an engine (:class:`trajudge.judges.LocalEngine` by default: bounded
+   concurrency in this process);
+3. **write** (:class:`trajudge.judges.JudgmentWriter`): judgments and cache entries go to the
+   store in small batched transactions, at least every half second, so a kill loses at most
+   the calls in flight and the last half second of answers, and a cancel only the calls in
+   flight.
 
-Items per mode:
-
-- pointwise: each trajectory that passes its gates;
-- pairwise: every pair of trials of the same task (lower trial first as ``trajectory_id``)
-  where both pass their gates;
-- reference: each trajectory with a reference. The default reference is a passing trajectory
-  of the same task (``outcome`` True, the lowest trial, never the candidate itself); when the
-  task has none, the task spec's expected calls (``TaskSpec.reference``) are rendered as a
-  reference trajectory (``other_id`` = ``spec:<task_id>``); a task with neither is counted in
-  ``no_reference`` and not judged.
+See :mod:`trajudge.judges._plan` for the items of each mode and the gates, and
+:mod:`trajudge.judges._engine` for what an engine must do.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
-from collections import defaultdict
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
+from trajudge.judges._cache import CachedResponse, ResponseCache
+from trajudge.judges._call import PreparedCall, finish
+from trajudge.judges._client import CallResult
+from trajudge.judges._engine import Engine, LocalEngine, run_all
 from trajudge.judges._judge import Judge, run_sync
-from trajudge.judges._judgment import Judgment, Order
-from trajudge.judges._render import spec_reference
+from trajudge.judges._judgment import Judgment
+from trajudge.judges._plan import BatchPlan, PlanItem, plan_batch
+from trajudge.judges._prompt import Prompt
+from trajudge.judges._writer import FLUSH_INTERVAL_S, JudgmentWriter
 from trajudge.store import Store
-from trajudge.trajectories import TaskSpec, Trajectory
+from trajudge.trajectories import TaskSpec
+
+#: Planned calls prepared (rendered, hashed, looked up in the cache) at a time.
+PREPARE_CHUNK = 64
 
 
 @dataclass(frozen=True)
 class BatchProgress:
-    """A snapshot for progress displays, sent after every completed call."""
+    """A snapshot for progress displays, sent after every write of judgments to the store
+    (``done`` counts the judgments stored; ``last`` is the last of them)."""
 
     total: int
     done: int
@@ -71,141 +77,45 @@ class BatchSummary:
     gate_failures: dict[str, list[str]] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class _Item:
-    judge: Judge
-    trajectory: Trajectory
-    other: Trajectory | None
-    other_expected: bool
-    order: Order
-    sample: int
-
-    @property
-    def key(self) -> tuple[Any, ...]:
-        other_id = None if self.other is None else self.other.id
-        j = self.judge
-        return (
-            self.trajectory.id,
-            other_id,
-            j.name,
-            j.config_sha256,
-            j.rubric.version,
-            self.order,
-            self.sample,
-        )
+def _prompt_groups(todo: Sequence[PlanItem]) -> Iterator[list[PlanItem]]:
+    """Runs of planned calls that show the same trajectories in the same order."""
+    group: list[PlanItem] = []
+    for it in todo:
+        if group and not _same_prompt_input(group[0], it):
+            yield group
+            group = []
+        group.append(it)
+    if group:
+        yield group
 
 
-def choose_reference(
-    candidate: Trajectory,
-    same_task: Sequence[Trajectory],
-    spec: TaskSpec | None,
-    *,
-    prefer: str = "passing",
-) -> tuple[Trajectory, bool] | None:
-    """The reference for ``candidate`` and whether it was built from the task spec.
-
-    ``same_task`` are the trajectories a reference may be taken from: leave out those that
-    failed a gate (:func:`plan_items` does), since the reference is shown to the judge.
-
-    ``prefer="passing"``: a passing trajectory of the same task (lowest trial, not the
-    candidate itself), else the spec's expected calls, else None. ``prefer="spec"``: the
-    spec's expected calls only (the outcome never picks the reference), else None.
-    """
-    passing = sorted(
-        (
-            t
-            for t in same_task
-            if prefer == "passing" and t.outcome is True and t.id != candidate.id
-        ),
-        key=lambda t: (t.trial, t.id),
+def _same_prompt_input(a: PlanItem, b: PlanItem) -> bool:
+    return (
+        a.trajectory.id == b.trajectory.id
+        and (None if a.other is None else a.other.id) == (None if b.other is None else b.other.id)
+        and a.order == b.order
     )
-    if passing:
-        return passing[0], False
-    if spec is not None and spec.reference:
-        return spec_reference(candidate.task_id, list(spec.reference), candidate.input), True
-    return None
 
 
-def _gate_failures(
-    trajectories: Sequence[Trajectory],
-    specs: Mapping[str, TaskSpec],
-    gates: Collection[str],
-    defaults: TaskSpec | None = None,
-) -> dict[str, list[str]]:
-    """Trajectory id -> names of failed checks whose severity gates (absent ids pass)."""
-    from trajudge.rules import check_dataset
-
-    failed: dict[str, list[str]] = {}
-    for report in check_dataset(trajectories, specs, defaults):
-        names = [r.check for r in report.results if r.severity in gates and not r.passed]
-        if names:
-            failed[report.trajectory_id] = names
-    return failed
-
-
-def plan_items(
-    judges: Sequence[Judge],
-    trajectories: Sequence[Trajectory],
-    specs: Mapping[str, TaskSpec],
-    *,
-    gated: Collection[str] = (),
-    pool: Sequence[Trajectory] | None = None,
-) -> tuple[list[_Item], int]:
-    """Every call the judges need; returns the items and the no-reference count.
-
-    ``pool`` is where references are looked for (default: ``trajectories``). No trajectory
-    whose id is in ``gated`` is planned, as a candidate or as the other one shown.
-    """
-    by_task: dict[str, list[Trajectory]] = defaultdict(list)
-    for t in pool if pool is not None else trajectories:
-        if t.id not in gated:
-            by_task[t.task_id].append(t)
-    eligible = [t for t in trajectories if t.id not in gated]
-    items: list[_Item] = []
-    no_reference = 0
-    for judge in judges:
-        plan = judge.plan()
-        mode = judge.rubric.mode
-        pairs: list[tuple[Trajectory, Trajectory | None, bool]] = []
-        if mode == "pointwise":
-            pairs = [(t, None, False) for t in eligible]
-        elif mode == "pairwise":
-            tasks: dict[str, list[Trajectory]] = defaultdict(list)
-            for t in eligible:
-                tasks[t.task_id].append(t)
-            for group in tasks.values():
-                group.sort(key=lambda t: (t.trial, t.id))
-                pairs += [(a, b, False) for i, a in enumerate(group) for b in group[i + 1 :]]
-        else:
-            for t in eligible:
-                ref = choose_reference(
-                    t, by_task[t.task_id], specs.get(t.task_id), prefer=judge.spec.reference
-                )
-                if ref is None:
-                    no_reference += 1
-                else:
-                    pairs.append((t, ref[0], ref[1]))
-        for traj, other, expected in pairs:
-            items += [_Item(judge, traj, other, expected, o, s) for o, s in plan]
-    return items, no_reference
-
-
-def _select(
-    trajectories: list[Trajectory],
-    tasks: Collection[str] | None,
-    max_tasks: int | None,
-    max_trials: int | None,
-) -> list[Trajectory]:
-    out = [t for t in trajectories if tasks is None or t.task_id in set(tasks)]
-    if max_tasks is not None:
-        keep: list[str] = []
-        for t in out:
-            if t.task_id not in keep:
-                keep.append(t.task_id)
-        allowed = set(keep[:max_tasks])
-        out = [t for t in out if t.task_id in allowed]
-    if max_trials is not None:
-        out = [t for t in out if t.trial < max_trials]
+def prepare_items(items: Sequence[PlanItem]) -> list[PreparedCall]:
+    """The prepared calls of ``items``, each prompt rendered once: for the samples of a judge,
+    and for every judge whose rubric, template and budget give the same prompt."""
+    out: list[PreparedCall] = []
+    for group in _prompt_groups(items):
+        head = group[0]
+        by_judge: dict[int, list[PlanItem]] = {}
+        for it in group:
+            by_judge.setdefault(id(it.judge), []).append(it)
+        rendered: dict[tuple[str, int], Prompt] = {}
+        for judge_items in by_judge.values():
+            out += judge_items[0].judge.prepare(
+                head.trajectory,
+                other=head.other,
+                other_expected=head.other_expected,
+                order=head.order,
+                samples=[it.sample for it in judge_items],
+                rendered=rendered,
+            )
     return out
 
 
@@ -222,65 +132,86 @@ async def ascore_dataset(
     tasks: Collection[str] | None = None,
     max_tasks: int | None = None,
     max_trials: int | None = None,
+    engine: Engine | None = None,
+    flush_interval_s: float = FLUSH_INTERVAL_S,
 ) -> BatchSummary:
     """Async core of :func:`score_dataset`."""
+    with _connection_kept_open(store):
+        return await _score(
+            store,
+            dataset,
+            judges,
+            specs=specs,
+            spec_defaults=spec_defaults,
+            concurrency=concurrency,
+            progress=progress,
+            gates=gates,
+            tasks=tasks,
+            max_tasks=max_tasks,
+            max_trials=max_trials,
+            engine=engine,
+            flush_interval_s=flush_interval_s,
+        )
+
+
+@contextlib.contextmanager
+def _connection_kept_open(store: Store) -> Iterator[None]:
+    """Hold one idle connection to a SQLite store for the batch.
+
+    The store opens a connection per transaction, and SQLite checkpoints the write-ahead log
+    into the database file (with an fsync) whenever the LAST connection to it closes: once per
+    read and per write of a batch, which cost more than the write itself. An idle connection
+    (no transaction, so no lock and no snapshot) defers that to the end of the batch.
+    """
+    if store.engine.dialect.name != "sqlite":
+        yield
+        return
+    with store.engine.connect():
+        yield
+
+
+async def _score(
+    store: Store,
+    dataset: str,
+    judges: Sequence[Judge],
+    *,
+    specs: Mapping[str, TaskSpec] | None,
+    spec_defaults: TaskSpec | None,
+    concurrency: int | None,
+    progress: Callable[[BatchProgress], None] | None,
+    gates: Collection[str],
+    tasks: Collection[str] | None,
+    max_tasks: int | None,
+    max_trials: int | None,
+    engine: Engine | None,
+    flush_interval_s: float,
+) -> BatchSummary:
     t0 = time.perf_counter()
-    store.require_dataset(dataset)
-    every = store.trajectories(dataset)
-    chosen = _select(every, tasks, max_tasks, max_trials)
-    specs = dict(store.task_specs(dataset) if specs is None else specs)
-    summary = BatchSummary(dataset, [j.name for j in judges], trajectories=len(chosen))
-    # references are drawn from the other trials of the chosen tasks: gate them all
-    tasks_shown = {t.task_id for t in chosen}
-    pool = [t for t in every if t.task_id in tasks_shown]
-    failures = _gate_failures(pool, specs, set(gates), spec_defaults) if gates else {}
-    chosen_ids = {t.id for t in chosen}
-    summary.gate_failures = {k: v for k, v in failures.items() if k in chosen_ids}
-    summary.gate_skipped = len(summary.gate_failures)
-    items, summary.no_reference = plan_items(judges, chosen, specs, gated=failures, pool=pool)
-    summary.planned = len(items)
-    stored: set[tuple[Any, ...]] = set()
-    for name in {j.name for j in judges}:
-        stored |= store.judgment_keys(dataset, name)
-    todo = [it for it in items if it.key not in stored]
-    summary.resumed = len(items) - len(todo)
-    total = len(todo)
-    state = {"done": 0}
+    plan = plan_batch(
+        store,
+        dataset,
+        judges,
+        specs=specs,
+        spec_defaults=spec_defaults,
+        gates=gates,
+        tasks=tasks,
+        max_tasks=max_tasks,
+        max_trials=max_trials,
+    )
+    summary = BatchSummary(
+        dataset,
+        [j.name for j in judges],
+        trajectories=plan.trajectories,
+        gate_skipped=len(plan.gate_failures),
+        no_reference=plan.no_reference,
+        planned=plan.planned,
+        resumed=plan.resumed,
+        gate_failures=plan.gate_failures,
+    )
+    total = len(plan.todo)
 
-    def report(last: Judgment | None) -> None:
-        if progress is not None:
-            progress(
-                BatchProgress(
-                    total,
-                    state["done"],
-                    summary.errors,
-                    summary.cache_hits,
-                    summary.cost_usd,
-                    last,
-                )
-            )
-
-    report(None)
-    queue: asyncio.Queue[_Item] = asyncio.Queue()
-    for it in todo:
-        queue.put_nowait(it)
-    width = concurrency or max((j.spec.concurrency for j in judges), default=1)
-
-    async def worker() -> None:
-        while True:
-            try:
-                it = queue.get_nowait()
-            except asyncio.QueueEmpty:
-                return
-            j = await it.judge.ajudge_one(
-                it.trajectory,
-                other=it.other,
-                other_expected=it.other_expected,
-                order=it.order,
-                sample=it.sample,
-            )
-            store.add_judgment(dataset, j.to_row())
-            state["done"] += 1
+    def report(stored: Sequence[Judgment]) -> None:
+        for j in stored:
             if j.error is not None:
                 summary.errors += 1
             else:
@@ -290,16 +221,67 @@ async def ascore_dataset(
                 summary.cost_usd += j.cost_usd or 0.0
                 summary.prompt_tokens += j.prompt_tokens or 0
                 summary.completion_tokens += j.completion_tokens or 0
-            report(j)
+        if progress is not None:
+            done = summary.judged + summary.errors
+            last = stored[-1] if stored else None
+            progress(
+                BatchProgress(
+                    total, done, summary.errors, summary.cache_hits, summary.cost_usd, last
+                )
+            )
 
-    workers = [asyncio.ensure_future(worker()) for _ in range(max(1, min(width, total or 1)))]
-    try:
-        await asyncio.gather(*workers)
-    finally:
-        for w in workers:
-            w.cancel()
+    report([])
+    if total:
+        writer = JudgmentWriter(store, dataset, interval_s=flush_interval_s, on_flush=report)
+        width = concurrency or max((j.spec.concurrency for j in judges), default=1)
+        await _execute(plan, engine or LocalEngine(min(width, total)), writer)
     summary.elapsed_s = time.perf_counter() - t0
     return summary
+
+
+async def _execute(plan: BatchPlan, engine: Engine, writer: JudgmentWriter) -> None:
+    """Prepare the plan's calls, finish the cache hits, run the misses on ``engine``, and
+    write every judgment through ``writer`` (flushed on the way out, whatever happened)."""
+    for judge in {id(it.judge): it.judge for it in plan.todo}.values():
+        if judge._client is None:  # may start the embedded server: not on the event loop
+            await asyncio.to_thread(judge.client)
+
+    def emit(call: PreparedCall, result: CallResult) -> None:
+        entry = result.cache_entry()
+        cache = call.judge.cache
+        if entry is None or cache is None or call.key is None:
+            writer.add(finish(call, result))
+        else:
+            writer.add(finish(call, result), cache, (call.key, call.judge.client().model, entry))
+
+    async def misses() -> AsyncIterator[PreparedCall]:
+        for start in range(0, len(plan.todo), PREPARE_CHUNK):
+            calls = prepare_items(plan.todo[start : start + PREPARE_CHUNK])
+            hits = _lookup(calls)
+            for call in calls:
+                if call.key is None:
+                    writer.add(finish(call, None))
+                elif call.key in hits.get(id(call.judge.cache), {}):
+                    hit = hits[id(call.judge.cache)][call.key]
+                    writer.add(finish(call, CallResult.from_cache(call.key, hit)))
+                else:
+                    yield call
+            await asyncio.sleep(0)  # let answers in between chunks
+
+    try:
+        await run_all([engine.run(misses(), emit), writer.run_timer()], until_first=True)
+    finally:
+        writer.flush()
+
+
+def _lookup(calls: Sequence[PreparedCall]) -> dict[int, dict[str, CachedResponse]]:
+    """Cache hits of ``calls``, per cache (one bulk lookup each)."""
+    wanted: dict[int, tuple[ResponseCache, list[str]]] = {}
+    for call in calls:
+        cache = call.judge.cache
+        if cache is not None and call.key is not None:
+            wanted.setdefault(id(cache), (cache, []))[1].append(call.key)
+    return {k: cache.get_many(keys) for k, (cache, keys) in wanted.items()}
 
 
 def score_dataset(
@@ -315,6 +297,7 @@ def score_dataset(
     tasks: Collection[str] | None = None,
     max_tasks: int | None = None,
     max_trials: int | None = None,
+    engine: Engine | None = None,
 ) -> BatchSummary:
     """Score a stored dataset with ``judges``; see the module docstring.
 
@@ -323,7 +306,9 @@ def score_dataset(
     whose failure skips the judges for a trajectory (counted in ``gate_skipped``);
     ``concurrency`` bounds the calls in flight over all judges (each judge's own
     ``concurrency`` and ``rpm`` still apply); ``tasks`` / ``max_tasks`` / ``max_trials``
-    limit the run to a subset (a demo). Cost and tokens count real calls, not cache hits.
+    limit the run to a subset (a demo); ``engine`` runs the calls (default: a
+    :class:`~trajudge.judges.LocalEngine` of ``concurrency`` workers). Cost and tokens count
+    real calls, not cache hits.
     """
     return run_sync(
         ascore_dataset(
@@ -338,5 +323,6 @@ def score_dataset(
             tasks=tasks,
             max_tasks=max_tasks,
             max_trials=max_trials,
+            engine=engine,
         )
     )

@@ -19,6 +19,7 @@ import hashlib
 import json
 import sqlite3
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ from trajudge.store import redact, redact_value
 from trajudge.trajectories import canonical_json
 
 DEFAULT_CACHE_PATH = Path(".trajudge") / "cache.db"
+_IN_CHUNK = 500  # keys per query (SQLite allows 999 bound parameters in old builds)
 
 
 def request_key(request: dict[str, Any]) -> str:
@@ -63,6 +65,9 @@ class ResponseCache:
         with self._lock:
             if self.path != ":memory:":
                 self._conn.execute("PRAGMA journal_mode=WAL")
+                # under WAL, NORMAL syncs at checkpoints, not at every commit: a crash of the
+                # process loses nothing, a power cut at most the last answers (a cache)
+                self._conn.execute("PRAGMA synchronous=NORMAL")
             self._conn.execute(
                 "CREATE TABLE IF NOT EXISTS responses ("
                 " key TEXT PRIMARY KEY, model TEXT NOT NULL, verdict TEXT NOT NULL,"
@@ -83,21 +88,47 @@ class ResponseCache:
             return None
         return CachedResponse(json.loads(row[0]), row[1], row[2], row[3], row[4], row[5])
 
-    def put(self, key: str, model: str, response: CachedResponse) -> None:
+    def get_many(self, keys: Iterable[str]) -> dict[str, CachedResponse]:
+        """The cached responses of ``keys`` (absent keys are left out), in a few queries."""
+        wanted = list(dict.fromkeys(keys))
+        found: dict[str, CachedResponse] = {}
         with self._lock:
-            self._conn.execute(
+            for start in range(0, len(wanted), _IN_CHUNK):
+                chunk = wanted[start : start + _IN_CHUNK]
+                rows = self._conn.execute(
+                    "SELECT key, verdict, content, prompt_tokens, completion_tokens, cost_usd,"
+                    f" latency_s FROM responses WHERE key IN ({','.join('?' * len(chunk))})",
+                    chunk,
+                ).fetchall()
+                for r in rows:
+                    found[r[0]] = CachedResponse(json.loads(r[1]), r[2], r[3], r[4], r[5], r[6])
+        return found
+
+    def put(self, key: str, model: str, response: CachedResponse) -> None:
+        self.put_many([(key, model, response)])
+
+    def put_many(self, entries: Iterable[tuple[str, str, CachedResponse]]) -> None:
+        """Store ``(key, model, response)`` entries in one transaction (redacted first)."""
+        rows = [
+            (
+                key,
+                model,
+                canonical_json(redact_value(response.verdict)),
+                redact(response.content),
+                response.prompt_tokens,
+                response.completion_tokens,
+                response.cost_usd,
+                response.latency_s,
+            )
+            for key, model, response in entries
+        ]
+        if not rows:
+            return
+        with self._lock:
+            self._conn.executemany(
                 "INSERT OR REPLACE INTO responses (key, model, verdict, content, prompt_tokens,"
                 " completion_tokens, cost_usd, latency_s) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    key,
-                    model,
-                    canonical_json(redact_value(response.verdict)),
-                    redact(response.content),
-                    response.prompt_tokens,
-                    response.completion_tokens,
-                    response.cost_usd,
-                    response.latency_s,
-                ),
+                rows,
             )
             self._conn.commit()
 

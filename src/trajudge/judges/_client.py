@@ -6,6 +6,22 @@ One call = one judgment request. Around it: the response cache, a concurrency li
 retry the call returns a result with ``error`` set: it is recorded as an error, never as a
 pass or a fail. Tokens, cost and latency are measured per call.
 
+The pieces are separate so that a batch runner can look the cache up in bulk:
+:meth:`LLMClient.request_key` (the cache key), :meth:`LLMClient.call` (the model, with limits
+and retries, never the cache) and :meth:`CallResult.cache_entry` (what to cache);
+:meth:`LLMClient.complete` chains them for one request.
+
+Validation: every verdict is validated with the rubric's pydantic verdict model. In
+``json_schema_mode`` (local and OpenAI-compatible servers) the client sends litellm the very
+request instructor would (``response_format`` = ``{"type": "json_schema", "json_schema":
+{"name": <model name>, "schema": <model JSON schema>}}``) and parses the answer as instructor's
+JSON-schema handler does (``finish_reason == "length"`` is a cut verdict; otherwise
+``model_validate_json`` of the message content), without instructor's per-call machinery
+(patching, hooks, its retry wrapper), which cost about 45% of a bare litellm call
+(``benchmarks/judge_batch.py``). Every other mode (``tool_call`` for hosted providers,
+``json_mode`` for Ollama, any override) goes through instructor, which knows each provider's
+function calling.
+
 litellm's and the OpenAI SDK's own retries are switched off (``num_retries=0``,
 ``max_retries=0`` on the SDK client) so that every attempt is counted here, once.
 
@@ -18,6 +34,8 @@ process are redacted too (:func:`trajudge.store.install_log_redaction`).
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import logging
 import os
 import time
@@ -28,9 +46,10 @@ from urllib.parse import urlparse
 
 from pydantic import BaseModel
 
-from trajudge.judges._cache import CachedResponse, ResponseCache, request_key
+from trajudge.judges._cache import CachedResponse, ResponseCache
 from trajudge.judges._verdict import response_schema
 from trajudge.store import install_log_redaction, redact, register_secret
+from trajudge.trajectories import canonical_json
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
@@ -40,17 +59,51 @@ _OPENAI_COMPATIBLE = ("hosted_vllm/", "lm_studio/", "llamafile/", "vllm/", "loca
 _JSON_MODE = ("ollama/", "ollama_chat/")
 
 
-def _import_llm() -> tuple[Any, Any]:
+def _import_litellm() -> Any:
     try:
-        import instructor
         import litellm
     except ImportError as exc:  # pragma: no cover - depends on the install
         raise ImportError(f"LLM judges need litellm and instructor: {JUDGES_EXTRA_HINT}") from exc
     litellm.suppress_debug_info = True
     litellm.drop_params = True
+    return litellm
+
+
+def _import_instructor() -> Any:
+    try:
+        import instructor
+    except ImportError as exc:  # pragma: no cover - depends on the install
+        raise ImportError(f"LLM judges need litellm and instructor: {JUDGES_EXTRA_HINT}") from exc
     # instructor logs every failed attempt at ERROR; trajudge records failures itself
     logging.getLogger("instructor").setLevel(logging.CRITICAL)
-    return litellm, instructor
+    return instructor
+
+
+_SCHEMAS: weakref.WeakKeyDictionary[type[BaseModel], tuple[dict[str, Any], str, str]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _schema(model: type[BaseModel]) -> tuple[dict[str, Any], str, str]:
+    """``model``'s JSON schema, its JSON text in pydantic's order (sent: a server that decodes
+    by grammar keeps the properties' order, ``reasoning`` first) and its canonical JSON (the
+    cache key), computed once per model (pydantic builds a schema in about 0.4 ms). The dict
+    is shared: read it, never change it."""
+    known = _SCHEMAS.get(model)
+    if known is None:
+        schema = response_schema(model)
+        known = _SCHEMAS[model] = (schema, json.dumps(schema), canonical_json(schema))
+    return known
+
+
+def _canonical_dict(value: dict[str, Any], known: dict[str, str]) -> str:
+    """``canonical_json(value)`` for a flat dict, with the canonical JSON of some values
+    given in ``known`` instead of serialised again (the same text, character for character)."""
+    parts = [
+        json.dumps(k, ensure_ascii=False) + ":" + (known[k] if k in known else canonical_json(v))
+        for k, v in sorted(value.items())
+    ]
+    return "{" + ",".join(parts) + "}"
 
 
 def is_local_base(api_base: str | None) -> bool:
@@ -114,6 +167,40 @@ class CallResult:
     timed_out: bool = False  # the last attempt hit ``timeout``
     truncated: bool = False  # the last attempt's output was cut by ``max_tokens``
 
+    @classmethod
+    def from_cache(cls, key: str, hit: CachedResponse) -> CallResult:
+        """A cache hit: the stored verdict with the original call's usage."""
+        return cls(
+            hit.verdict,
+            hit.content,
+            key,
+            hit.prompt_tokens,
+            hit.completion_tokens,
+            hit.cost_usd,
+            hit.latency_s,
+            cache_hit=True,
+        )
+
+    def cache_entry(self) -> CachedResponse | None:
+        """What the response cache keeps of this result (None: errors are never cached)."""
+        if self.error is not None or self.verdict is None or self.cache_hit:
+            return None
+        return CachedResponse(
+            self.verdict,
+            self.content or "",
+            self.prompt_tokens,
+            self.completion_tokens,
+            self.cost_usd,
+            self.latency_s,
+        )
+
+
+class IncompleteOutputException(Exception):
+    """The model stopped at ``max_tokens`` (``finish_reason == "length"``): a cut verdict.
+
+    Named and worded as instructor's, so a stored error reads the same on either path.
+    """
+
 
 class _Retryable(Exception):
     """A failure worth retrying (the original is its ``__cause__``)."""
@@ -134,6 +221,8 @@ class LLMClient:
     hold their values (a gateway's ``api-key`` or ``x-api-key``); no value is ever stored, and
     every value is redacted from errors and logs. ``endpoint`` is what identifies the server in
     cache keys when ``api_base`` does not (the embedded model's port changes every run).
+    ``via_instructor`` sends ``json_schema_mode`` requests through instructor too (the same
+    request and verdict, at instructor's per-call cost; see the module docstring).
     """
 
     model: str
@@ -149,6 +238,7 @@ class LLMClient:
     cache: ResponseCache | None = None
     extra_headers: dict[str, str] = field(default_factory=dict)
     endpoint: str | None = None
+    via_instructor: bool = False
     _states: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState] = field(
         default_factory=weakref.WeakKeyDictionary, repr=False
     )
@@ -201,10 +291,23 @@ class LLMClient:
             "headers": sorted(self.extra_headers),
             "messages": messages,
             "params": params,
-            "schema": response_schema(response_model),
+            "schema": _schema(response_model)[0],
             "mode": self.instructor_mode,
             **extra,
         }
+
+    def request_key(
+        self,
+        messages: list[dict[str, str]],
+        response_model: type[BaseModel],
+        params: dict[str, Any],
+        extra: dict[str, Any],
+    ) -> str:
+        """The cache key of a request: SHA-256 of :meth:`describe` (its canonical JSON), with
+        the response schema's JSON made once per verdict model."""
+        description = self.describe(messages, response_model, params, extra)
+        text = _canonical_dict(description, {"schema": _schema(response_model)[2]})
+        return hashlib.sha256(text.encode()).hexdigest()
 
     async def complete(
         self,
@@ -218,20 +321,29 @@ class LLMClient:
         ``params`` are sampling parameters sent to the model (temperature, max_tokens, ...);
         ``extra`` is hashed into the cache key but not sent (rubric version, sample index).
         """
-        key = request_key(self.describe(messages, response_model, params, extra))
+        key = self.request_key(messages, response_model, params, extra)
         if self.cache is not None:
             hit = self.cache.get(key)
             if hit is not None:
-                return CallResult(
-                    hit.verdict,
-                    hit.content,
-                    key,
-                    hit.prompt_tokens,
-                    hit.completion_tokens,
-                    hit.cost_usd,
-                    hit.latency_s,
-                    cache_hit=True,
-                )
+                return CallResult.from_cache(key, hit)
+        result = await self.call(key, messages, response_model, params)
+        entry = result.cache_entry()
+        if entry is not None and self.cache is not None:
+            self.cache.put(key, self.model, entry)
+        return result
+
+    async def call(
+        self,
+        key: str,
+        messages: list[dict[str, str]],
+        response_model: type[BaseModel],
+        params: dict[str, Any],
+    ) -> CallResult:
+        """Ask the model (never the cache) under the concurrency and rate limits, with retries.
+
+        ``key`` is the request's cache key, carried on the result. Never raises for an LLM
+        failure: after the last retry the result has ``error`` set.
+        """
         from tenacity import (
             AsyncRetrying,
             RetryError,
@@ -263,34 +375,12 @@ class LLMClient:
             cause = last.__cause__ if last is not None and last.__cause__ else last
             result.error = _one_line(cause, result.attempts)
             result.timed_out = cause is not None and _is_timeout(cause)
-            result.truncated = type(cause).__name__ == "IncompleteOutputException"
+            result.truncated = cause is not None and _is_truncated(cause)
         except _Fatal as exc:
             result.error = _one_line(exc.__cause__ or exc, result.attempts)
-        if result.error is None and self.cache is not None and result.verdict is not None:
-            self.cache.put(
-                key,
-                self.model,
-                CachedResponse(
-                    result.verdict,
-                    result.content or "",
-                    result.prompt_tokens,
-                    result.completion_tokens,
-                    result.cost_usd,
-                    result.latency_s,
-                ),
-            )
         return result
 
-    async def _attempt(
-        self,
-        messages: list[dict[str, str]],
-        response_model: type[BaseModel],
-        params: dict[str, Any],
-        result: CallResult,
-    ) -> None:
-        litellm, instructor = _import_llm()
-        mode = instructor.Mode(self.instructor_mode)
-        client = instructor.from_litellm(litellm.acompletion, mode=mode)
+    def _request_kwargs(self, params: dict[str, Any]) -> dict[str, Any]:
         kwargs: dict[str, Any] = dict(params)
         key, headers = self._secrets()
         if self.api_base:
@@ -301,20 +391,41 @@ class LLMClient:
             kwargs["api_key"] = "sk-no-key-needed"  # OpenAI-compatible local servers
         if headers:
             kwargs["extra_headers"] = headers
+        return kwargs
+
+    async def _attempt(
+        self,
+        messages: list[dict[str, str]],
+        response_model: type[BaseModel],
+        params: dict[str, Any],
+        result: CallResult,
+    ) -> None:
+        litellm = _import_litellm()
+        kwargs = self._request_kwargs(params)
+        direct = self.instructor_mode == "json_schema_mode" and not self.via_instructor
         t0 = time.perf_counter()
         try:
-            verdict, completion = await client.chat.completions.create_with_completion(
-                model=self.model,
-                messages=messages,
-                response_model=response_model,
-                max_retries=0,  # instructor: one attempt; retries happen here
-                num_retries=0,  # litellm, and the OpenAI SDK client it builds
-                timeout=self.timeout,
-                **kwargs,
-            )
+            if direct:
+                verdict, completion = await self._json_schema_create(
+                    litellm, messages, response_model, kwargs
+                )
+            else:
+                instructor = _import_instructor()
+                mode = instructor.Mode(self.instructor_mode)
+                client = instructor.from_litellm(litellm.acompletion, mode=mode)
+                verdict, completion = await client.chat.completions.create_with_completion(
+                    model=self.model,
+                    messages=messages,
+                    response_model=response_model,
+                    max_retries=0,  # instructor: one attempt; retries happen here
+                    num_retries=0,  # litellm, and the OpenAI SDK client it builds
+                    timeout=self.timeout,
+                    **kwargs,
+                )
         except Exception as exc:
             result.latency_s = time.perf_counter() - t0
-            root = exc.__cause__ if exc.__cause__ is not None else exc
+            # instructor wraps the failure (its cause is the original); the direct path not
+            root = exc if direct or exc.__cause__ is None else exc.__cause__
             if _retryable(root):
                 raise _Retryable(str(root)) from root
             raise _Fatal(str(root)) from root
@@ -326,6 +437,35 @@ class LLMClient:
         result.completion_tokens = getattr(usage, "completion_tokens", None)
         result.cost_usd = self._cost(litellm, completion)
         result.error = None
+
+    async def _json_schema_create(
+        self,
+        litellm: Any,
+        messages: list[dict[str, str]],
+        response_model: type[BaseModel],
+        kwargs: dict[str, Any],
+    ) -> tuple[BaseModel, Any]:
+        """Instructor's JSON_SCHEMA request and parse, without instructor (module docstring)."""
+        schema_json = _schema(response_model)[1]
+        completion = await litellm.acompletion(
+            model=self.model,
+            messages=messages,
+            num_retries=0,  # litellm, and the OpenAI SDK client it builds
+            timeout=self.timeout,
+            **kwargs,
+            response_format={
+                "type": "json_schema",
+                # a fresh copy per request: litellm may adapt a schema in place per provider
+                "json_schema": {"name": response_model.__name__, "schema": json.loads(schema_json)},
+            },
+        )
+        choices = getattr(completion, "choices", None) or []
+        if choices and choices[0].finish_reason == "length":
+            raise IncompleteOutputException(
+                "The output is incomplete due to a max_tokens length limit."
+            )
+        text = (choices[0].message.content if choices else None) or ""
+        return response_model.model_validate_json(text), completion
 
     def _cost(self, litellm: Any, completion: Any) -> float | None:
         if self.is_local:
@@ -352,11 +492,10 @@ def _content(completion: Any) -> str:
 
 
 def _retryable(exc: BaseException) -> bool:
-    import json
-
     from pydantic import ValidationError
 
-    if isinstance(exc, (ValidationError, json.JSONDecodeError, asyncio.TimeoutError)):
+    retry = (ValidationError, json.JSONDecodeError, asyncio.TimeoutError, IncompleteOutputException)
+    if isinstance(exc, retry):
         return True
     name = type(exc).__name__
     if name in (
@@ -381,6 +520,10 @@ def _is_timeout(exc: BaseException) -> bool:
         "Timeout",
         "APITimeoutError",
     )
+
+
+def _is_truncated(exc: BaseException) -> bool:
+    return type(exc).__name__ == "IncompleteOutputException"  # ours or instructor's
 
 
 def _one_line(exc: BaseException | None, attempts: int) -> str:

@@ -27,6 +27,7 @@ from typing import Any, TypeVar
 
 from trajudge.judges._aggregate import Aggregate, aggregate_judgments
 from trajudge.judges._cache import ResponseCache, request_key
+from trajudge.judges._call import PreparedCall, finish
 from trajudge.judges._client import CallResult, LLMClient, choose_mode
 from trajudge.judges._judgment import Judgment, Order
 from trajudge.judges._local import (
@@ -35,16 +36,13 @@ from trajudge.judges._local import (
     LOCAL_PREFIX,
     shared_local_server,
 )
-from trajudge.judges._prompt import DEFAULT_TEMPLATES, SYSTEM_PROMPT, Shown, build_prompt
+from trajudge.judges._prompt import DEFAULT_TEMPLATES, SYSTEM_PROMPT, Prompt, Shown, build_prompt
 from trajudge.judges._rubric import Rubric, load_rubric
 from trajudge.judges._spec import JudgeSpec, reasoning_cap
-from trajudge.judges._verdict import PREFERENCE_SCORE, response_schema, verdict_model
+from trajudge.judges._verdict import response_schema, verdict_model
 from trajudge.trajectories import InputError, Trajectory
 
 T = TypeVar("T")
-
-_SWAP = {"A": "B", "B": "A", "tie": "tie"}
-_OUTCOME = {"A": "win", "tie": "tie", "B": "loss"}
 
 
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:
@@ -111,6 +109,9 @@ class Judge:
 
     def _set_budget(self, budget: int) -> None:
         self._budget = budget
+        #: the rubric's version when the judge was configured (hashing the rubric on every
+        #: call would cost as much as rendering its prompt)
+        self.rubric_version = self.rubric.version
         self.config = self._make_config()
         self.config_sha256 = request_key(self.config)
         self.config_json = json.dumps(self.config, sort_keys=True, ensure_ascii=False)
@@ -142,7 +143,7 @@ class Judge:
                 "max_tokens": spec.max_tokens,
                 "seed": spec.seed,
             },
-            "rubric": {"id": rubric.id, "version": rubric.version},
+            "rubric": {"id": rubric.id, "version": self.rubric_version},
             "prompt_sha256": _sha256(SYSTEM_PROMPT + "\n" + template),
             "prompt_budget": self._budget,
             "schema_sha256": request_key(response_schema(self.verdict_model)),
@@ -204,6 +205,84 @@ class Judge:
         )
         return [(o, s) for o in orders for s in range(self.spec.samples)]
 
+    def prepare(
+        self,
+        trajectory: Trajectory,
+        *,
+        other: Trajectory | None = None,
+        other_expected: bool = False,
+        order: Order = "ab",
+        samples: Sequence[int] = (0,),
+        rendered: dict[tuple[str, int], Prompt] | None = None,
+    ) -> list[PreparedCall]:
+        """The calls for ``trajectory`` (with ``other``) in ``order``, one per sample.
+
+        The prompt is rendered once for all samples; ``rendered`` (prompts of the same
+        trajectories in the same order, by rubric version and budget) lets judges that share
+        a rubric share it too. Starts the judge's client first (the embedded server, for a
+        ``local/`` model) since the cache key names its endpoint.
+        """
+        rubric = self.rubric
+        if rubric.mode == "pointwise":
+            if other is not None or order != "ab":
+                raise ValueError("a pointwise judgment has no other trajectory and order 'ab'")
+            shown = [Shown(trajectory)]
+        else:
+            if other is None:
+                raise ValueError(f"a {rubric.mode} judgment needs the other trajectory")
+            pair = [Shown(trajectory), Shown(other, expected=other_expected)]
+            shown = pair if order == "ab" else pair[::-1]
+        client = self.client()
+        memo = (self.rubric_version, self._budget)
+        prompt = None if rendered is None else rendered.get(memo)
+        if prompt is None:
+            prompt = build_prompt(rubric, shown, budget_tokens=self._budget)
+            if rendered is not None:
+                rendered[memo] = prompt
+        ids = tuple(s.trajectory.id for s in shown)
+        other_id = None if other is None else other.id
+        error = None
+        if prompt.est_tokens > self._budget:
+            error = (
+                f"prompt of ~{prompt.est_tokens} tokens exceeds the budget of {self._budget} "
+                "even with outputs and steps elided"
+            )
+        calls = []
+        for sample in samples:
+            params: dict[str, Any] = {
+                "temperature": self.spec.temperature,
+                "max_tokens": self.spec.max_tokens,
+            }
+            if self.spec.seed is not None:
+                params["seed"] = self.spec.seed + sample
+            key = None
+            if error is None:
+                extra = {"judge_config": self.config_sha256, "sample": sample, "order": order}
+                key = client.request_key(prompt.messages, self.verdict_model, params, extra)
+            calls.append(
+                PreparedCall(
+                    self,
+                    trajectory.id,
+                    other_id,
+                    order,
+                    sample,
+                    ids,
+                    prompt.messages,
+                    params,
+                    key,
+                    error,
+                )
+            )
+        return calls
+
+    async def call(self, prepared: PreparedCall) -> CallResult:
+        """Ask the model for ``prepared`` (never the cache): the client's limits and retries."""
+        if prepared.key is None:
+            raise ValueError(f"no request can be made: {prepared.error}")
+        return await self.client().call(
+            prepared.key, prepared.messages, self.verdict_model, prepared.params
+        )
+
     async def ajudge_one(
         self,
         trajectory: Trajectory,
@@ -217,109 +296,21 @@ class Judge:
 
         Never raises for an LLM failure: the judgment comes back with ``error`` set.
         """
-        rubric = self.rubric
-        if rubric.mode == "pointwise":
-            if other is not None or order != "ab":
-                raise ValueError("a pointwise judgment has no other trajectory and order 'ab'")
-            shown = [Shown(trajectory)]
-        else:
-            if other is None:
-                raise ValueError(f"a {rubric.mode} judgment needs the other trajectory")
-            pair = [Shown(trajectory), Shown(other, expected=other_expected)]
-            shown = pair if order == "ab" else pair[::-1]
-        client = await asyncio.to_thread(self.client) if self._client is None else self._client
-        prompt = build_prompt(rubric, shown, budget_tokens=self._budget)
-        base = Judgment(
-            trajectory_id=trajectory.id,
-            other_id=None if other is None else other.id,
-            judge=self.name,
-            rubric_id=rubric.id,
-            rubric_version=rubric.version,
-            model=self.spec.model,
-            mode=rubric.mode,
-            order=order,
-            sample=sample,
-            config_sha256=self.config_sha256,
-            judge_config=self.config_json,
+        if self._client is None:
+            await asyncio.to_thread(self.client)
+        [prepared] = self.prepare(
+            trajectory, other=other, other_expected=other_expected, order=order, samples=[sample]
         )
-        if prompt.est_tokens > self._budget:
-            base.error = (
-                f"prompt of ~{prompt.est_tokens} tokens exceeds the budget of {self._budget} "
-                "even with outputs and steps elided"
-            )
-            return base
-        params: dict[str, Any] = {
-            "temperature": self.spec.temperature,
-            "max_tokens": self.spec.max_tokens,
-        }
-        if self.spec.seed is not None:
-            params["seed"] = self.spec.seed + sample
-        extra = {"judge_config": self.config_sha256, "sample": sample, "order": order}
-        result = await client.complete(prompt.messages, self.verdict_model, params, extra)
-        base.request_sha256 = result.request_sha256
-        base.prompt_tokens = result.prompt_tokens
-        base.completion_tokens = result.completion_tokens
-        base.cost_usd = result.cost_usd
-        base.latency_s = result.latency_s
-        base.cache_hit = result.cache_hit
-        if result.error is not None or result.verdict is None:
-            base.error = self._error_text(result)
-            return base
-        self._apply(base, result.verdict, order)
-        base.raw = json.dumps(
-            {
-                "order": order,
-                "shown": [s.trajectory.id for s in shown],
-                "verdict": result.verdict,
-                "other_score": base.other_score,
-                "content": result.content,
-            },
-            ensure_ascii=False,
-            sort_keys=True,
-        )
-        return base
-
-    def _error_text(self, result: CallResult) -> str:
-        """The stored error; a timeout or a cut verdict names the setting to raise."""
-        where = f"of judge {self.name!r} in trajudge.yaml"
-        if result.timed_out:
-            return (
-                f"timed out after {self.spec.timeout:g} s ({result.attempts} attempt(s)): "
-                f"raise `timeout:` {where} or --timeout. {result.error}"
-            )
-        if result.error is not None and result.truncated:
-            return (
-                f"the verdict did not fit in max_tokens={self.spec.max_tokens} "
-                f"({result.attempts} attempt(s)): raise `max_tokens:` {where} or --max-tokens. "
-                f"{result.error}"
-            )
-        return result.error or "no verdict"
-
-    def _apply(self, j: Judgment, v: dict[str, Any], order: Order) -> None:
-        scale = self.rubric.scale
-        j.reasoning = str(v.get("reasoning", ""))
-        if self.rubric.mode == "pointwise":
-            j.score = float(v["score"])
-            crit = v.get("criteria")
-            j.criteria = {k: float(x) for k, x in crit.items()} if crit else None
-        elif self.rubric.mode == "pairwise":
-            pref = v["verdict"] if order == "ab" else _SWAP[v["verdict"]]
-            j.score = float(PREFERENCE_SCORE[pref])
-            j.verdict = _OUTCOME[pref]
-            crit = v.get("criteria")
-            if crit:
-                j.criteria = {
-                    k: float(PREFERENCE_SCORE[x if order == "ab" else _SWAP[x]])
-                    for k, x in crit.items()
-                }
-            return
-        else:
-            mine, theirs = ("a", "b") if order == "ab" else ("b", "a")
-            j.score = float(v[f"score_{mine}"])
-            j.other_score = float(v[f"score_{theirs}"])
-            crit = v.get(f"criteria_{mine}")
-            j.criteria = {k: float(x) for k, x in crit.items()} if crit else None
-        j.verdict = "pass" if scale.passed(j.score) else "fail"
+        if prepared.key is None:
+            return finish(prepared, None)
+        hit = self.cache.get(prepared.key) if self.cache is not None else None
+        if hit is not None:
+            return finish(prepared, CallResult.from_cache(prepared.key, hit))
+        result = await self.call(prepared)
+        entry = result.cache_entry()
+        if entry is not None and self.cache is not None:
+            self.cache.put(prepared.key, self.client().model, entry)
+        return finish(prepared, result)
 
     async def ajudge(
         self,

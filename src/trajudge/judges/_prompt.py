@@ -12,11 +12,12 @@ drop the delimiters by accident.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from jinja2 import StrictUndefined
+from jinja2 import StrictUndefined, Template
 from jinja2.sandbox import SandboxedEnvironment
 
 from trajudge.judges._render import (
@@ -100,6 +101,14 @@ Answer with JSON: "reasoning" (brief, cite step numbers)\
 _ENV = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False, trim_blocks=False)
 
 
+@functools.lru_cache(maxsize=256)
+def compiled_template(source: str) -> Template:
+    """The sandboxed template for ``source``, compiled once per process (compiling takes
+    milliseconds, rendering microseconds; a compiled template is safe to render from any
+    thread)."""
+    return _ENV.from_string(source)
+
+
 @dataclass(frozen=True)
 class Shown:
     """A trajectory to show the judge; ``expected`` marks one built from a task spec."""
@@ -151,7 +160,7 @@ def template_error(rubric: Rubric) -> str | None:
     ctx = _context(rubric)
     ctx.update(trajectory="<trajectory/>", trajectory_a="<trajectory/>", trajectory_b="")
     try:
-        _ENV.from_string(rubric.template).render(**ctx)
+        compiled_template(rubric.template).render(**ctx)
     except TemplateError as exc:
         return f"{type(exc).__name__}: {exc}"
     return None
@@ -171,7 +180,7 @@ def build_prompt(
     want = 1 if rubric.mode == "pointwise" else 2
     if len(shown) != want:
         raise ValueError(f"a {rubric.mode} rubric judges {want} trajectories, got {len(shown)}")
-    template = _ENV.from_string(rubric.template or DEFAULT_TEMPLATES[rubric.mode])
+    template = compiled_template(rubric.template or DEFAULT_TEMPLATES[rubric.mode])
     base = _context(rubric)
     system_tokens = count(SYSTEM_PROMPT)
 

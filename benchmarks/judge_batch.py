@@ -1,0 +1,365 @@
+"""Judging overhead: trajudge's batch runner vs a bare litellm loop, then re-runs.
+
+The measurement of issue 12 (rows 1 and 2). A fake OpenAI-compatible server on 127.0.0.1
+answers every request at once (``tests/judges/fake_llm.py``, run in a process of its own so
+that it shares no GIL with the measured side). 400 pointwise calls on τ-bench trajectories
+(the project's MIT copy in ``examples/``; 200 runs, each shown twice with a marked task text
+so that all 400 prompts differ), at concurrency 4:
+
+- ``plain``: a bare asyncio loop of ``litellm.acompletion`` under an ``asyncio.Semaphore(4)``,
+  sending the very messages trajudge renders (rendered beforehand, not timed), the same
+  ``response_format`` (json_schema), ``temperature`` and ``max_tokens``; it parses each
+  answer with ``json.loads`` and nothing else;
+- ``trajudge``: ``score_dataset`` on a stored dataset with a response cache, as ``trajudge
+  judge`` runs it (store read, gates, plan, prompts, cache, calls, verdict validation, store
+  writes), timed around the call;
+- the same trajudge run again on the same store (``stored``: every judgment is stored, 0
+  calls), and on a copy of the dataset with the same cache (``cached``: every call is a cache
+  hit, 0 calls).
+
+Each side runs in a fresh subprocess (``--side``), warmed up first with 8 calls of other
+prompts so that imports and client set-up are not timed. Rounds interleave the sides in a
+rotating order so that load drift on shared CPUs hits them alike; the script prints medians
+over rounds: the throughput ratio trajudge/plain (goal >= 0.95) and the re-run ratios
+re-run/first run (goal <= 1/50 = 0.02). It checks that every side sent the same 400 prompts
+(the server's SHA-256 of each request's messages) and that the re-runs made no call.
+
+``--before REF`` adds the code of a git ref (``git archive REF src`` into a temporary folder)
+as a third side, ``before``, so that old and new code are measured in the same rounds.
+``--profile`` then runs each trajudge side once more under cProfile and prints the top entries
+of the first run and the cached re-run.
+
+Run: ``LITELLM_LOCAL_MODEL_COST_MAP=True PYTHONPATH=src .venv/bin/python
+benchmarks/judge_batch.py --before main --profile`` (about 5 minutes on two loaded cores).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import io
+import json
+import os
+import pstats
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+ROOT = Path(__file__).resolve().parents[1]
+TAU = ROOT / "examples" / "tau_airline" / "gpt-4o-airline.json"
+SPEC = {"name": "bench", "model": "openai/fake", "rubric": "trajectory_reasonableness"}
+WARM = 8
+
+
+# -- the fake server, in its own process ------------------------------------------------------
+def serve() -> None:
+    sys.path.insert(0, str(ROOT / "tests" / "judges"))
+    from fake_llm import FakeLLM
+
+    server = FakeLLM().start()
+    print(server.api_base, flush=True)
+    sys.stdin.read()  # until the parent closes the pipe
+    server.stop()
+
+
+def server_calls(api_base: str, since: int | None = None) -> dict[str, Any]:
+    url = api_base.removesuffix("/v1") + "/calls" + (f"?since={since}" if since is not None else "")
+    with urllib.request.urlopen(url, timeout=30) as resp:
+        out: dict[str, Any] = json.loads(resp.read())
+    return out
+
+
+# -- data (built once by the parent, read by every side) --------------------------------------
+def write_data(folder: Path, n: int, concurrency: int, api_base: str) -> None:
+    from trajudge.judges import Judge, JudgeSpec, build_prompt, response_schema
+    from trajudge.judges._prompt import Shown
+    from trajudge.trajectories import from_tau_bench
+
+    base, _ = from_tau_bench(TAU)
+    copies = []
+    for k in range(-(-(n + WARM) // len(base))):
+        for t in base:
+            note = "" if k == 0 else f" (copy {k})"
+            copies.append(
+                t.model_copy(
+                    update={
+                        "id": f"{t.id}#{k}",
+                        "trial": t.trial + 100 * k,
+                        "input": t.input + note,
+                    }
+                )
+            )
+    bench, warm = (
+        copies[:n],
+        [
+            t.model_copy(update={"id": f"warm-{t.id}", "input": t.input + " (warm-up)"})
+            for t in copies[n : n + WARM]
+        ],
+    )
+    judge = Judge(JudgeSpec(**SPEC, api_base=api_base, concurrency=concurrency))
+    budget = judge._budget
+    for name, items in (("bench", bench), ("warm", warm)):
+        (folder / f"{name}.jsonl").write_text("".join(t.model_dump_json() + "\n" for t in items))
+        prompts = [build_prompt(judge.rubric, [Shown(t)], budget_tokens=budget) for t in items]
+        (folder / f"{name}-messages.json").write_text(json.dumps([p.messages for p in prompts]))
+    schema = response_schema(judge.verdict_model)
+    fmt = {
+        "type": "json_schema",
+        "json_schema": {"name": judge.verdict_model.__name__, "schema": schema},
+    }
+    (folder / "response_format.json").write_text(json.dumps(fmt))
+
+
+# -- one side, in a fresh process -------------------------------------------------------------
+async def plain_loop(
+    messages: list[Any], fmt: dict[str, Any], api_base: str, concurrency: int
+) -> int:
+    import litellm
+
+    sem = asyncio.Semaphore(concurrency)
+
+    async def one(msgs: list[dict[str, str]]) -> bool:
+        async with sem:
+            resp = await litellm.acompletion(
+                model="openai/fake",
+                api_base=api_base,
+                api_key="sk-no-key-needed",
+                messages=msgs,
+                temperature=0.0,
+                max_tokens=512,
+                response_format=fmt,
+            )
+        try:
+            json.loads(resp.choices[0].message.content)
+        except ValueError:
+            return False
+        return True
+
+    return sum(await asyncio.gather(*(one(m) for m in messages)))
+
+
+def run_plain(
+    folder: Path, api_base: str, concurrency: int, profile: bool = False
+) -> dict[str, Any]:
+    fmt = json.loads((folder / "response_format.json").read_text())
+    warm = json.loads((folder / "warm-messages.json").read_text())
+    bench = json.loads((folder / "bench-messages.json").read_text())
+    asyncio.run(plain_loop(warm, fmt, api_base, concurrency))
+    before = server_calls(api_base)["calls"]
+    prof = cProfile.Profile() if profile else None
+    t0, c0 = time.perf_counter(), time.process_time()
+    if prof is not None:
+        prof.enable()
+    ok = asyncio.run(plain_loop(bench, fmt, api_base, concurrency))
+    if prof is not None:
+        prof.disable()
+    first, cpu = time.perf_counter() - t0, time.process_time() - c0
+    out = {"first_s": first, "first_cpu_s": cpu, "parsed": ok, "since": before}
+    if prof is not None:
+        out["profiles"] = {"first": _top(prof)}
+    return out
+
+
+def _top(prof: cProfile.Profile) -> str:
+    text = io.StringIO()
+    stats = pstats.Stats(prof, stream=text).strip_dirs()
+    stats.sort_stats("tottime").print_stats(14)
+    stats.sort_stats("cumulative").print_stats(18)
+    return text.getvalue()
+
+
+def run_trajudge(
+    folder: Path, api_base: str, concurrency: int, profile: bool = False
+) -> dict[str, Any]:
+    from trajudge.judges import Judge, JudgeSpec, ResponseCache, score_dataset
+    from trajudge.store import Store
+    from trajudge.trajectories import Trajectory
+
+    def load(name: str) -> list[Trajectory]:
+        lines = (folder / f"{name}.jsonl").read_text().splitlines()
+        return [Trajectory.model_validate_json(line) for line in lines]
+
+    bench, warm = load("bench"), load("warm")
+    spec = JudgeSpec(**SPEC, api_base=api_base, concurrency=concurrency)
+    out: dict[str, Any] = {}
+    profiles: dict[str, str] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        store = Store(f"sqlite:///{tmp}/bench.db")
+        store.import_dataset("warm", warm)
+        store.import_dataset("bench", bench)
+        store.import_dataset("copy", bench)
+        cache = ResponseCache(Path(tmp) / "cache.db")
+        score_dataset(store, "warm", [Judge(spec, cache=cache)], concurrency=concurrency)
+
+        def timed(phase: str, dataset: str) -> Any:
+            judge = Judge(spec, cache=cache)  # a new judge per run, as a new `trajudge judge`
+            prof = cProfile.Profile() if profile else None
+            t0, c0 = time.perf_counter(), time.process_time()
+            if prof is not None:
+                prof.enable()
+            summary = score_dataset(store, dataset, [judge], concurrency=concurrency)
+            if prof is not None:
+                prof.disable()
+            out[f"{phase}_s"] = time.perf_counter() - t0
+            out[f"{phase}_cpu_s"] = time.process_time() - c0
+            if prof is not None:
+                profiles[phase] = _top(prof)
+            return summary
+
+        out["since"] = server_calls(api_base)["calls"]
+        first = timed("first", "bench")
+        mid = server_calls(api_base)["calls"]
+        stored = timed("stored", "bench")
+        cached = timed("cached", "copy")
+        out["rerun_calls"] = server_calls(api_base)["calls"] - mid
+        out["first_judged"], out["first_errors"] = first.judged, first.errors
+        out["stored_resumed"], out["cached_hits"] = stored.resumed, cached.cache_hits
+        store.close()
+        cache.close()
+    if profile:
+        out["profiles"] = profiles
+    return out
+
+
+def side_main(args: argparse.Namespace) -> None:
+    folder = Path(args.data)
+    if args.side == "plain":
+        result = run_plain(folder, args.api_base, args.concurrency, args.profile)
+    else:
+        result = run_trajudge(folder, args.api_base, args.concurrency, args.profile)
+    print(json.dumps(result))
+
+
+# -- the parent -------------------------------------------------------------------------------
+def spawn(side: str, src: Path, folder: Path, api_base: str, conc: int, profile: bool) -> Any:
+    cmd = [sys.executable, __file__, "--side", side, "--data", str(folder)]
+    cmd += ["--api-base", api_base, "--concurrency", str(conc)]
+    if profile:
+        cmd.append("--profile")
+    env = {**os.environ, "PYTHONPATH": str(src), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise SystemExit(f"side {side} failed:\n{proc.stderr[-4000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def export_ref(ref: str, into: Path) -> Path:
+    """The ``src`` folder of git ref ``ref``, extracted under ``into``."""
+    data = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", ref, "src"], capture_output=True, check=True
+    ).stdout
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        tar.extractall(into, filter="data")
+    return into / "src"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--n", type=int, default=400)
+    parser.add_argument("--concurrency", type=int, default=4)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--before", help="git ref of the code to compare with (e.g. main)")
+    parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--side", help=argparse.SUPPRESS)
+    parser.add_argument("--data", help=argparse.SUPPRESS)
+    parser.add_argument("--api-base", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve:
+        serve()
+        return 0
+    if args.side:
+        side_main(args)
+        return 0
+
+    server = subprocess.Popen(
+        [sys.executable, __file__, "--serve"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert server.stdout is not None and server.stdin is not None
+    api_base = server.stdout.readline().strip()
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            folder = Path(tmp)
+            write_data(folder, args.n, args.concurrency, api_base)
+            sides = {"plain": ROOT / "src", "trajudge": ROOT / "src"}
+            if args.before:
+                sides["before"] = export_ref(args.before, folder / "before")
+            return report(args, sides, folder, api_base)
+    finally:
+        server.stdin.close()
+        server.wait(30)
+
+
+def report(args: argparse.Namespace, sides: dict[str, Path], folder: Path, api_base: str) -> int:
+    names = list(sides)
+    print(
+        f"{args.n} pointwise calls, concurrency {args.concurrency}, fake server {api_base} in its "
+        f"own process, {args.rounds} rounds, sides {', '.join(names)}"
+    )
+    results: dict[str, list[dict[str, Any]]] = {s: [] for s in names}
+    prompts: dict[str, list[str]] = {}
+    for r in range(args.rounds):
+        order = names[r % len(names) :] + names[: r % len(names)]
+        for side in order:
+            res = spawn(side, sides[side], folder, api_base, args.concurrency, False)
+            digests = server_calls(api_base, res["since"])["messages_sha256"][: args.n]
+            prompts.setdefault(side, sorted(digests))
+            if sorted(digests) != prompts["plain" if "plain" in prompts else side]:
+                print(f"  WARNING: {side} sent other prompts than plain")
+            results[side].append(res)
+            line = f"  round {r + 1} {side:9s} first {res['first_s']:7.3f} s"
+            if side != "plain":
+                line += (
+                    f"  stored re-run {res['stored_s']:.3f} s"
+                    f"  cached re-run {res['cached_s']:.3f} s  (judged {res['first_judged']},"
+                    f" errors {res['first_errors']}, re-run calls {res['rerun_calls']},"
+                    f" resumed {res['stored_resumed']}, hits {res['cached_hits']})"
+                )
+            print(line, flush=True)
+    med = {s: statistics.median(x["first_s"] for x in results[s]) for s in names}
+    print()
+    for side in names:
+        if side == "plain":
+            continue
+        ratios = [
+            results["plain"][r]["first_s"] / results[side][r]["first_s"] for r in range(args.rounds)
+        ]
+        stored = [x["stored_s"] / x["first_s"] for x in results[side]]
+        cached = [x["cached_s"] / x["first_s"] for x in results[side]]
+        cpu = [
+            results["plain"][r]["first_cpu_s"] / results[side][r]["first_cpu_s"]
+            for r in range(args.rounds)
+        ]
+        print(
+            f"{side}: throughput / plain litellm = {statistics.median(ratios):.3f} "
+            f"(median of rounds; medians {med['plain']:.3f} s plain vs {med[side]:.3f} s; "
+            f"goal >= 0.95); CPU seconds plain / {side} = {statistics.median(cpu):.3f}"
+        )
+        print(
+            f"{side}: re-run / first run: all stored {statistics.median(stored):.4f} "
+            f"(1/{1 / statistics.median(stored):.0f}), all cached {statistics.median(cached):.4f} "
+            f"(1/{1 / statistics.median(cached):.0f}) (goal <= 0.02 = 1/50)"
+        )
+    if args.profile:
+        for side in names:
+            res = spawn(side, sides[side], folder, api_base, args.concurrency, True)
+            for phase in ("first", "cached", "stored") if side != "plain" else ("first",):
+                print(f"\n===== profile: {side}, {phase} run ({res[f'{phase}_s']:.3f} s) =====")
+                print(res["profiles"][phase])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
