@@ -137,8 +137,8 @@ def test_fewshot_examples_come_from_dev_and_the_holdout_is_rescored(
 def test_no_holdout_label_reaches_a_fit(tmp_path: Path, fake_llm: FakeLLM) -> None:
     store = _store(tmp_path)
     trajs = build(store, fake_llm)
-    opts = dict(judge="fake", methods=["threshold", "calibrate", "fewshot"], dev_share=0.5,
-                max_examples=2, rubric_out=tmp_path / "r")  # fmt: skip
+    opts = dict(judge="fake", methods=["threshold", "calibrate", "fewshot", "stack"],
+                dev_share=0.5, max_examples=2, rubric_out=tmp_path / "r")  # fmt: skip
 
     def fitted(r: dict[str, object]) -> dict[str, object]:
         methods = r["methods"]
@@ -147,6 +147,7 @@ def test_no_holdout_label_reaches_a_fit(tmp_path: Path, fake_llm: FakeLLM) -> No
             "rule": r["rule"],
             "threshold": methods["threshold"]["params"],
             "calibrate": methods["calibrate"]["params"],
+            "stack": methods["stack"]["params"],
             "examples": methods["fewshot"]["params"]["examples"],
             "rubric": r["rubric_version"],
             "trust": (r["trust"] or {})["cut"],  # type: ignore[index]

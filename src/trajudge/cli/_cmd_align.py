@@ -11,7 +11,13 @@ from pydantic import ValidationError
 from trajudge.alignment import METHODS, AlignOptions, align_judge
 from trajudge.cli._app import DEFAULT_DB, DbOption, app, console, handle_user_errors, store_url
 from trajudge.config import TrajudgeConfig, load_config
-from trajudge.judges import DEFAULT_CACHE_PATH, JudgeSpec, ResponseCache, parse_judge_arg
+from trajudge.judges import (
+    DEFAULT_CACHE_PATH,
+    BatchProgress,
+    JudgeSpec,
+    ResponseCache,
+    parse_judge_arg,
+)
 from trajudge.pipeline import judge_progress
 from trajudge.report import alignment_sections, print_sections
 from trajudge.rules import load_specs, resolve_specs
@@ -154,9 +160,18 @@ def align_cmd(
             store.task_specs(dataset) if store.has_dataset(dataset) else {},
             load_specs(spec_path) if spec_path is not None else None,
         )
-        progress, on_progress = judge_progress(console)
-        assert progress is not None
-        with progress:
+        bar, on_progress = judge_progress(console)
+        assert bar is not None
+        shown = False
+
+        def update(p: BatchProgress) -> None:  # the bar appears with the first few-shot call
+            nonlocal shown
+            if not shown:
+                bar.start()
+                shown = True
+            on_progress(p)
+
+        try:
             run = align_judge(
                 store,
                 dataset,
@@ -168,11 +183,14 @@ def align_cmd(
                 spec_defaults=defaults,
                 gates=cfg.gates if cfg is not None else ("gate",),
                 cache=cache,
-                progress=on_progress,
+                progress=update,
                 ks=cfg.report.ks if cfg else [1, 2, 3, 4],
                 n_boot=n_boot,
                 seed=seed,
             )
+        finally:
+            if shown:
+                bar.stop()
     finally:
         store.close()
         if cache is not None:
