@@ -51,6 +51,23 @@ def test_escalated_items_are_queued_first(tmp_path: Path, fake_llm: FakeLLM) -> 
     assert record["trust"]["n_kept"] == n_bad
     assert record["trust"]["agreement"]["value"] == 1.0
 
+    # the pass rate four ways on the holdout (judge: score 5 passes, so every non-BAD run;
+    # truth: GOOD), the PPI++ point estimate by its formula with the lambda it reports:
+    # mean over labelled of (Y - lam f) + lam * mean over unlabelled of f
+    rate = {r["estimator"]: r for r in record["estimates"]["judge"]["rate"]}
+    f = {t.id: float(kind(t.input or "") != "BAD") for t in outside}
+    y = {t.id: float(kind(t.input or "") == "GOOD") for t in labelled}
+    unl = [i for i in f if i not in y]
+    assert rate["judge"]["value"] == pytest.approx(sum(f.values()) / len(f))
+    assert rate["labels_only"]["value"] == pytest.approx(sum(y.values()) / len(y))
+    lam = rate["ppi"]["lam"]
+    assert 0 <= lam <= 1
+    ppi = sum(y[i] - lam * f[i] for i in y) / len(y) + lam * sum(f[i] for i in unl) / len(unl)
+    assert rate["ppi"]["value"] == pytest.approx(ppi)
+    for r in rate.values():  # every estimator's interval carries its width
+        if r["low"] is not None:
+            assert r["width"] == pytest.approx(r["high"] - r["low"])
+
     scores = escalation_scores(store, DATASET)
     assert set(scores) == expected and all(1.0 < s <= 1.5 for s in scores.values())
     queue = build_queue(store.trajectory_keys(DATASET), "ann", strategy="escalated",
