@@ -96,7 +96,11 @@ def align_cmd(
     ] = None,
     feature: Annotated[
         str | None,
-        typer.Option("--feature", help="auto (default), score or expected_score."),
+        typer.Option(
+            "--feature",
+            help="auto (default: score), score or expected_score (needs stored expected "
+            "scores from token probabilities, which judges do not record yet).",
+        ),
     ] = None,
     target: Annotated[
         float | None, typer.Option("--target", help="Agreement to keep (trust or escalate).")
