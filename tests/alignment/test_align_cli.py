@@ -104,3 +104,41 @@ def test_align_errors_are_one_line_and_exit_2(tmp_path: Path, fake_llm: FakeLLM)
                                   "--db", f"sqlite:///{tmp_path / 'none.db'}"])  # fmt: skip
     assert missing.exit_code == 2 and "no store here" in missing.output
     assert not (tmp_path / "none.db").exists()  # nothing created by a failed command
+
+
+def test_trajudge_judge_scores_with_the_aligned_judge_by_name(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    url = f"sqlite:///{tmp_path / 's.db'}"
+    store = Store(url)
+    trajs = build(store, fake_llm)
+    store.close()
+    fake_llm.reset()
+    fake_llm.decide = fake_judge
+    args = ["align", DATASET, "--judge", "fake", "--config", str(_config(tmp_path, fake_llm)),
+            "--db", url, "--method", "threshold,fewshot", "--use", "fewshot",
+            "--dev-share", "0.5", "--max-examples", "2",
+            "--rubric-out", str(tmp_path / "rubrics"), "--n-boot", "100"]  # fmt: skip
+    assert runner.invoke(app, args).exit_code == 0
+    hold = {t.id for t in trajs if split_of(t.task_id, 0.5) == "holdout"}
+    assert len(fake_llm.requests) == len(hold)
+    # by name, no spec on the command line: the stored spec and the few-shot rubric; the
+    # holdout calls align made are resumed, only the dev trajectories are new calls
+    result = runner.invoke(app, ["judge", DATASET, "--judge", "fake-aligned", "--db", url,
+                                 "--cache", str(tmp_path / "cache2.db")])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    new = fake_llm.requests[len(hold) :]
+    assert len(new) == len(trajs) - len(hold)
+    for body in new:
+        user = body["messages"][-1]["content"]
+        assert len(re.findall(r"<example>", user)) == 2  # the aligned rubric's examples
+        shown = re.search(r'<trajectory label="candidate">(.*?)</trajectory>', user, re.S)
+        assert shown is not None and not set(re.findall(r"t\d\d-\d", shown.group(1))) & hold
+    store = Store(url)
+    rows = store.judgments_frame(DATASET)
+    mine = rows[rows["judge"] == "fake-aligned"]
+    assert sorted(mine["trajectory_id"]) == sorted(t.id for t in trajs)
+    record = store.aligned_judge("fake-aligned")
+    assert record is not None
+    assert set(mine["rubric_version"]) == {record["rubric_version"]}
+    store.close()
