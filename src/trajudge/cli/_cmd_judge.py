@@ -64,9 +64,20 @@ def _aligned(
     """Aligned judges by name (their latest version), with the command line's overrides."""
     store = Store(url)
     try:
-        records = [store.require_aligned_judge(n) for n in names]
+        found = {n: store.aligned_judge(n) for n in names}
+        saved = ", ".join(r["name"] for r in store.aligned_judges()) or "none"
     finally:
         store.close()
+    for n, rec in found.items():
+        if rec is None:
+            raise InputError(
+                "--judge",
+                None,
+                None,
+                f"{n}: expected NAME=MODEL:RUBRIC, a judge of --config, or the name of an "
+                f"aligned judge (saved: {saved}; trajudge align saves them)",
+            )
+    records = [r for r in found.values() if r is not None]
     changes = {k: v for k, v in overrides.items() if v is not None}
     for r in records:
         if r.get("spec") is not None and changes:
