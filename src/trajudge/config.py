@@ -24,6 +24,7 @@ from pydantic import (
     model_validator,
 )
 
+from trajudge.alignment import AlignOptions
 from trajudge.judges import JudgeSpec, check_engine
 from trajudge.trajectories import InputError, read_yaml
 from trajudge.trajectories._errors import pydantic_field
@@ -143,6 +144,11 @@ class TrajudgeConfig(_Section):
         except InputError as exc:
             raise ValueError(exc.reason) from None
 
+    # trajudge align, run by trajudge run after the labels (see trajudge.alignment)
+    align: AlignOptions | None = None
+    # aligned judges saved earlier, by name: scored like the judges above, verdicts by rule
+    aligned_judges: list[str] = Field(default_factory=list)
+
     @field_validator("judges")
     @classmethod
     def _unique_judges(cls, judges: list[JudgeSpec]) -> list[JudgeSpec]:
@@ -172,6 +178,8 @@ def _resolve(cfg: TrajudgeConfig, base: Path) -> TrajudgeConfig:
     if cfg.layers is not None:
         cfg.layers.evalset = fix(cfg.layers.evalset)
     cfg.cache = fix(cfg.cache)
+    if cfg.align is not None:
+        cfg.align.rubric_out = fix(cfg.align.rubric_out) or cfg.align.rubric_out
     for judge in cfg.judges:
         rubric = Path(judge.rubric)
         if rubric.suffix in (".yaml", ".yml") and not rubric.is_absolute():

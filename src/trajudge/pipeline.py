@@ -11,8 +11,14 @@ Phases, in order, each resumable:
    fails its gate (rule gates, then every judge), the run stops there with the reason (exit 1);
 4. **judges**: every judge over the rest (gates first, cache, resume);
 5. **labels**: a labels file named in the config is imported (all or nothing);
-6. **report**: calibration and reliability, written as Markdown, HTML and JSON; the exit code
+6. **align** (with an ``align:`` block): the judge is aligned with the labels on the dev
+   tasks and measured on the holdout ones; the aligned judge is saved (a new version when
+   anything changed) and the report shows it (:func:`trajudge.alignment.align_judge`);
+7. **report**: calibration and reliability, written as Markdown, HTML and JSON; the exit code
    is the report's gate result.
+
+Judges named in ``aligned_judges`` (saved earlier by ``trajudge align``) are scored in phase 4
+like the others, and the report cuts their scores with their aligned rule.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ import pandas as pd
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from trajudge.alignment import align_judge, aligned_judges_by_name
 from trajudge.config import TrajudgeConfig, load_config
 from trajudge.evalset import core_gate, core_tasks, read_evalset, split_of
 from trajudge.judges import (
@@ -64,6 +71,7 @@ class RunSummary:
     cost_usd: float = 0.0
     labels: LabelImportSummary | None = None
     core: str | None = None  # the core layer's verdict line
+    aligned: str | None = None  # the aligned judge saved by the align phase: "name vN"
     core_passed: bool = True
     report: Report | None = None
     paths: list[Path] = field(default_factory=list)
@@ -88,6 +96,7 @@ class RunSummary:
             "dev_items": self.dev_items,
             "cost_usd": self.cost_usd,
             "core": self.core,
+            "aligned": self.aligned,
             "report": [str(p) for p in self.paths],
             "exit_code": self.exit_code,
             "phase_s": self.phase_s,
@@ -270,6 +279,56 @@ def core_results(store: Store, dataset: str, judges: list[Judge], tasks: list[st
     return pd.DataFrame(rows, columns=["case_id", "passed"])
 
 
+def _align(
+    store: Store,
+    dataset: str,
+    cfg: TrajudgeConfig,
+    specs: dict[str, TaskSpec],
+    defaults: TaskSpec | None,
+    cache: ResponseCache | None,
+    summary: RunSummary,
+    console: Console | None,
+    n_boot: int | None,
+) -> None:
+    """The align phase: :func:`align_judge` with the config's ``align:`` block."""
+    assert cfg.align is not None
+    spec = next((s for s in cfg.judges if s.name == cfg.align.judge), None)
+    progress, update = judge_progress(console)
+    with progress if progress is not None else contextlib.nullcontext():
+        run = align_judge(
+            store,
+            dataset,
+            cfg.align,
+            spec=spec,
+            label_source=cfg.labels.source if cfg.labels is not None else "human",
+            rubric_dirs=[str(p) for p in cfg.rubric_dirs],
+            specs=specs,
+            spec_defaults=defaults,
+            gates=cfg.gates,
+            cache=cache,
+            progress=update,
+            ks=cfg.report.ks,
+            n_boot=n_boot or cfg.report.n_boot,
+            seed=cfg.report.seed,
+        )
+    if run.fewshot is not None:
+        b = run.fewshot.batch
+        summary.judge_calls += b.judged + b.errors - b.cache_hits
+        summary.cache_hits += b.cache_hits
+        summary.resumed += b.resumed
+        summary.errors += b.errors
+        summary.cost_usd += b.cost_usd
+    summary.aligned = f"{run.name} v{run.version}"
+    if console is not None:
+        console.print(
+            f"aligned judge {run.name} version {run.version} ({run.record['rule']['method']}): "
+            f"fitted on {run.result.n_dev_items} dev items, measured on "
+            f"{run.result.n_holdout_items} holdout items",
+            highlight=False,
+            markup=False,
+        )
+
+
 def run_pipeline(
     config_path: str | Path,
     *,
@@ -324,11 +383,12 @@ def run_pipeline(
         task_specs, defaults = resolve_specs(store.task_specs(name), spec_set)
         core = core_task_ids(cfg, config_path, dataset=name, present=store.task_ids(name))
         judges: list[Judge] = []
-        if cfg.judges:
+        if cfg.judges or cfg.aligned_judges or cfg.align is not None:
             cache = ResponseCache(cfg.cache or DEFAULT_CACHE_PATH)
             judges = build_judges(
                 cfg.judges, rubric_dirs=[str(p) for p in cfg.rubric_dirs], cache=cache
             )
+            judges += aligned_judges_by_name(store, cfg.aligned_judges, cache=cache)
         if core and cfg.layers is not None:
             with _phase(summary, "core layer", console):
                 if console is not None:
@@ -368,6 +428,9 @@ def run_pipeline(
                             else ""
                         )
                     )
+        if cfg.align is not None:
+            with _phase(summary, "align", console):
+                _align(store, name, cfg, task_specs, defaults, cache, summary, console, n_boot)
         with _phase(summary, "report", console):
             rep = cfg.report
             dev: list[str] | None = None

@@ -31,7 +31,8 @@ EXPECTED_SCHEMA = {
         "id", "dataset", "trajectory_id", "other_id", "judge", "rubric_id", "rubric_version",
         "model", "mode", "order", "sample", "score", "verdict", "reasoning", "criteria", "raw",
         "prompt_tokens", "completion_tokens", "cost_usd", "latency_s", "cache_hit", "error",
-        "request_sha256", "created_at", "config_sha256", "judge_config",
+        "request_sha256", "created_at", "config_sha256", "judge_config", "expected_score",
+        "score_probs",
     ],
     "labels": [
         "id", "dataset", "trajectory_id", "rubric_id", "annotator", "value", "criteria", "note",
@@ -57,6 +58,10 @@ EXPECTED_SCHEMA = {
         "batch", "custom_id", "request_sha256", "trajectory_id", "other_id", "judge",
         "config_sha256", "rubric_version", "order", "sample", "failed",
     ],
+    "aligned_judges": [
+        "name", "version", "created_at", "dataset", "base_judge", "config_sha256", "sha256",
+        "data",
+    ],
 }  # fmt: skip
 
 
@@ -80,10 +85,10 @@ def test_sqlite_uses_wal_and_records_migrations(tmp_path: Path) -> None:
     con = sqlite3.connect(path)
     assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert con.execute("SELECT version FROM schema_migrations").fetchall() == [
-        (v,) for v in (1, 2, 3, 4)
+        (v,) for v in (1, 2, 3, 4, 5)
     ]
     Store(f"sqlite:///{path}")  # re-opening does not re-apply
-    assert con.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == 4
+    assert con.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == 5
 
 
 def test_import_is_idempotent_and_detects_changes(db_url: str) -> None:

@@ -15,6 +15,7 @@ from trajudge.calibration._align_calibrate import (
     CalibrationFit,
     Calibrator,
     fit_calibrator,
+    pass_cut,
     task_folds,
 )
 from trajudge.calibration._align_compare import (
@@ -229,6 +230,7 @@ __all__ = [
     "pairwise_verdict",
     "parse_verdict",
     "pass_at_k",
+    "pass_cut",
     "pass_hat_k",
     "pass_rate_estimates",
     "per_item_sums",

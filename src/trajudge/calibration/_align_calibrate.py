@@ -284,3 +284,57 @@ def fit_calibrator(
         return _fit_one(xt, yt, names, method, C)
 
     return CalibrationFit(calibrator, cross_fit(x, y, folds, fit), folds)
+
+
+def pass_cut(calibrator: Calibrator, *, p: float = 0.5) -> float:
+    """The cut c on a one-feature calibrator: ``predict_proba(x) >= p`` exactly when ``x >= c``.
+
+    A calibrated probability of pass on one feature (isotonic, or Platt with a positive
+    coefficient) never falls as the feature grows, so "probability at least p" is a cut on
+    the feature itself: the aligned judge's verdict ``p >= 0.5`` is ``mean score >= c``. The
+    cut is the exact boundary in floating point (moved by one ulp until both sides hold).
+    ``inf`` when no value reaches p, ``-inf`` when every value does.
+
+    Raises
+    ------
+    ValueError
+        More than one feature, or a Platt fit whose coefficient is negative (the probability
+        falls as the feature grows: no cut says "pass").
+
+    Examples
+    --------
+    >>> cal = Calibrator("isotonic", ("score",), knots_x=(2.0, 3.0, 4.0), knots_y=(0.0, 0.4, 0.8))
+    >>> pass_cut(cal)  # 0.4 at 3, 0.8 at 4: 0.5 a quarter of the way
+    3.25
+    """
+    if len(calibrator.features) != 1:
+        raise ValueError(f"a cut needs a one-feature calibrator, got {list(calibrator.features)}")
+
+    def f(x: float) -> float:
+        return float(calibrator.predict_proba(np.array([x]))[0])
+
+    if calibrator.method == "isotonic":
+        xs, ys = np.asarray(calibrator.knots_x), np.asarray(calibrator.knots_y)
+        if ys.size == 0 or ys[-1] < p:
+            return float("inf")
+        if ys[0] >= p:
+            return float("-inf")
+        i = int(np.argmax(ys >= p))
+        x0, x1, y0, y1 = xs[i - 1], xs[i], ys[i - 1], ys[i]
+        c = float(x1 if y1 == p else x0 + (p - y0) / (y1 - y0) * (x1 - x0))
+    else:
+        coef = calibrator.coef[0]
+        if coef < 0:
+            raise ValueError("the Platt fit falls as the feature grows: no cut says pass")
+        if coef == 0:
+            return float("-inf") if f(0.0) >= p else float("inf")
+        logit = float(np.log(p / (1.0 - p)))
+        c = calibrator.means[0] + calibrator.scales[0] * (logit - calibrator.intercept) / coef
+    for _ in range(64):  # the boundary in floating point: f(c) >= p > f(c - ulp)
+        if f(c) < p:
+            c = float(np.nextafter(c, np.inf))
+        elif f(float(np.nextafter(c, -np.inf))) >= p:
+            c = float(np.nextafter(c, -np.inf))
+        else:
+            break
+    return c

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +84,7 @@ def analyze(
     n_boot: int = 2000,
     seed: int = 0,
     dev_items: Collection[Any] | None = None,
+    judge_thresholds: Mapping[str, Threshold] | None = None,
 ) -> CalibrationResult:
     """Calibrate every judge against the human labels.
 
@@ -113,6 +114,9 @@ def analyze(
         ids are known (trials of a task are correlated), else items.
     dev_items : collection, optional
         Items used only to search a judge's threshold; left out of every statistic.
+    judge_thresholds : mapping, optional
+        Judge name -> the :class:`Threshold` its scores are cut at, before any other rule
+        (an aligned judge's cut, fitted elsewhere: ``trajudge align``).
 
     Returns
     -------
@@ -129,8 +133,10 @@ def analyze(
     cut = label_threshold(known["label"], threshold=threshold, rubric_threshold=rubric_threshold)
     full_human = _human(known, cut)
     dev_truth = full_human.binary[full_human.binary.index.isin(dev)] if dev else None
+    fixed = dict(judge_thresholds or {})
     cuts = {
-        str(name): judge_threshold(
+        str(name): fixed.get(str(name))
+        or judge_threshold(
             str(name),
             rows,
             threshold=threshold,

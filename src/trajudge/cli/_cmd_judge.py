@@ -13,7 +13,7 @@ from trajudge.trajectories import InputError
 
 if TYPE_CHECKING:
     from trajudge.config import TrajudgeConfig
-    from trajudge.judges import BatchSummary, Judge, JudgeSpec
+    from trajudge.judges import BatchSummary, Judge, JudgeSpec, ResponseCache
 
 DEFAULT_JUDGE = "local=local/gemma-3-270m:trajectory_reasonableness"
 
@@ -21,13 +21,18 @@ DEFAULT_JUDGE = "local=local/gemma-3-270m:trajectory_reasonableness"
 def _specs(
     judge_args: list[str], cfg: TrajudgeConfig | None, overrides: dict[str, object]
 ) -> list[JudgeSpec]:
+    """Specs of NAME=MODEL:RUBRIC arguments and of bare names of the config's judges; without
+    any argument, the config's judges (else the default judge)."""
     from pydantic import ValidationError
 
     from trajudge.judges import JudgeSpec, parse_judge_arg
     from trajudge.trajectories._errors import pydantic_field
 
-    specs = [parse_judge_arg(a) for a in judge_args]
-    if not specs and cfg is not None:
+    mine = {s.name: s for s in (cfg.judges if cfg is not None else [])}
+    specs = [
+        parse_judge_arg(a) if "=" in a else mine[a] for a in judge_args if "=" in a or a in mine
+    ]
+    if not judge_args and cfg is not None:
         specs = list(cfg.judges)
     if not specs:
         specs = [parse_judge_arg(DEFAULT_JUDGE).model_copy(update={"concurrency": 2})]
@@ -44,6 +49,36 @@ def _specs(
                 f"judge {s.name}", None, pydantic_field(tuple(err["loc"])), msg
             ) from None
     return out
+
+
+def _aligned(
+    url: str, names: list[str], overrides: dict[str, object], cache: ResponseCache | None
+) -> list[Judge]:
+    """Aligned judges by name (their latest version), with the command line's overrides."""
+    from trajudge.alignment import aligned_judge
+    from trajudge.store import Store
+
+    store = Store(url)
+    try:
+        found = {n: store.aligned_judge(n) for n in names}
+        saved = ", ".join(r["name"] for r in store.aligned_judges()) or "none"
+    finally:
+        store.close()
+    for n, rec in found.items():
+        if rec is None:
+            raise InputError(
+                "--judge",
+                None,
+                None,
+                f"{n}: expected NAME=MODEL:RUBRIC, a judge of --config, or the name of an "
+                f"aligned judge (saved: {saved}; trajudge align saves them)",
+            )
+    records = [r for r in found.values() if r is not None]
+    changes = {k: v for k, v in overrides.items() if v is not None}
+    for r in records:
+        if r.get("spec") is not None and changes:
+            r["spec"] = {**r["spec"], **changes}
+    return [aligned_judge(r, cache=cache) for r in records]
 
 
 def _refuse_unused(judges: list[Judge], swap: bool | None) -> None:
@@ -96,7 +131,8 @@ def judge_command(
             "--judge",
             "-j",
             help="NAME=MODEL:RUBRIC, repeatable; MODEL may hold ':' or '/' "
-            f"(ollama/llama3:8b). Replaces the judges of --config. Default: {DEFAULT_JUDGE}.",
+            "(ollama/llama3:8b); a bare NAME is an aligned judge (trajudge align). Replaces "
+            f"the judges of --config. Default: {DEFAULT_JUDGE}.",
         ),
     ] = None,
     config: Annotated[
@@ -201,12 +237,17 @@ def judge_command(
         "max_retries": max_retries,
         "concurrency": concurrency,
     }
-    specs = _specs(judge or [], cfg, overrides)
+    args = judge or []
+    known = {s.name for s in (cfg.judges if cfg is not None else [])}
+    bare = [a for a in args if "=" not in a and a not in known]  # aligned judges, by name
+    specs = _specs(args, cfg, overrides) if not args or len(bare) < len(args) else []
     rubric_dirs = [str(p) for p in cfg.rubric_dirs] if cfg is not None else []
     cache_path = cache or (cfg.cache if cfg is not None else None) or DEFAULT_CACHE_PATH
     response_cache = None if no_cache else ResponseCache(cache_path)
     try:
         judges = build_judges(specs, rubric_dirs=rubric_dirs, cache=response_cache)
+        if bare:
+            judges += _aligned(url, bare, overrides, response_cache)
         _refuse_unused(judges, swap)
         if address is None and cfg is not None and engine_name == "ray":
             address = cfg.address

@@ -39,7 +39,11 @@ def label_cmd(
         bool, typer.Option("--show-judges", help="Show judge verdicts (default: blind).")
     ] = False,
     strategy: Annotated[
-        Strategy, typer.Option(help="Queue order: random, stratified or disagreement.")
+        Strategy,
+        typer.Option(
+            help="Queue order: random, stratified, disagreement, or escalated (the items an "
+            "aligned judge sent to people first: trajudge align)."
+        ),
     ] = "random",
     overlap: Annotated[
         float,
@@ -55,7 +59,8 @@ def label_cmd(
     ] = None,
 ) -> None:
     """Start the labeling app (Streamlit) on the store."""
-    from trajudge.labeling_app import AppConfig, is_loopback, serve
+    from trajudge.labeling_app import AppConfig, escalation_scores, is_loopback, serve
+    from trajudge.store import Store
 
     if not is_loopback(host):
         err_console.print(
@@ -73,6 +78,16 @@ def label_cmd(
         overlap=overlap,
         adjudicators=tuple(adjudicator or ()),
     )
+    if strategy == "escalated" and dataset is not None:
+        store = Store(db)
+        try:
+            if not escalation_scores(store, dataset):
+                raise fail(
+                    f"dataset {dataset!r}: no aligned judge escalated any item (run "
+                    "trajudge align first)"
+                )
+        finally:
+            store.close()
     shown = "localhost" if is_loopback(host) else host
     console.print(f"trajudge labels: http://{shown}:{port}  (Ctrl-C stops it)", highlight=False)
     code = serve(config, host=host, port=port)

@@ -40,6 +40,8 @@ def print_run_summary(s: RunSummary) -> None:
     table.add_row("cost (USD)", f"{s.cost_usd:.4f}")
     if s.labels is not None:
         table.add_row("labels imported", str(s.labels.total))
+    if s.aligned is not None:
+        table.add_row("aligned judge saved", s.aligned)
     table.add_row("time (s)", ", ".join(f"{k} {v:.1f}" for k, v in s.phase_s.items()))
     console.print(table)
 

@@ -18,6 +18,7 @@ WORKFLOW = [
     "_cmd_reliability",
     "_cmd_judge",
     "_cmd_label",
+    "_cmd_align",
     "_cmd_report",
     "_cmd_evalset",
 ]

@@ -26,10 +26,10 @@ from trajudge.evalset._case import (
     read_evalset,
     write_evalset,
 )
-from trajudge.evalset._defaults import DEV_SHARE
+from trajudge.evalset._defaults import DEV_SHARE, SALT
 from trajudge.evalset._fingerprint import Fingerprint, fingerprint
 from trajudge.evalset._sampling import Sample, largest_remainder, stratified_sample
-from trajudge.evalset._split import SALT, assign_splits
+from trajudge.evalset._split import assign_splits
 from trajudge.store import Store, now_iso
 from trajudge.trajectories import InputError
 

@@ -11,9 +11,7 @@ import hashlib
 from collections.abc import Iterable
 
 from trajudge.evalset._case import EvalCase, Split
-from trajudge.evalset._defaults import DEV_SHARE
-
-SALT = "trajudge"
+from trajudge.evalset._defaults import DEV_SHARE, SALT
 
 
 def split_of(task_id: str, dev_share: float = DEV_SHARE, salt: str = SALT) -> Split:

@@ -33,6 +33,13 @@ if TYPE_CHECKING:
     from trajudge.judges._client import CallResult, Limiter, LLMClient, RateLimiter, choose_mode
     from trajudge.judges._engine import Engine, LocalEngine, make_engine
     from trajudge.judges._engines import ENGINES, check_engine
+    from trajudge.judges._fewshot import (
+        EXAMPLE_CHARS,
+        example_text,
+        rubric_yaml,
+        with_examples,
+        write_rubric,
+    )
     from trajudge.judges._judge import Judge, JudgeResult, build_judges, run_sync
     from trajudge.judges._judgment import Judgment, Order
     from trajudge.judges._local import (
@@ -92,6 +99,7 @@ __all__ = [
     "DEFAULT_TEMPLATES",
     "DELIMITER_TAGS",
     "ENGINES",
+    "EXAMPLE_CHARS",
     "FLUSH_INTERVAL_S",
     "FLUSH_MAX_ROWS",
     "LOCAL_DEFAULTS",
@@ -147,6 +155,7 @@ __all__ = [
     "elide",
     "elision_marker",
     "estimate_tokens",
+    "example_text",
     "finish",
     "load_rubric",
     "load_rubric_file",
@@ -161,6 +170,7 @@ __all__ = [
     "render_trajectory",
     "request_key",
     "response_schema",
+    "rubric_yaml",
     "run_sync",
     "score_dataset",
     "shared_local_server",
@@ -168,10 +178,17 @@ __all__ = [
     "stop_shared_servers",
     "task_pairs",
     "verdict_model",
+    "with_examples",
+    "write_rubric",
 ]
 
 # name -> the module it comes from: imported on first use (see trajudge._lazy)
 _EXPORTS = {
+    "EXAMPLE_CHARS": "trajudge.judges._fewshot",
+    "example_text": "trajudge.judges._fewshot",
+    "rubric_yaml": "trajudge.judges._fewshot",
+    "with_examples": "trajudge.judges._fewshot",
+    "write_rubric": "trajudge.judges._fewshot",
     "Limiter": "trajudge.judges._client",
     "RayEngine": "trajudge.judges._ray",
     "ENGINES": "trajudge.judges._engines",

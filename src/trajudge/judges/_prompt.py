@@ -149,7 +149,11 @@ def default_template(rubric: Rubric) -> str:
 
 def _context(rubric: Rubric) -> dict[str, Any]:
     examples = [
-        {"input": neutralise(elide(ex.input, 2000)), "score": ex.score, "reasoning": ex.reasoning}
+        {
+            "input": neutralise(elide(ex.input, 2000)),
+            "score": ex.score,
+            "reasoning": neutralise(ex.reasoning),
+        }
         for ex in rubric.examples
     ]
     return {

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
         Queue,
         build_queue,
         disagreement_scores,
+        escalation_scores,
         next_item,
         overlap_mask,
         owners,
@@ -79,6 +80,7 @@ __all__ = [
     "check_config",
     "check_password",
     "disagreement_scores",
+    "escalation_scores",
     "export_frame",
     "is_loopback",
     "item_review",
@@ -101,6 +103,7 @@ __all__ = [
 
 # name -> the module it comes from: imported on first use (see trajudge._lazy)
 _EXPORTS = {
+    "escalation_scores": "trajudge.labeling_app._queue",
     "AppConfig": "trajudge.labeling_app._config",
     "DEFAULT_RUBRIC": "trajudge.labeling_app._config",
     "ItemReview": "trajudge.labeling_app._access",

@@ -13,8 +13,8 @@ from typing import Literal
 
 from trajudge.trajectories import InputError
 
-Strategy = Literal["random", "stratified", "disagreement"]
-STRATEGIES: tuple[Strategy, ...] = ("random", "stratified", "disagreement")
+Strategy = Literal["random", "stratified", "disagreement", "escalated"]
+STRATEGIES: tuple[Strategy, ...] = ("random", "stratified", "disagreement", "escalated")
 DEFAULT_RUBRIC = "trajectory_reasonableness"
 
 ENV_DB = "TRAJUDGE_DB"

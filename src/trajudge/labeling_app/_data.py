@@ -12,7 +12,12 @@ import streamlit as st
 
 from trajudge.judges import Rubric, load_rubric
 from trajudge.labeling_app._config import Strategy
-from trajudge.labeling_app._queue import Queue, build_queue, disagreement_scores
+from trajudge.labeling_app._queue import (
+    Queue,
+    build_queue,
+    disagreement_scores,
+    escalation_scores,
+)
 from trajudge.store import Store
 from trajudge.trajectories import Trajectory
 
@@ -60,6 +65,8 @@ def get_queue(
     dis = None
     if strategy == "disagreement":
         dis = disagreement_scores(store.judgments_frame(dataset), get_rubric(rubric_ref))
+    elif strategy == "escalated":
+        dis = escalation_scores(store, dataset)
     return build_queue(
         store.trajectory_keys(dataset),
         annotator,

@@ -10,9 +10,11 @@ The queue of an annotator is a deterministic order of the dataset's trajectories
   item changes hands between the others. An item another annotator already labeled is never
   handed to a second one, whatever the pool says.
 * the order: ``random`` (a permutation seeded by the annotator's name), ``stratified``
-  (round-robin over intents, each intent in that random order) or ``disagreement`` (items
+  (round-robin over intents, each intent in that random order), ``disagreement`` (items
   where judges disagree or a judge flipped under swapped order first, the most contested
-  first, then the rest in random order).
+  first, then the rest in random order) or ``escalated`` (the items an aligned judge
+  escalated to people, ``trajudge align``, the least confident first, then the rest in
+  random order).
 
 Hashes are 64-bit BLAKE2b digests of the ids mixed with per-purpose salts by SplitMix64, so
 building the queue for 100,000 items takes a few tens of milliseconds.
@@ -118,7 +120,8 @@ def build_queue(
     """The annotator's queue over ``items`` (``(id, intent)`` pairs).
 
     ``pool`` is the set of annotators that share the non-overlap items (the annotator is
-    added when missing); ``disagreement`` scores items for the ``disagreement`` strategy.
+    added when missing); ``disagreement`` scores items for the ``disagreement`` and
+    ``escalated`` strategies (higher first; see :func:`escalation_scores`).
     """
     ids = [i for i, _ in items]
     h = id_hashes(ids)
@@ -126,7 +129,7 @@ def build_queue(
     members = sorted({*pool, annotator})
     mine = shared | (owners(h, members) == members.index(annotator))
     dis = None
-    if strategy == "disagreement":
+    if strategy in ("disagreement", "escalated"):
         scores = disagreement or {}
         dis = np.array([scores.get(i, 0.0) for i in ids], dtype=np.float64)
     pos = order(h, annotator, strategy, intents=[t for _, t in items], disagreement=dis)
@@ -170,6 +173,18 @@ def disagreement_scores(judgments: pd.DataFrame, rubric: Rubric) -> dict[str, fl
     flipped = flips[(flips["orders"] == 2) & (flips["sides"] > 1)].reset_index()["trajectory_id"]
     total = total.add(pd.Series(1.0, index=pd.Index(flipped.unique())), fill_value=0.0)
     return {str(k): float(v) for k, v in total.items()}
+
+
+def escalation_scores(store: Store, dataset: str) -> dict[str, float]:
+    """How urgently people should label each item an aligned judge of ``dataset`` escalated
+    (``trajudge align``: its confidence below the certified cut): ``2 - confidence``, so the
+    least confident come first and every escalated item before the others (0)."""
+    scores: dict[str, float] = {}
+    for record in store.aligned_judges(dataset):
+        for e in record.get("escalated", []):
+            item, score = str(e["item"]), 2.0 - float(e["confidence"])
+            scores[item] = max(scores.get(item, 0.0), score)
+    return scores
 
 
 def next_item(

@@ -1,5 +1,6 @@
 """The report: judges against labels, pass^k per verdict source, CI gates, renderers."""
 
+from trajudge.report._alignment import alignment_sections, alignment_summary
 from trajudge.report._build import build_report, calibrate_report
 from trajudge.report._demo import DEMO_RUBRIC, write_demo_dataset
 from trajudge.report._frames import corrected_table, judge_table, pass_k_table
@@ -27,7 +28,7 @@ from trajudge.report._sources import (
     trajectory_frame,
     verdict_frame,
 )
-from trajudge.report._text import print_report, render_markdown
+from trajudge.report._text import print_report, print_sections, render_markdown
 
 __all__ = [
     "DEMO_RUBRIC",
@@ -41,6 +42,8 @@ __all__ = [
     "Report",
     "SourceResult",
     "StoreInputs",
+    "alignment_sections",
+    "alignment_summary",
     "baseline_regressions",
     "build_report",
     "calibrate_report",
@@ -52,6 +55,7 @@ __all__ = [
     "parse_gate",
     "pass_k_table",
     "print_report",
+    "print_sections",
     "read_baseline",
     "render_html",
     "render_json",

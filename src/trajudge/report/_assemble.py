@@ -158,6 +158,7 @@ def assemble(
     rubric_dirs: Sequence[str] = (),
     jury: bool = False,
     inconsistent_as: str | None = None,
+    judge_cuts: dict[str, Threshold] | None = None,
 ) -> Parts:
     """Calibrate every judge against the labels of its rubric, then pass^k per source with
     the gate rule applied. Pairwise and nominal judges (``tables.categorical``) get their
@@ -201,6 +202,7 @@ def assemble(
             n_boot=n_boot,
             seed=seed,
             dev_items=dev_items,
+            judge_thresholds=judge_cuts,
         )
         calibrations[str(g.rubric)] = result
         cut = result.label_threshold.value if result.label_threshold is not None else None

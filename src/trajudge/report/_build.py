@@ -9,8 +9,9 @@ from typing import Any
 
 import pandas as pd
 
-from trajudge.calibration import read_raw_table, read_table, validate_table
+from trajudge.calibration import Threshold, read_raw_table, read_table, validate_table
 from trajudge.evalset import Fingerprint, coverage, diff_fingerprints, read_fingerprint
+from trajudge.report._aligned_rows import aligned_cuts
 from trajudge.report._assemble import GATE_RULE, Parts, Tables, assemble
 from trajudge.report._categorical_inputs import split_plain, store_groups
 from trajudge.report._gates import (
@@ -83,6 +84,7 @@ def _finish(
     primary_source: str | None,
     fp: Fingerprint | None,
     fingerprint_file: str | Path | None,
+    alignment: Sequence[dict[str, Any]] = (),
 ) -> Report:
     parsed = parse_gates(gates)
     base = read_baseline(baseline) if isinstance(baseline, str | Path) else baseline
@@ -124,6 +126,7 @@ def _finish(
         seed=seed,
         calibration=parts.calibration,
         categorical=parts.categorical,
+        alignment=list(alignment),
     )
     if tables.trajs is None:
         report.notes.append("no task ids: pass^k and pass@k need the task of each item")
@@ -155,6 +158,8 @@ def _from_tables(
     rubric_dirs: Sequence[str | Path],
     jury: bool = False,
     inconsistent_as: str | None = None,
+    judge_cuts: dict[str, Threshold] | None = None,
+    alignment: Sequence[dict[str, Any]] = (),
 ) -> Report:
     """Calibrate and assemble, then finish the report: the part both entry points share."""
     human = label_source == "human"
@@ -172,6 +177,7 @@ def _from_tables(
         rubric_dirs=[str(d) for d in rubric_dirs],
         jury=jury,
         inconsistent_as=inconsistent_as,
+        judge_cuts=judge_cuts,
     )
     return _finish(
         parts,
@@ -186,6 +192,7 @@ def _from_tables(
         primary_source=primary_source,
         fp=fp,
         fingerprint_file=fingerprint_file,
+        alignment=alignment,
     )
 
 
@@ -207,6 +214,7 @@ def build_report(
     rubric_dirs: Sequence[str | Path] = (),
     jury: bool = False,
     inconsistent_as: str | None = None,
+    aligned: Sequence[dict[str, Any]] | None = None,
 ) -> Report:
     """The report of a stored dataset: judges against labels, pass^k per source, CI gates.
 
@@ -245,6 +253,11 @@ def build_report(
     inconsistent_as :
         What a pairwise or nominal item whose two orders disagree becomes: ``"tie"`` (the
         default for pairwise verdicts) or ``"inconsistent"`` (the default for nominal ones).
+    aligned :
+        Aligned-judge records (``Store.aligned_judge``); default every aligned judge in the
+        store. One judged here under its name, or fitted here on a judge that is here, is a
+        judge of the report with its own cut (measured on its holdout tasks when fitted
+        here); the ones fitted here get an Alignment section.
 
     Notes
     -----
@@ -254,7 +267,7 @@ def build_report(
     judge and never scored. ``length`` is the rendered character count.
     """
     parse_gates(fail_under)  # a bad expression fails before any work
-    inputs = store_inputs(store, dataset, label_source=label_source)
+    inputs = store_inputs(store, dataset, label_source=label_source, aligned=aligned)
     judgments = validate_table(inputs.judgments, "judgments", source=f"{store.url} judgments")
     labels = validate_table(inputs.labels, "labels", source=f"{store.url} labels")
     tables = Tables(
@@ -286,6 +299,8 @@ def build_report(
         rubric_dirs=rubric_dirs,
         jury=jury,
         inconsistent_as=inconsistent_as,
+        judge_cuts=aligned_cuts(inputs.aligned),
+        alignment=[r for r in inputs.aligned if r["dataset"] == dataset],
     )
 
 

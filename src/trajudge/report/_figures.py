@@ -135,11 +135,18 @@ def flip_figure(report: Report) -> bytes | None:
     return _png(fig)
 
 
+def _reliability(report: Report) -> bytes | None:
+    from trajudge.report._alignment import reliability_figure
+
+    return reliability_figure(report)
+
+
 FIGURES = {
     "kappa": ("Agreement with the labels", kappa_figure),
     "pass_k": ("pass^k by verdict source", pass_k_figure),
     "confusion": ("Confusion matrices", confusion_figure),
     "flips": ("Position flips", flip_figure),
+    "reliability": ("Reliability diagrams on the holdout (alignment)", _reliability),
 }
 
 

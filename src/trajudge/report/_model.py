@@ -180,6 +180,8 @@ class Report:
     calibration: dict[str, CalibrationResult] = field(default_factory=dict)
     # pairwise and nominal judges, each with its own measures (no pass/fail, no pass^k)
     categorical: list[CategoricalRow] = field(default_factory=list)
+    # aligned judges fitted on this dataset (trajudge align): their records, see _alignment
+    alignment: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def labels_phrase(self) -> str:
@@ -221,6 +223,7 @@ class Report:
             "n_boot": self.n_boot,
             "seed": self.seed,
             "categorical_judges": [c.to_dict() for c in self.categorical],
+            "alignment": [{k: v for k, v in a.items() if k != "rubric"} for a in self.alignment],
         }
 
 

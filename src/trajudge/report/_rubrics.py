@@ -51,6 +51,8 @@ def threshold_text(threshold: Threshold, rubric_id: str | None) -> str:
         return f"the pass threshold of rubric {rubric_id}"
     if threshold.source == "dev":
         return "the best κ on the dev items"
+    if threshold.source == "aligned":
+        return "its aligned rule, fitted on dev (trajudge align; see Alignment)"
     return "pass/fail values"
 
 

@@ -302,5 +302,8 @@ def sections(report: Report, *, compact: bool = False) -> list[Section]:
         _unstable(report),
     ]
     out += [s for s in (_coverage(report), _gates(report)) if s is not None]
+    from trajudge.report._alignment import alignment_sections
+
+    out += alignment_sections(report.alignment, report.ks)
     out += [_usage(report), _notes(report)]
     return out

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,6 +17,7 @@ import pandas as pd
 
 from trajudge.evalset import Fingerprint, detect_boundary_tags, fingerprint
 from trajudge.judges import render_trajectory
+from trajudge.report._aligned_rows import aligned_rows
 from trajudge.store import Store
 from trajudge.trajectories import InputError, Trajectory
 
@@ -98,7 +99,9 @@ class StoreInputs:
     ``notes`` says what was set aside and why (nothing is dropped without a note).
     ``pair_judgments`` / ``pair_labels`` hold the pairwise judges' calls and the pair labels
     (``item`` a pair of trajectories, :func:`pair_item`; verdicts A/B/tie in the original
-    numbering), ``category_judgments`` / ``category_labels`` those of nominal rubrics.
+    numbering), ``category_judgments`` / ``category_labels`` those of nominal rubrics;
+    ``aligned`` the aligned judges whose calls are among ``judgments`` (see
+    :mod:`trajudge.report._aligned_rows`).
     """
 
     judgments: pd.DataFrame
@@ -112,6 +115,7 @@ class StoreInputs:
     pair_labels: pd.DataFrame = field(default_factory=pd.DataFrame)
     category_judgments: pd.DataFrame = field(default_factory=pd.DataFrame)
     category_labels: pd.DataFrame = field(default_factory=pd.DataFrame)
+    aligned: list[dict[str, Any]] = field(default_factory=list)  # aligned judges applied
 
 
 _JUDGMENT_COLUMNS = [
@@ -167,12 +171,31 @@ def _categorical(rows: pd.DataFrame) -> pd.Series:
     return pairwise | (nominal & (rows["mode"] == "pointwise"))
 
 
+def _applicable(raw: pd.DataFrame, records: Sequence[dict[str, Any]], dataset: str) -> list[Any]:
+    """The aligned judges that speak about this dataset: judged under their name, or fitted
+    here on a judge that is here."""
+    names = set(raw["judge"])
+    return [
+        r
+        for r in records
+        if r["name"] in names or (r["dataset"] == dataset and r["base_judge"] in names)
+    ]
+
+
 def _judgments(
-    store: Store, dataset: str, trajs: pd.DataFrame, notes: list[str]
+    store: Store,
+    dataset: str,
+    trajs: pd.DataFrame,
+    notes: list[str],
+    raw: pd.DataFrame,
+    aligned: list[dict[str, Any]],
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The numeric judgments (one per call, as ``analyze`` takes them) and the categorical
-    ones (pairwise and nominal), both under one configuration per judge."""
-    raw = store.judgments_frame(dataset)
+    ones (pairwise and nominal), both under one configuration per judge; the calls of
+    ``aligned`` judges are added under their names with their verdict rule."""
+    if aligned:
+        task_of = trajs.set_index("trajectory_id")["task_id"]
+        raw = aligned_rows(raw, aligned, dataset, task_of, notes)
     if raw.empty:
         return pd.DataFrame(columns=_JUDGMENT_COLUMNS), pd.DataFrame(columns=_CATEGORICAL_COLUMNS)
     categorical = _categorical(raw)
@@ -386,8 +409,18 @@ def _resolve(raw: pd.DataFrame, column: str, notes: list[str]) -> tuple[pd.DataF
     return resolved[_LABEL_COLUMNS].reset_index(drop=True), plain[_LABEL_COLUMNS].copy()
 
 
-def store_inputs(store: Store, dataset: str, *, label_source: str = "human") -> StoreInputs:
-    """Read judgments, labels, trajectories and gate results of a dataset for the report."""
+def store_inputs(
+    store: Store,
+    dataset: str,
+    *,
+    label_source: str = "human",
+    aligned: Sequence[dict[str, Any]] | None = (),
+) -> StoreInputs:
+    """Read judgments, labels, trajectories and gate results of a dataset for the report.
+
+    ``aligned``: aligned-judge records to apply (None: every aligned judge in the store); the
+    ones judged under their name here, or fitted here on a judge that is here, are.
+    """
     store.require_dataset(dataset)
     rows: list[dict[str, Any]] = []
 
@@ -408,7 +441,10 @@ def store_inputs(store: Store, dataset: str, *, label_source: str = "human") -> 
     results = store.gate_results(dataset)
     trajs["gates_passed"] = [results.get(i) for i in trajs["trajectory_id"]]
     notes: list[str] = []
-    judgments, categorical = _judgments(store, dataset, trajs, notes)
+    records = store.aligned_judges() if aligned is None else list(aligned)
+    raw = store.judgments_frame(dataset)
+    applied = _applicable(raw, records, dataset) if records else []
+    judgments, categorical = _judgments(store, dataset, trajs, notes, raw, applied)
     known = set(trajs["trajectory_id"])
     labels, raw_labels, cat_labels = _labels(store, dataset, label_source, known, notes)
     pair_labels = _pair_labels(store, dataset, label_source, categorical, notes)
@@ -432,6 +468,7 @@ def store_inputs(store: Store, dataset: str, *, label_source: str = "human") -> 
         pair_labels=pair_labels,
         category_judgments=categorical[~pairwise].reset_index(drop=True),
         category_labels=cat_labels,
+        aligned=applied,
     )
 
 

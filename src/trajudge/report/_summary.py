@@ -113,6 +113,9 @@ def summary_lines(report: Report) -> list[str]:
             f"({fmt_est(flag.estimate)}; {flag.rule})."
         )
     lines += report.fingerprint_changes
+    from trajudge.report._alignment import alignment_summary
+
+    lines += alignment_summary(report)
     if report.gates:
         if report.gate_failures:
             lines.append(f"CI gates: {len(report.gate_failures)} failed.")

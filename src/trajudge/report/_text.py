@@ -9,6 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from trajudge.report._model import Report
+from trajudge.report._section import Section
 from trajudge.report._sections import sections
 
 
@@ -22,7 +23,12 @@ def print_report(report: Report, console: Console) -> None:
     console.print(Text(_title(report), style="bold"))
     for line in report.summary:
         console.print(Text("• " + line), soft_wrap=True)
-    for sec in sections(report, compact=True):
+    print_sections(sections(report, compact=True), console)
+
+
+def print_sections(secs: Iterable[Section], console: Console) -> None:
+    """Sections in the terminal: a title, its lines, its table (no markup parsing)."""
+    for sec in secs:
         console.print()
         console.print(Text(sec.title, style="bold underline"))
         for line in sec.lines:

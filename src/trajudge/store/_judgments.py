@@ -18,6 +18,7 @@ JUDGMENT_COLUMNS = [c.name for c in judgments.columns if c.name != "id"]
 #: Free-text columns, redacted on write (:func:`trajudge.store.redact`): an error quoting a
 #: key, or a verdict quoting one from a trajectory, never reaches the disk.
 _TEXT_COLUMNS = ("error", "reasoning", "raw", "criteria", "judge_config")
+_JSON_COLUMNS = ("criteria", "score_probs")
 
 
 _KEY = ("trajectory_id", "other_id", "judge", "config_sha256", "rubric_version", "order", "sample")
@@ -61,7 +62,8 @@ def _lock_trajectories(conn: Connection, dataset: str, trajectory_ids: Sequence[
 def _values(
     dataset: str, row: Mapping[str, Any], now: str, redacted: dict[str, str]
 ) -> dict[str, Any]:
-    """A judgment row as stored: every column, criteria as JSON, text fields redacted.
+    """A judgment row as stored: every column, criteria and score probabilities as JSON, text
+    fields redacted.
 
     ``redacted`` remembers redactions within one write (a batch's rows share their judge's
     configuration text).
@@ -70,8 +72,9 @@ def _values(
     values["dataset"] = dataset
     values["created_at"] = row.get("created_at") or now
     values["cache_hit"] = bool(row.get("cache_hit", False))
-    if isinstance(values.get("criteria"), dict):
-        values["criteria"] = json.dumps(values["criteria"], sort_keys=True)
+    for col in _JSON_COLUMNS:
+        if isinstance(values.get(col), dict):
+            values[col] = json.dumps(values[col], sort_keys=True)
     for col in _TEXT_COLUMNS:
         text = values.get(col)
         if isinstance(text, str) and text:

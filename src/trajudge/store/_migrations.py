@@ -118,9 +118,6 @@ def _v3_verdict_kinds(conn: Connection) -> None:
         conn.exec_driver_sql(f"ALTER TABLE {table} ADD COLUMN category VARCHAR(200)")
 
 
-#: Version -> its upgrade for a database that was created at an earlier version.
-
-
 def _v4_provider_batches(conn: Connection) -> None:
     """Two new tables for ``--engine batch``: the batches submitted to a provider and the
     requests in each (independent of every other table but ``datasets``)."""
@@ -165,9 +162,39 @@ def _v4_provider_batches(conn: Connection) -> None:
     md.create_all(conn, tables=[md.tables["provider_batches"], md.tables["provider_batch_items"]])
 
 
+def _aligned_judges_v5(md: MetaData) -> Table:
+    """The aligned_judges table as of version 5 (frozen)."""
+    table = Table(
+        "aligned_judges",
+        md,
+        Column("name", String(200), primary_key=True),
+        Column("version", Integer, primary_key=True),
+        Column("created_at", String(40), nullable=False),
+        Column("dataset", String(200), nullable=False),
+        Column("base_judge", String(200), nullable=False),
+        Column("config_sha256", String(64), nullable=True),
+        Column("sha256", String(64), nullable=False),
+        Column("data", Text, nullable=False),
+    )
+    Index("ix_aligned_judges_dataset", table.c.dataset)
+    return table
+
+
+def _v5_alignment(conn: Connection) -> None:
+    """Aligned judges get a table; judgments get the expected score from token probabilities.
+
+    Two nullable columns are appended to ``judgments`` (``expected_score``, ``score_probs``):
+    older rows keep NULL, which says "no token probabilities" (they were never recorded).
+    """
+    conn.exec_driver_sql("ALTER TABLE judgments ADD COLUMN expected_score FLOAT")
+    conn.exec_driver_sql("ALTER TABLE judgments ADD COLUMN score_probs TEXT")
+    _aligned_judges_v5(MetaData()).create(conn, checkfirst=True)
+
+
 #: Version -> its upgrade for a database that was created at an earlier version.
 UPGRADES: dict[int, Callable[[Connection], None]] = {
     2: _v2_judge_config,
     3: _v3_verdict_kinds,
     4: _v4_provider_batches,
+    5: _v5_alignment,
 }

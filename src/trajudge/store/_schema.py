@@ -113,6 +113,11 @@ judgments = Table(
     # judgments. NULL on rows judged before version 2.
     Column("config_sha256", String(64), nullable=True),
     Column("judge_config", Text, nullable=True),
+    # version 5: the expected score from token probabilities (sum of level x its probability
+    # at the score token) and those probabilities as JSON {level: p}; NULL where the provider
+    # returned none, and on older rows.
+    Column("expected_score", Float, nullable=True),
+    Column("score_probs", Text, nullable=True),
     ForeignKeyConstraint(["dataset"], ["datasets.name"], ondelete="CASCADE"),
     UniqueConstraint(
         "dataset",
@@ -260,6 +265,25 @@ provider_batch_items = Table(
     ForeignKeyConstraint(["batch"], ["provider_batches.id"], ondelete="CASCADE"),
 )
 
+# version 5: aligned judges (``trajudge align``), each version kept. ``data`` is the JSON of
+# the aligned judge (its judge spec, rubric content, verdict rule, split, and the alignment
+# figures measured on the holdout); ``sha256`` is that JSON's hash, so saving the same
+# alignment twice adds no version. ``dataset`` is where it was fitted (no foreign key: the
+# aligned judge stays usable by name after that dataset is gone).
+aligned_judges = Table(
+    "aligned_judges",
+    metadata,
+    Column("name", String(200), primary_key=True),
+    Column("version", Integer, primary_key=True),
+    Column("created_at", String(40), nullable=False),
+    Column("dataset", String(200), nullable=False),
+    Column("base_judge", String(200), nullable=False),
+    Column("config_sha256", String(64), nullable=True),
+    Column("sha256", String(64), nullable=False),
+    Column("data", Text, nullable=False),
+)
+Index("ix_aligned_judges_dataset", aligned_judges.c.dataset)
+
 # Ordered migrations: (version, name). Version 1 creates the tables; each later version has
 # its DDL in ``_migrations.UPGRADES`` for databases created before it, and a test pins the
 # resulting schema (and that an upgraded database equals a new one).
@@ -268,4 +292,5 @@ MIGRATIONS: list[tuple[int, str]] = [
     (2, "judge configuration on judgments"),
     (3, "verdict kinds: category labels, pair labels"),
     (4, "provider batches"),
+    (5, "aligned judges; expected scores on judgments"),
 ]

@@ -37,6 +37,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import ArgumentError, OperationalError, ProgrammingError
 from sqlalchemy.pool import NullPool, StaticPool
 
+from trajudge.store._aligned import AlignedMixin
 from trajudge.store._batches import ProviderBatchesMixin
 from trajudge.store._import import check_length, spool_rows, write_rows
 from trajudge.store._judgments import JudgmentsMixin
@@ -170,7 +171,7 @@ def _lock_schema(conn: Connection) -> None:
         conn.execute(select(func.pg_advisory_xact_lock(_SCHEMA_LOCK)))
 
 
-class Store(JudgmentsMixin, LabelsMixin, PairLabelsMixin, ProviderBatchesMixin):
+class Store(JudgmentsMixin, LabelsMixin, PairLabelsMixin, ProviderBatchesMixin, AlignedMixin):
     """Datasets, trajectories, task specs, rule results, judgments and labels.
 
     >>> store = Store("sqlite://")  # in memory

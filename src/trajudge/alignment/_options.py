@@ -1,0 +1,80 @@
+"""What ``trajudge align`` (and the ``align:`` block of ``trajudge.yaml``) may set."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from trajudge.evalset._defaults import DEV_SHARE, SALT
+
+Method = Literal["threshold", "calibrate", "fewshot", "stack"]
+METHODS: tuple[Method, ...] = ("threshold", "calibrate", "fewshot", "stack")
+#: The methods an aligned judge's verdicts can come from (``stack`` is reported only).
+USABLE: tuple[Method, ...] = ("calibrate", "threshold", "fewshot")
+
+
+class AlignOptions(BaseModel):
+    """How to align one judge (``trajudge align`` options; the ``align:`` block of the config).
+
+    ``judge`` is the judge whose stored judgments are aligned; the aligned judge is saved as
+    ``name`` (default ``<judge>-aligned``). ``methods`` run in this order, each compared with
+    the judge as it stands on the holdout; ``use`` says which one the aligned judge's verdicts
+    come from (default: ``calibrate`` if run, else ``threshold``, else ``fewshot``). ``stack``
+    is optional and never used for verdicts: the report shows its gain and weights.
+
+    Dev and holdout: tasks are split by :func:`trajudge.evalset.split_of` with ``dev_share``
+    and ``salt`` (whole tasks per side). ``labels`` is the label source (``human`` or a
+    reference source such as ``env_reward``; default: the config's ``labels.source``).
+
+    ``calibrate``: ``calibration`` (isotonic or platt) on ``feature`` (the mean score, or the
+    mean expected score from token probabilities; ``auto`` takes the expected score when every
+    judgment of the judge has one). ``fewshot``: at most ``max_examples`` dev disagreements
+    become examples (each cut to ``example_chars``), the new rubric is written to
+    ``rubric_out``, and the holdout is scored again with it: at most ``max_holdout_tasks``
+    labelled holdout tasks (None: all), since every one costs new judge calls. Trust or
+    escalate: the confidence cut keeps agreement >= ``target`` with risk ``alpha``.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    judge: str = Field(min_length=1)
+    name: str | None = Field(
+        default=None, min_length=1, max_length=200, pattern=r"^[A-Za-z0-9_.:@/-]+$"
+    )
+    methods: list[Method] = Field(default_factory=lambda: list[Method](["threshold", "calibrate"]))
+    use: Literal["threshold", "calibrate", "fewshot"] | None = None
+    labels: str | None = None
+    dev_share: float = Field(default=DEV_SHARE, gt=0, lt=1)
+    salt: str = SALT
+    calibration: Literal["isotonic", "platt"] = "isotonic"
+    feature: Literal["auto", "score", "expected_score"] = "auto"
+    target: float = Field(default=0.9, gt=0, lt=1)
+    alpha: float = Field(default=0.05, gt=0, lt=1)
+    max_examples: int = Field(default=4, ge=1, le=20)
+    example_chars: int = Field(default=1200, ge=200, le=2000)
+    max_holdout_tasks: int | None = Field(default=None, ge=1)
+    rubric_out: Path = Path("aligned-rubrics")
+
+    @model_validator(mode="after")
+    def _check(self) -> AlignOptions:
+        if not self.methods:
+            raise ValueError("give at least one method (threshold, calibrate, fewshot, stack)")
+        self.methods = list(dict.fromkeys(self.methods))
+        if self.use is not None and self.use not in self.methods:
+            raise ValueError(f"use: {self.use!r} is not among the methods {self.methods}")
+        if not any(m in USABLE for m in self.methods):
+            raise ValueError("stack alone gives no aligned judge: add threshold or calibrate")
+        return self
+
+    @property
+    def aligned_name(self) -> str:
+        return self.name or f"{self.judge}-aligned"
+
+    @property
+    def used(self) -> Method:
+        """The method the aligned judge's verdicts come from."""
+        if self.use is not None:
+            return self.use
+        return next(m for m in USABLE if m in self.methods)
