@@ -15,7 +15,9 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import pickle
+import sqlite3
 import tempfile
+import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -135,7 +137,7 @@ def make_engine(url: str) -> Engine:
             # Let SQLAlchemy's transaction handling own BEGIN; see the "begin" hook below.
             dbapi_conn.isolation_level = None
             cur = dbapi_conn.cursor()
-            cur.execute("PRAGMA journal_mode=WAL")
+            _set_wal(cur)
             cur.execute("PRAGMA foreign_keys=ON")
             cur.execute("PRAGMA busy_timeout=30000")
             cur.execute("PRAGMA synchronous=NORMAL")
@@ -156,6 +158,24 @@ def make_engine(url: str) -> Engine:
 
         return engine
     return create_engine(driver_url(url), pool_pre_ping=True)
+
+
+def _set_wal(cur: Any, wait_s: float = 30.0) -> None:
+    """``PRAGMA journal_mode=WAL``, waiting while another connection holds the lock it needs.
+
+    SQLite answers this pragma with "database is locked" at once, without its busy handler,
+    when several connections open a new database together (annotators opening the app on an
+    empty store): retry until the mode is set or ``wait_s`` has passed, like the busy timeout.
+    """
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            cur.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.005)
 
 
 _SCHEMA_LOCK = 0x7472616A7564  # "trajud": the key of PostgreSQL's advisory lock for migrations
