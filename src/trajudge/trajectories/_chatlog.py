@@ -20,9 +20,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from trajudge.trajectories._conversation import Conversation
 from trajudge.trajectories._errors import InputError
 from trajudge.trajectories._io import Record, kind, validate
-from trajudge.trajectories._models import Usage
+from trajudge.trajectories._models import Trajectory, Usage
 
 
 @dataclass
@@ -39,6 +40,22 @@ class ChatRecord:
     intent: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     usage: Usage | None = None
+
+    def trajectory(self, conv: Conversation, totals: list[int | None], file: str) -> Trajectory:
+        """The finished ``conv`` as this record's trajectory (see
+        :meth:`Conversation.trajectory`)."""
+        return conv.trajectory(
+            totals,
+            file=file,
+            record=self.label,
+            id=self.id,
+            task_id=self.task_id,
+            trial=self.trial,
+            outcome=self.outcome,
+            intent=self.intent,
+            metadata=self.metadata,
+            usage=self.usage,
+        )
 
 
 class _Meta(BaseModel):

@@ -14,7 +14,10 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from trajudge.trajectories._models import Message, Role, Step
+from pydantic import ValidationError
+
+from trajudge.trajectories._io import validation_error
+from trajudge.trajectories._models import Message, Role, Step, Trajectory, Usage
 
 NO_RESULT = "no tool result"
 REASONING = "reasoning"  # the name of a turn that holds a reasoning summary
@@ -143,3 +146,45 @@ class Conversation:
     @property
     def user_turns(self) -> int:
         return sum(1 for m in self.messages if m.role == "user")
+
+    def trajectory(
+        self,
+        totals: list[int | None],
+        *,
+        file: str,
+        record: str | None,
+        id: str,
+        task_id: str,
+        trial: int = 0,
+        outcome: bool | None = None,
+        intent: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        usage: Usage | None = None,
+    ) -> Trajectory:
+        """Finish the conversation and build its :class:`Trajectory`.
+
+        ``totals`` are the prompt / completion tokens summed from the turns (None where no turn
+        said); fields of ``usage`` (what the record says about the whole run) that are set win
+        over those sums. A trajectory the model refuses is an :class:`InputError` naming
+        ``file`` and ``record``.
+        """
+        self.finish()
+        derived = Usage(prompt_tokens=totals[0], completion_tokens=totals[1], turns=self.user_turns)
+        if usage is not None:
+            derived = derived.model_copy(update=usage.model_dump(exclude_none=True))
+        try:
+            return Trajectory(
+                id=id,
+                task_id=task_id,
+                trial=trial,
+                input=self.first_user,
+                messages=self.messages,
+                steps=self.steps,
+                final_answer=self.final_answer,
+                outcome=outcome,
+                usage=derived,
+                intent=intent,
+                metadata=dict(metadata or {}),
+            )
+        except ValidationError as exc:
+            raise validation_error(file, record, exc) from None

@@ -21,13 +21,11 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
 from trajudge.trajectories._chatlog import ChatRecord, iter_chat_records
 from trajudge.trajectories._conversation import Conversation
 from trajudge.trajectories._errors import InputError
-from trajudge.trajectories._io import Record, check_unique, kind, validation_error
-from trajudge.trajectories._models import Trajectory, Usage
+from trajudge.trajectories._io import Record, kind
+from trajudge.trajectories._models import Trajectory
 from trajudge.trajectories._openai import content_text
 from trajudge.trajectories._options import Ignored, as_json_text
 
@@ -143,34 +141,7 @@ def from_langchain(rec: ChatRecord, file: str, ignored: Ignored) -> Trajectory:
                 continue
             failed = data.get("status") == "error"
             conv.result(n, text or "", ok=not failed)
-    conv.finish()
-    usage = Usage(prompt_tokens=totals[0], completion_tokens=totals[1], turns=conv.user_turns)
-    if rec.usage is not None:
-        usage = usage.model_copy(update=rec.usage.model_dump(exclude_none=True))
-    try:
-        return Trajectory(
-            id=rec.id,
-            task_id=rec.task_id,
-            trial=rec.trial,
-            input=conv.first_user,
-            messages=conv.messages,
-            steps=conv.steps,
-            final_answer=conv.final_answer,
-            outcome=rec.outcome,
-            usage=usage,
-            intent=rec.intent,
-            metadata=rec.metadata,
-        )
-    except ValidationError as exc:
-        raise validation_error(file, rec.label, exc) from None
-
-
-def langchain_from_records(
-    path: Path, records: Iterable[Record], ignored: Ignored
-) -> list[tuple[str, Trajectory]]:
-    items = list(iter_langchain(path, records, ignored))
-    check_unique(str(path), items)
-    return items
+    return rec.trajectory(conv, totals, file)
 
 
 def iter_langchain(

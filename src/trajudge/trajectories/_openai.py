@@ -315,26 +315,18 @@ def from_openai_messages(
                 "messages of unknown roles",
                 f"{record}: {where} ({m.role})",
             )
-    conv.finish()
-    derived = Usage(prompt_tokens=totals[0], completion_tokens=totals[1], turns=conv.user_turns)
-    if usage is not None:
-        derived = derived.model_copy(update=usage.model_dump(exclude_none=True))
-    try:
-        return Trajectory(
-            id=id,
-            task_id=task_id,
-            trial=trial,
-            input=conv.first_user,
-            messages=conv.messages,
-            steps=conv.steps,
-            final_answer=conv.final_answer,
-            outcome=outcome,
-            usage=derived,
-            intent=intent,
-            metadata=dict(metadata or {}),
-        )
-    except ValidationError as exc:
-        raise validation_error(file, record, exc) from None
+    return conv.trajectory(
+        totals,
+        file=file,
+        record=record,
+        id=id,
+        task_id=task_id,
+        trial=trial,
+        outcome=outcome,
+        intent=intent,
+        metadata=metadata,
+        usage=usage,
+    )
 
 
 def read_openai(path: str | os.PathLike[str]) -> list[Trajectory]:

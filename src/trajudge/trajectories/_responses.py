@@ -29,13 +29,11 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
 from trajudge.trajectories._chatlog import ChatRecord, iter_chat_records
 from trajudge.trajectories._conversation import REASONING, Conversation
 from trajudge.trajectories._errors import InputError
-from trajudge.trajectories._io import Record, check_unique, kind, validation_error
-from trajudge.trajectories._models import Trajectory, Usage
+from trajudge.trajectories._io import Record, kind
+from trajudge.trajectories._models import Trajectory
 from trajudge.trajectories._openai import content_text, parse_args
 from trajudge.trajectories._options import Ignored, as_json_text
 
@@ -210,34 +208,7 @@ def from_responses_items(rec: ChatRecord, file: str, ignored: Ignored) -> Trajec
     conv = Conversation()
     totals: list[int | None] = [None, None]
     _read_items(conv, rec.items, totals, file, rec.label, rec.where, ignored)
-    conv.finish()
-    usage = Usage(prompt_tokens=totals[0], completion_tokens=totals[1], turns=conv.user_turns)
-    if rec.usage is not None:
-        usage = usage.model_copy(update=rec.usage.model_dump(exclude_none=True))
-    try:
-        return Trajectory(
-            id=rec.id,
-            task_id=rec.task_id,
-            trial=rec.trial,
-            input=conv.first_user,
-            messages=conv.messages,
-            steps=conv.steps,
-            final_answer=conv.final_answer,
-            outcome=rec.outcome,
-            usage=usage,
-            intent=rec.intent,
-            metadata=rec.metadata,
-        )
-    except ValidationError as exc:
-        raise validation_error(file, rec.label, exc) from None
-
-
-def responses_from_records(
-    path: Path, records: Iterable[Record], ignored: Ignored
-) -> list[tuple[str, Trajectory]]:
-    items = list(iter_responses(path, records, ignored))
-    check_unique(str(path), items)
-    return items
+    return rec.trajectory(conv, totals, file)
 
 
 def iter_responses(
