@@ -271,13 +271,14 @@ def _cached_tasks(
             hashes=hashes,
         )
 
-    items, _ = plan(settled)
+    items, no_reference = plan(settled)
     todo = [it for it in items if it.key not in stored]
     found = _input_hits(todo)
     whole = settled - {it.trajectory.task_id for it in todo if id(it) not in found}
     if not whole:
         return _CachedTasks()
-    _, no_reference = plan(whole)  # the count of these tasks alone
+    if whole != settled:
+        _, no_reference = plan(whole)  # the count of these tasks alone
     items = [it for it in items if it.trajectory.task_id in whole]
     hit_list = [(it, *found[id(it)]) for it in items if it.key not in stored]
     chosen_ids = {t.id for t in chosen_heads if t.task_id in whole}
