@@ -16,11 +16,11 @@ Two more tables let a re-run skip the work of finding a request's key (reading, 
 rendering each trajectory):
 
 - ``inputs`` maps an *input key* to the request key it was rendered into. The input key
-  (:func:`trajudge.judges.input_key`) is the SHA-256 of what the prompt is a function of: the
-  trajectory's content hash (SHA-256 of its canonical JSON, as the store keeps it), the other
-  trajectory's (pairwise, reference), the judge configuration hash (model, endpoint,
-  parameters, rubric version, prompt templates, budget, schema), order, sample and a hash of
-  the rendering code. A hit is looked up through the request key (a join): an input entry
+  (:func:`trajudge.judges._inputs.input_key`) is the SHA-256 of what the prompt is a function
+  of: the trajectory's content hash (SHA-256 of its canonical JSON, as the store keeps it),
+  the other trajectory's (pairwise, reference), the judge configuration hash (model,
+  endpoint, parameters, rubric version, prompt templates, budget, schema), order, sample and
+  a hash of the rendering code. A hit is looked up through the request key (a join): an input entry
   never answers without the response of the request it names.
 - ``gates`` keeps the failed rule checks of a trajectory (content hash) under a task spec
   (spec hash) and the rules' code (its hash): a re-run need not parse a trajectory to gate it.

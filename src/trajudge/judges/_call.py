@@ -44,7 +44,7 @@ class PreparedCall:
     params: dict[str, Any]
     key: str | None
     error: str | None = None
-    #: the input key (:func:`trajudge.judges.input_key`) the answer is filed under as well
+    #: the input key (:func:`trajudge.judges._inputs.input_key`) the answer is also filed under
     input_key: str | None = None
 
     @property

@@ -41,8 +41,8 @@ class PlanItem:
     other_expected: bool
     order: Order
     sample: int
-    #: the call's input key (:func:`trajudge.judges.input_key`), None when a content hash
-    #: or the judge's final configuration is not known at planning time
+    #: the call's input key (:func:`trajudge.judges._inputs.input_key`), None when a content
+    #: hash or the judge's final configuration is not known at planning time
     input_key: str | None = None
 
     @property
