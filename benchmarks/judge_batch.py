@@ -349,7 +349,8 @@ def report(args: argparse.Namespace, sides: dict[str, Path], folder: Path, api_b
         )
         print(
             f"{side}: re-run / first run: all stored {statistics.median(stored):.4f} "
-            f"(1/{1 / statistics.median(stored):.0f}), all cached {statistics.median(cached):.4f} "
+            f"(1/{1 / statistics.median(stored):.0f}), all cached into a new dataset "
+            f"{statistics.median(cached):.4f} "
             f"(1/{1 / statistics.median(cached):.0f}) (goal <= 0.02 = 1/50)"
         )
     if args.profile:

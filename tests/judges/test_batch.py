@@ -442,14 +442,14 @@ def test_a_rerun_parses_only_the_tasks_with_a_call_to_make(
         18,
     )  # 6 pointwise + 6 reference + 6 pairwise
     parsed: list[str] = []
-    read = store.iter_trajectories
+    read = store.iter_hashed_trajectories
 
     def spy(*args: object, **kwargs: object) -> object:
-        for t in read(*args, **kwargs):  # type: ignore[arg-type]
+        for t, sha in read(*args, **kwargs):  # type: ignore[arg-type]
             parsed.append(t.id)
-            yield t
+            yield t, sha
 
-    monkeypatch.setattr(store, "iter_trajectories", spy)
+    monkeypatch.setattr(store, "iter_hashed_trajectories", spy)
     again = score_dataset(store, "ds", judges)
     assert sorted(parsed) == ["2-0", "2-1"]
     assert (again.planned, again.resumed, again.judged) == (19, 19, 0)

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
         with_examples,
         write_rubric,
     )
+    from trajudge.judges._items import PlanItem, choose_reference, plan_items, task_pairs
     from trajudge.judges._judge import Judge, JudgeResult, build_judges, run_sync
     from trajudge.judges._judgment import Judgment, Order
     from trajudge.judges._local import (
@@ -50,14 +51,7 @@ if TYPE_CHECKING:
         shared_local_server,
         stop_shared_servers,
     )
-    from trajudge.judges._plan import (
-        BatchPlan,
-        PlanItem,
-        choose_reference,
-        plan_batch,
-        plan_items,
-        task_pairs,
-    )
+    from trajudge.judges._plan import BatchPlan, plan_batch
     from trajudge.judges._prompt import (
         DEFAULT_TEMPLATES,
         SYSTEM_PROMPT,
@@ -224,7 +218,7 @@ _EXPORTS = {
     "LocalModelServer": "trajudge.judges._local",
     "LocalServerError": "trajudge.judges._local",
     "Order": "trajudge.judges._judgment",
-    "PlanItem": "trajudge.judges._plan",
+    "PlanItem": "trajudge.judges._items",
     "PreparedCall": "trajudge.judges._call",
     "Prompt": "trajudge.judges._prompt",
     "RateLimiter": "trajudge.judges._client",
@@ -245,7 +239,7 @@ _EXPORTS = {
     "builtin_rubric_dir": "trajudge.judges._rubric",
     "check_rubric": "trajudge.judges._rubric",
     "choose_mode": "trajudge.judges._client",
-    "choose_reference": "trajudge.judges._plan",
+    "choose_reference": "trajudge.judges._items",
     "elide": "trajudge.judges._render",
     "elision_marker": "trajudge.judges._render",
     "estimate_tokens": "trajudge.judges._render",
@@ -256,8 +250,8 @@ _EXPORTS = {
     "parse_judge_arg": "trajudge.judges._spec",
     "parse_rubric": "trajudge.judges._rubric",
     "plan_batch": "trajudge.judges._plan",
-    "plan_items": "trajudge.judges._plan",
-    "task_pairs": "trajudge.judges._plan",
+    "plan_items": "trajudge.judges._items",
+    "task_pairs": "trajudge.judges._items",
     "prepare_items": "trajudge.judges._batch",
     "reasoning_cap": "trajudge.judges._spec",
     "render_trajectory": "trajudge.judges._render",

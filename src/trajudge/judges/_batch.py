@@ -15,7 +15,7 @@
    the calls in flight and the last half second of answers, and a cancel only the calls in
    flight.
 
-See :mod:`trajudge.judges._plan` for the items of each mode and the gates, and
+See :mod:`trajudge.judges._items` for the items of each mode and the gates, and
 :mod:`trajudge.judges._engine` for what an engine must do.
 """
 
@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import gc
 import time
 from collections.abc import AsyncIterator, Callable, Collection, Iterator, Mapping, Sequence
@@ -32,9 +33,10 @@ from trajudge.judges._cache import CachedResponse, ResponseCache
 from trajudge.judges._call import PreparedCall, finish
 from trajudge.judges._client import CallResult
 from trajudge.judges._engine import Engine, LocalEngine, run_all
+from trajudge.judges._items import PlanItem
 from trajudge.judges._judge import Judge, run_sync
 from trajudge.judges._judgment import Judgment
-from trajudge.judges._plan import BatchPlan, PlanItem, plan_batch
+from trajudge.judges._plan import BatchPlan, plan_batch
 from trajudge.judges._prompt import Prompt
 from trajudge.judges._writer import FLUSH_INTERVAL_S, JudgmentWriter
 from trajudge.store import Store
@@ -109,7 +111,7 @@ def prepare_items(items: Sequence[PlanItem]) -> list[PreparedCall]:
             by_judge.setdefault(id(it.judge), []).append(it)
         rendered: dict[tuple[str, int], Prompt] = {}
         for judge_items in by_judge.values():
-            out += judge_items[0].judge.prepare(
+            calls = judge_items[0].judge.prepare(
                 head.trajectory,
                 other=head.other,
                 other_expected=head.other_expected,
@@ -117,7 +119,30 @@ def prepare_items(items: Sequence[PlanItem]) -> list[PreparedCall]:
                 samples=[it.sample for it in judge_items],
                 rendered=rendered,
             )
+            for call, it in zip(calls, judge_items, strict=True):
+                if it.input_key is not None:
+                    call = dataclasses.replace(call, input_key=it.input_key)
+                out.append(call)
     return out
+
+
+def _hit_call(it: PlanItem, key: str) -> PreparedCall:
+    """The prepared call of a planned call answered by input key (never rendered: no
+    messages or parameters, only what its judgment records)."""
+    other_id = None if it.other is None else it.other.id
+    shown = (it.trajectory.id,) if other_id is None else (it.trajectory.id, other_id)
+    return PreparedCall(
+        it.judge,
+        it.trajectory.id,
+        other_id,
+        it.order,
+        it.sample,
+        shown if it.order == "ab" else shown[::-1],
+        [],
+        {},
+        key,
+        input_key=it.input_key,
+    )
 
 
 async def ascore_dataset(
@@ -226,7 +251,9 @@ async def _score(
         resumed=plan.resumed,
         gate_failures=plan.gate_failures,
     )
-    total = len(plan.todo)
+    for cache, entries in plan.gate_memo:
+        cache.put_gates(entries)
+    total = len(plan.todo) + len(plan.hits)
 
     def report(stored: Sequence[Judgment]) -> None:
         for j in stored:
@@ -270,9 +297,16 @@ async def _execute(plan: BatchPlan, engine: Engine, writer: JudgmentWriter) -> N
         if entry is None or cache is None or call.key is None:
             writer.add(finish(call, result))
         else:
-            writer.add(finish(call, result), cache, (call.key, call.judge.client().model, entry))
+            writer.add(
+                finish(call, result),
+                cache,
+                (call.key, call.judge.client().model, entry),
+                None if call.input_key is None else (call.input_key, call.key),
+            )
 
     async def misses() -> AsyncIterator[PreparedCall]:
+        for item, key, response in plan.hits:  # answered by input key: nothing to prepare
+            writer.add(finish(_hit_call(item, key), CallResult.from_cache(key, response)))
         for start in range(0, len(plan.todo), PREPARE_CHUNK):
             calls = prepare_items(plan.todo[start : start + PREPARE_CHUNK])
             hits = _lookup(calls)
@@ -281,7 +315,13 @@ async def _execute(plan: BatchPlan, engine: Engine, writer: JudgmentWriter) -> N
                     writer.add(finish(call, None))
                 elif call.key in hits.get(id(call.judge.cache), {}):
                     hit = hits[id(call.judge.cache)][call.key]
-                    writer.add(finish(call, CallResult.from_cache(call.key, hit)))
+                    link = None if call.input_key is None else (call.input_key, call.key)
+                    writer.add(
+                        finish(call, CallResult.from_cache(call.key, hit)),
+                        call.judge.cache,
+                        None,
+                        link,
+                    )
                 else:
                     yield call
             await asyncio.sleep(0)  # let answers in between chunks

@@ -11,6 +11,19 @@ library: model, messages, every sampling parameter, the response schema, the ins
 the rubric id and version, and the sample index (see :func:`request_key`). Changing any of them
 is a miss. Only successful, parsed responses are stored; errors never are. What is stored is
 redacted (:func:`trajudge.store.redact`): a response quoting a key does not put it on disk.
+
+Two more tables let a re-run skip the work of finding a request's key (reading, gating and
+rendering each trajectory):
+
+- ``inputs`` maps an *input key* to the request key it was rendered into. The input key
+  (:func:`trajudge.judges._inputs.input_key`) is the SHA-256 of what the prompt is a function
+  of: the trajectory's content hash (SHA-256 of its canonical JSON, as the store keeps it),
+  the other trajectory's (pairwise, reference), the judge configuration hash (model,
+  endpoint, parameters, rubric version, prompt templates, budget, schema), order, sample and
+  a hash of the rendering code. A hit is looked up through the request key (a join): an input entry
+  never answers without the response of the request it names.
+- ``gates`` keeps the failed rule checks of a trajectory (content hash) under a task spec
+  (spec hash) and the rules' code (its hash): a re-run need not parse a trajectory to gate it.
 """
 
 from __future__ import annotations
@@ -75,6 +88,13 @@ class ResponseCache:
                 " cost_usd REAL, latency_s REAL,"
                 " created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')))"
             )
+            self._conn.execute(
+                "CREATE TABLE IF NOT EXISTS inputs ("
+                " key TEXT PRIMARY KEY, request_key TEXT NOT NULL)"
+            )
+            self._conn.execute(
+                "CREATE TABLE IF NOT EXISTS gates (key TEXT PRIMARY KEY, failed TEXT NOT NULL)"
+            )
             self._conn.commit()
 
     def get(self, key: str) -> CachedResponse | None:
@@ -104,11 +124,60 @@ class ResponseCache:
                     found[r[0]] = CachedResponse(json.loads(r[1]), r[2], r[3], r[4], r[5], r[6])
         return found
 
+    def get_inputs(self, keys: Iterable[str]) -> dict[str, tuple[str, CachedResponse]]:
+        """Input key -> (request key, cached response) for the input ``keys`` whose request is
+        cached (absent keys are left out), in a few queries."""
+        wanted = list(dict.fromkeys(keys))
+        found: dict[str, tuple[str, CachedResponse]] = {}
+        with self._lock:
+            for start in range(0, len(wanted), _IN_CHUNK):
+                chunk = wanted[start : start + _IN_CHUNK]
+                rows = self._conn.execute(
+                    "SELECT i.key, r.key, r.verdict, r.content, r.prompt_tokens,"
+                    " r.completion_tokens, r.cost_usd, r.latency_s"
+                    " FROM inputs AS i JOIN responses AS r ON r.key = i.request_key"
+                    f" WHERE i.key IN ({','.join('?' * len(chunk))})",
+                    chunk,
+                ).fetchall()
+                for r in rows:
+                    response = CachedResponse(json.loads(r[2]), r[3], r[4], r[5], r[6], r[7])
+                    found[r[0]] = (r[1], response)
+        return found
+
+    def get_gates(self, keys: Iterable[str]) -> dict[str, list[tuple[str, str]]]:
+        """Gate key -> the failed checks stored under it, as (check, severity) pairs."""
+        wanted = list(dict.fromkeys(keys))
+        found: dict[str, list[tuple[str, str]]] = {}
+        with self._lock:
+            for start in range(0, len(wanted), _IN_CHUNK):
+                chunk = wanted[start : start + _IN_CHUNK]
+                rows = self._conn.execute(
+                    f"SELECT key, failed FROM gates WHERE key IN ({','.join('?' * len(chunk))})",
+                    chunk,
+                ).fetchall()
+                for key, failed in rows:
+                    found[key] = [(str(c), str(s)) for c, s in json.loads(failed)]
+        return found
+
+    def put_gates(self, entries: Iterable[tuple[str, list[tuple[str, str]]]]) -> None:
+        """Store ``(gate key, failed checks)`` entries in one transaction."""
+        rows = [(key, json.dumps(sorted(failed))) for key, failed in entries]
+        if not rows:
+            return
+        with self._lock:
+            self._conn.executemany("INSERT OR REPLACE INTO gates (key, failed) VALUES (?, ?)", rows)
+            self._conn.commit()
+
     def put(self, key: str, model: str, response: CachedResponse) -> None:
         self.put_many([(key, model, response)])
 
-    def put_many(self, entries: Iterable[tuple[str, str, CachedResponse]]) -> None:
-        """Store ``(key, model, response)`` entries in one transaction (redacted first)."""
+    def put_many(
+        self,
+        entries: Iterable[tuple[str, str, CachedResponse]],
+        inputs: Iterable[tuple[str, str]] = (),
+    ) -> None:
+        """Store ``(key, model, response)`` entries (redacted first) and ``(input key,
+        request key)`` links in one transaction."""
         rows = [
             (
                 key,
@@ -122,13 +191,17 @@ class ResponseCache:
             )
             for key, model, response in entries
         ]
-        if not rows:
+        links = list(inputs)
+        if not rows and not links:
             return
         with self._lock:
             self._conn.executemany(
                 "INSERT OR REPLACE INTO responses (key, model, verdict, content, prompt_tokens,"
                 " completion_tokens, cost_usd, latency_s) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 rows,
+            )
+            self._conn.executemany(
+                "INSERT OR REPLACE INTO inputs (key, request_key) VALUES (?, ?)", links
             )
             self._conn.commit()
 

@@ -44,6 +44,8 @@ class PreparedCall:
     params: dict[str, Any]
     key: str | None
     error: str | None = None
+    #: the input key (:func:`trajudge.judges._inputs.input_key`) the answer is also filed under
+    input_key: str | None = None
 
     @property
     def judgment_key(self) -> tuple[Any, ...]:

@@ -3,67 +3,37 @@
 :func:`plan_batch` reads what it needs in bulk (the trajectories, the task specs, and the keys
 of judgments already stored, one query per judge name), evaluates the gates, and lists the
 calls (judge x item x order x sample) that are not stored yet; it makes no call and writes
-nothing. The calls are grouped so that those sharing a prompt (the samples of one judge,
-and every judge with the same rubric) are next to each other: the runner renders each prompt
-once.
+nothing (gate results to cache are returned, see ``BatchPlan.gate_memo``). The calls are
+grouped so that those sharing a prompt (the samples of one judge, and every judge with the
+same rubric) are next to each other: the runner renders each prompt once.
 
 A trajectory that fails a gate never reaches a prompt: not as a candidate, not as the other
 trajectory of a pair, not as a reference. Gates are evaluated over every trajectory a prompt
 could show (the chosen ones and the other trials of their tasks), not only the chosen ones.
 
-Items per mode:
-
-- pointwise: each trajectory that passes its gates;
-- pairwise: every pair of trials of the same task (lower trial first as ``trajectory_id``)
-  where both pass their gates; with the judge's ``max_pairs``, a seeded sample of at most
-  that many pairs per task (:func:`task_pairs`);
-- reference: each trajectory with a reference. The default reference is a passing trajectory
-  of the same task (``outcome`` True, the lowest trial, never the candidate itself); when the
-  task has none, the task spec's expected calls (``TaskSpec.reference``) are rendered as a
-  reference trajectory (``other_id`` = ``spec:<task_id>``); a task with neither is counted in
-  ``no_reference`` and not judged.
+The items of each mode, the references and the gates' effect are in
+:mod:`trajudge.judges._items`.
 """
 
 from __future__ import annotations
 
-import random
-from collections import defaultdict
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from trajudge.judges._cache import CachedResponse, ResponseCache
+from trajudge.judges._inputs import gate_keys
+from trajudge.judges._items import (
+    PlanItem,
+    failed_checks,
+    gated_by,
+    plan_items,
+    select_trajectories,
+    stub,
+)
 from trajudge.judges._judge import Judge
-from trajudge.judges._judgment import Order
-from trajudge.judges._render import spec_reference
 from trajudge.store import Store
 from trajudge.trajectories import TaskSpec, Trajectory
-
-
-@dataclass(frozen=True)
-class PlanItem:
-    """One planned judgment: a judge, the trajectory (and the other one shown), order, sample."""
-
-    judge: Judge
-    trajectory: Trajectory
-    other: Trajectory | None
-    other_expected: bool
-    order: Order
-    sample: int
-
-    @property
-    def key(self) -> tuple[Any, ...]:
-        """The store's judgment key (see ``Store.judgment_keys``)."""
-        other_id = None if self.other is None else self.other.id
-        j = self.judge
-        return (
-            self.trajectory.id,
-            other_id,
-            j.name,
-            j.config_sha256,
-            j.rubric_version,
-            self.order,
-            self.sample,
-        )
 
 
 @dataclass
@@ -75,176 +45,68 @@ class BatchPlan:
     judges: list[Judge]
     todo: list[PlanItem]
     planned: int = 0
+    #: planned calls answered by the cache, found by input key before any trajectory was
+    #: read: (item, request key, response)
+    hits: list[tuple[PlanItem, str, CachedResponse]] = field(default_factory=list)
+    #: gate results computed while planning, for the cache: (cache, [(gate key, failed)])
+    gate_memo: list[tuple[ResponseCache, list[tuple[str, list[tuple[str, str]]]]]] = field(
+        default_factory=list
+    )
     trajectories: int = 0
     no_reference: int = 0
     gate_failures: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def resumed(self) -> int:
-        return self.planned - len(self.todo)
+        return self.planned - len(self.todo) - len(self.hits)
 
 
-def choose_reference(
-    candidate: Trajectory,
-    same_task: Sequence[Trajectory],
-    spec: TaskSpec | None,
-    *,
-    prefer: str = "passing",
-) -> tuple[Trajectory, bool] | None:
-    """The reference for ``candidate`` and whether it was built from the task spec.
-
-    ``same_task`` are the trajectories a reference may be taken from: leave out those that
-    failed a gate (:func:`plan_items` does), since the reference is shown to the judge.
-
-    ``prefer="passing"``: a passing trajectory of the same task (lowest trial, not the
-    candidate itself), else the spec's expected calls, else None. ``prefer="spec"``: the
-    spec's expected calls only (the outcome never picks the reference), else None.
-    """
-    passing = sorted(
-        (
-            t
-            for t in same_task
-            if prefer == "passing" and t.outcome is True and t.id != candidate.id
-        ),
-        key=lambda t: (t.trial, t.id),
-    )
-    if passing:
-        return passing[0], False
-    if spec is not None and spec.reference:
-        return spec_reference(candidate.task_id, list(spec.reference), candidate.input), True
-    return None
-
-
-def gate_failures(
-    trajectories: Sequence[Trajectory],
-    specs: Mapping[str, TaskSpec],
-    gates: Collection[str],
-    defaults: TaskSpec | None = None,
-) -> dict[str, list[str]]:
-    """Trajectory id -> names of failed checks whose severity gates (absent ids pass)."""
-    from trajudge.rules import check_dataset
-
-    failed: dict[str, list[str]] = {}
-    for report in check_dataset(trajectories, specs, defaults):
-        names = [r.check for r in report.results if r.severity in gates and not r.passed]
-        if names:
-            failed[report.trajectory_id] = names
-    return failed
-
-
-def plan_items(
-    judges: Sequence[Judge],
-    trajectories: Sequence[Trajectory],
-    specs: Mapping[str, TaskSpec],
-    *,
-    gated: Collection[str] = (),
-    pool: Sequence[Trajectory] | None = None,
-) -> tuple[list[PlanItem], int]:
-    """Every call the judges need; returns the items and the no-reference count.
-
-    ``pool`` is where references are looked for (default: ``trajectories``). No trajectory
-    whose id is in ``gated`` is planned, as a candidate or as the other one shown.
-    """
-    by_task: dict[str, list[Trajectory]] = defaultdict(list)
-    for t in pool if pool is not None else trajectories:
-        if t.id not in gated:
-            by_task[t.task_id].append(t)
-    eligible = [t for t in trajectories if t.id not in gated]
-    items: list[PlanItem] = []
-    no_reference = 0
-    for judge in judges:
-        plan = judge.plan()
-        mode = judge.rubric.mode
-        pairs: list[tuple[Trajectory, Trajectory | None, bool]] = []
-        if mode == "pointwise":
-            pairs = [(t, None, False) for t in eligible]
-        elif mode == "pairwise":
-            tasks: dict[str, list[Trajectory]] = defaultdict(list)
-            for t in eligible:
-                tasks[t.task_id].append(t)
-            for task_id, group in tasks.items():
-                chosen = task_pairs(group, task_id, cap=judge.spec.max_pairs, seed=judge.spec.seed)
-                pairs += [(a, b, False) for a, b in chosen]
-        else:
-            for t in eligible:
-                ref = choose_reference(
-                    t, by_task[t.task_id], specs.get(t.task_id), prefer=judge.spec.reference
-                )
-                if ref is None:
-                    no_reference += 1
-                else:
-                    pairs.append((t, ref[0], ref[1]))
-        for traj, other, expected in pairs:
-            items += [PlanItem(judge, traj, other, expected, o, s) for o, s in plan]
-    return items, no_reference
-
-
-def task_pairs(
-    trials: Sequence[Trajectory], task_id: str, *, cap: int | None = None, seed: int | None = None
-) -> list[tuple[Trajectory, Trajectory]]:
-    """The pairs of ``trials`` (one task) a pairwise judge compares: every pair, lower trial
-    first, or with ``cap`` a sample of at most ``cap`` of them drawn with a generator seeded
-    by ``seed`` and ``task_id`` (not by the process: the same pairs on every run), kept in
-    the order of the full list."""
-    group = sorted(trials, key=lambda t: (t.trial, t.id))
-    every = [(a, b) for i, a in enumerate(group) for b in group[i + 1 :]]
-    if cap is None or len(every) <= cap:
-        return every
-    keep = set(random.Random(f"{seed or 0}:{task_id}").sample(range(len(every)), cap))
-    return [p for i, p in enumerate(every) if i in keep]
-
-
-def select_trajectories(
-    trajectories: list[Trajectory],
-    tasks: Collection[str] | None,
-    max_tasks: int | None,
-    max_trials: int | None,
-) -> list[Trajectory]:
-    """The subset a run is limited to (``tasks``, the first ``max_tasks``, trials below
-    ``max_trials``), in import order."""
-    wanted = None if tasks is None else set(tasks)
-    out = [t for t in trajectories if wanted is None or t.task_id in wanted]
-    if max_tasks is not None:
-        keep: dict[str, None] = {}
-        for t in out:
-            if len(keep) >= max_tasks:
-                break
-            keep.setdefault(t.task_id, None)
-        out = [t for t in out if t.task_id in keep]
-    if max_trials is not None:
-        out = [t for t in out if t.trial < max_trials]
-    return out
-
-
-def _stub(row: tuple[str, str, int, bool | None]) -> Trajectory:
-    """A trajectory that only names itself (id, task, trial, outcome): enough to plan the
-    calls it is part of and their keys, never shown to a judge."""
-    tid, task_id, trial, outcome = row
-    # a shallow copy of one blank trajectory: ``model_construct`` inspects every default
-    # factory on every call (about 3 ms a trajectory)
-    update = {"id": tid, "task_id": task_id, "trial": trial, "outcome": outcome}
-    return _BLANK.model_copy(update=update)
-
-
-_BLANK = Trajectory(id="-", task_id="-")
-
-
-def _load(store: Store, dataset: str, ids: Collection[str], total: int) -> list[Trajectory]:
-    """The trajectories ``ids`` of ``dataset`` (of ``total``), in import order."""
+def _load(
+    store: Store, dataset: str, ids: Collection[str], total: int
+) -> tuple[list[Trajectory], dict[str, str]]:
+    """The trajectories ``ids`` of ``dataset`` (of ``total``), in import order, and their
+    content hashes (read from the same rows)."""
+    hashes: dict[str, str] = {}
     if 2 * len(ids) >= total:
-        return [t for t in store.iter_trajectories(dataset) if t.id in ids]
+        out = []
+        for t, sha in store.iter_hashed_trajectories(dataset):
+            if t.id in ids:
+                out.append(t)
+                hashes[t.id] = sha
+        return out, hashes
     wanted = list(ids)
     found: dict[str, Trajectory] = {}
     for start in range(0, len(wanted), _LOAD_CHUNK):
-        found.update(
-            (t.id, t)
-            for t in store.iter_trajectories(dataset, ids=wanted[start : start + _LOAD_CHUNK])
-        )
-    return [found[i] for i in wanted if i in found]
+        for t, sha in store.iter_hashed_trajectories(
+            dataset, ids=wanted[start : start + _LOAD_CHUNK]
+        ):
+            found[t.id] = t
+            hashes[t.id] = sha
+    return [found[i] for i in wanted if i in found], hashes
 
 
 #: Trajectory ids read per query when only some are needed.
 _LOAD_CHUNK = 500
+
+
+def _cache_of(judges: Sequence[Judge]) -> ResponseCache | None:
+    """The cache gate results are kept in: the first judge's that has one."""
+    return next((j.cache for j in judges if j.cache is not None), None)
+
+
+def _input_hits(items: Sequence[PlanItem]) -> dict[int, tuple[str, CachedResponse]]:
+    """id(item) -> (request key, response) for the ``items`` whose input key is cached (one
+    bulk lookup per cache)."""
+    wanted: dict[int, tuple[ResponseCache, list[PlanItem]]] = {}
+    for it in items:
+        cache = it.judge.cache
+        if cache is not None and it.input_key is not None:
+            wanted.setdefault(id(cache), (cache, []))[1].append(it)
+    out: dict[int, tuple[str, CachedResponse]] = {}
+    for cache, group in wanted.values():
+        found = cache.get_inputs(it.input_key for it in group if it.input_key is not None)
+        out.update((id(it), found[it.input_key]) for it in group if it.input_key in found)
+    return out
 
 
 def plan_batch(
@@ -270,9 +132,20 @@ def plan_batch(
     calls that will not be made). Only the tasks with a call to make are read in full, gated
     and planned again, as described above. So a re-run whose judgments are all stored costs a
     read of the ids and of the stored keys.
+
+    With a response cache, the open tasks are first looked up by content: their
+    trajectories' content hashes (a column of the store) give each trajectory's gate key and
+    each call's input key (:mod:`trajudge.judges._inputs`), looked up in bulk. A task whose
+    trajectories all have a cached gate result and whose calls are all cached is planned
+    from the hashes alone (``hits``: no trajectory parsed, gated or rendered), so a re-run of
+    cached judgments into a new dataset costs about a read of ids, hashes and answers. The
+    other open tasks are read; only their trajectories without a cached gate result are
+    gated (``gate_memo`` carries the new results, for the cache), and their cached calls are
+    hits too. A trajectory that fails a gate is planned in no call, as above, whether its
+    gate result was cached or computed.
     """
     store.require_dataset(dataset)
-    heads = [_stub(row) for row in store.trajectory_heads(dataset)]
+    heads = [stub(row) for row in store.trajectory_heads(dataset)]
     chosen_heads = select_trajectories(heads, tasks, max_tasks, max_trials)
     specs = dict(store.task_specs(dataset) if specs is None else specs)
     # references are drawn from the other trials of the chosen tasks
@@ -287,14 +160,44 @@ def plan_batch(
     done_items, done_no_ref = plan_items(
         judges, done_heads, specs, pool=[t for t in pool_heads if t.task_id not in open_tasks]
     )
+    gates = set(gates)
+    cache = _cache_of(judges)
+    cached = _CachedTasks()
+    if cache is not None and open_tasks:
+        cached = _cached_tasks(
+            store, dataset, judges, cache, specs, spec_defaults, gates, stored, open_tasks,
+            chosen_heads, pool_heads,
+        )  # fmt: skip
+        open_tasks -= cached.tasks
     # the tasks with a call to make: read in full, gate every trajectory a prompt could show
     pool_ids = {t.id for t in pool_heads if t.task_id in open_tasks}
-    pool = _load(store, dataset, pool_ids, len(heads)) if pool_ids else []
+    pool, hashes = _load(store, dataset, pool_ids, len(heads)) if pool_ids else ([], {})
     chosen_ids = {t.id for t in chosen_heads if t.task_id in open_tasks}
     chosen = [t for t in pool if t.id in chosen_ids]
-    failures = gate_failures(pool, specs, set(gates), spec_defaults) if gates and pool else {}
-    items, no_reference = plan_items(judges, chosen, specs, gated=failures, pool=pool)
+    failures: dict[str, list[str]] = {}
+    memo_out: list[tuple[str, list[tuple[str, str]]]] = []
+    if gates and pool:
+        known: dict[str, list[tuple[str, str]]] = {}
+        keys: dict[str, str] = {}
+        if cache is not None:
+            keys = gate_keys({t.id: t.task_id for t in pool}, hashes, specs, spec_defaults)
+            memo = cache.get_gates(keys.values())
+            known = {tid: memo[k] for tid, k in keys.items() if k in memo}
+        fresh = failed_checks([t for t in pool if t.id not in known], specs, spec_defaults)
+        memo_out = [(keys[tid], checks) for tid, checks in fresh.items() if tid in keys]
+        failures = gated_by({**known, **fresh}, gates)
+    items, no_reference = plan_items(
+        judges,
+        chosen,
+        specs,
+        gated=failures,
+        pool=pool,
+        hashes=hashes if cache is not None else None,
+    )
     todo = [it for it in items if it.key not in stored]
+    found = _input_hits(todo) if cache is not None else {}
+    hits = [(it, *found[id(it)]) for it in todo if id(it) in found]
+    todo = [it for it in todo if id(it) not in found]
     # calls that share a prompt next to each other (a stable sort keeps judges and samples
     # in plan order within a group)
     position = {t.id: i for i, t in enumerate(chosen)}
@@ -305,12 +208,84 @@ def plan_batch(
             it.order,
         )
     )
+    shown_failures = {k: v for k, v in failures.items() if k in chosen_ids}
     return BatchPlan(
         dataset=dataset,
         judges=list(judges),
         todo=todo,
-        planned=len(items) + len(done_items),
+        planned=len(items) + len(done_items) + cached.planned,
         trajectories=len(chosen_heads),
-        no_reference=no_reference + done_no_ref,
+        no_reference=no_reference + done_no_ref + cached.no_reference,
+        gate_failures={**cached.gate_failures, **shown_failures},
+        hits=cached.hit_list + hits,
+        gate_memo=[(cache, memo_out)] if cache is not None and memo_out else [],
+    )
+
+
+@dataclass
+class _CachedTasks:
+    """Open tasks whose every call the cache answers, planned without reading them."""
+
+    tasks: set[str] = field(default_factory=set)
+    hit_list: list[tuple[PlanItem, str, CachedResponse]] = field(default_factory=list)
+    planned: int = 0
+    no_reference: int = 0
+    gate_failures: dict[str, list[str]] = field(default_factory=dict)
+
+
+def _cached_tasks(
+    store: Store,
+    dataset: str,
+    judges: Sequence[Judge],
+    cache: ResponseCache,
+    specs: Mapping[str, TaskSpec],
+    spec_defaults: TaskSpec | None,
+    gates: Collection[str],
+    stored: Collection[tuple[Any, ...]],
+    open_tasks: Collection[str],
+    chosen_heads: Sequence[Trajectory],
+    pool_heads: Sequence[Trajectory],
+) -> _CachedTasks:
+    """The open tasks the cache answers whole, from content hashes alone: every trajectory a
+    prompt of the task could show has a known gate result (or no gate applies), and every
+    call not stored has its input key in the cache. Planned exactly as a read task would be
+    (same gates, references and pairs), from the trajectories' ids, trials and outcomes."""
+    hashes = store.trajectory_sha256s(dataset)
+    open_pool = [t for t in pool_heads if t.task_id in open_tasks]
+    known: dict[str, list[tuple[str, str]]] = {}
+    settled = set(open_tasks)
+    if gates:
+        keys = gate_keys({t.id: t.task_id for t in open_pool}, hashes, specs, spec_defaults)
+        memo = cache.get_gates(keys.values())
+        known = {tid: memo[k] for tid, k in keys.items() if k in memo}
+        settled -= {t.task_id for t in open_pool if t.id not in known}
+    failures = gated_by(known, gates)
+
+    def plan(tasks: Collection[str]) -> tuple[list[PlanItem], int]:
+        return plan_items(
+            judges,
+            [t for t in chosen_heads if t.task_id in tasks],
+            specs,
+            gated=failures,
+            pool=[t for t in open_pool if t.task_id in tasks],
+            hashes=hashes,
+        )
+
+    items, no_reference = plan(settled)
+    todo = [it for it in items if it.key not in stored]
+    found = _input_hits(todo)
+    whole = settled - {it.trajectory.task_id for it in todo if id(it) not in found}
+    if not whole:
+        return _CachedTasks()
+    if whole != settled:
+        _, no_reference = plan(whole)  # the count of these tasks alone
+    items = [it for it in items if it.trajectory.task_id in whole]
+    hit_list = [(it, *found[id(it)]) for it in items if it.key not in stored]
+    chosen_ids = {t.id for t in chosen_heads if t.task_id in whole}
+    return _CachedTasks(
+        tasks=whole,
+        hit_list=hit_list,
+        planned=len(items),
+        no_reference=no_reference,
         gate_failures={k: v for k, v in failures.items() if k in chosen_ids},
     )

@@ -34,9 +34,10 @@ FLUSH_MAX_ROWS = 256
 @dataclass
 class _Pending:
     judgments: list[Judgment] = field(default_factory=list)
-    cache: dict[int, tuple[ResponseCache, list[tuple[str, str, CachedResponse]]]] = field(
-        default_factory=dict
-    )
+    cache: dict[
+        int,
+        tuple[ResponseCache, list[tuple[str, str, CachedResponse]], list[tuple[str, str]]],
+    ] = field(default_factory=dict)
     since: float = 0.0
 
 
@@ -77,17 +78,22 @@ class JudgmentWriter:
         judgment: Judgment,
         cache: ResponseCache | None = None,
         entry: tuple[str, str, CachedResponse] | None = None,
+        link: tuple[str, str] | None = None,
     ) -> None:
-        """Queue ``judgment`` (and the cache ``entry`` = (key, model, response) for ``cache``);
-        writes the batch at once when it is due."""
+        """Queue ``judgment`` (and, for ``cache``, the ``entry`` = (key, model, response) and
+        the ``link`` = (input key, request key)); writes the batch at once when it is due."""
         p = self._pending
         if not p.judgments:
             p.since = self.clock()
             if self._wake is not None:
                 self._wake.set()
         p.judgments.append(judgment)
-        if cache is not None and entry is not None:
-            p.cache.setdefault(id(cache), (cache, []))[1].append(entry)
+        if cache is not None and (entry is not None or link is not None):
+            _, entries, links = p.cache.setdefault(id(cache), (cache, [], []))
+            if entry is not None:
+                entries.append(entry)
+            if link is not None:
+                links.append(link)
         if len(p.judgments) >= self.max_rows or self.clock() - p.since >= self.interval_s:
             self.flush()
 
@@ -106,8 +112,8 @@ class JudgmentWriter:
         self.store.add_judgments(self.dataset, [j.to_row() for j in p.judgments])
         self._pending = _Pending()  # only once written: a failed write is tried again
         self.stored += len(p.judgments)
-        for cache, entries in p.cache.values():
-            cache.put_many(entries)
+        for cache, entries, links in p.cache.values():
+            cache.put_many(entries, links)
         if self.on_flush is not None:
             self.on_flush(p.judgments)
 

@@ -365,14 +365,32 @@ class Store(JudgmentsMixin, LabelsMixin, PairLabelsMixin, ProviderBatchesMixin, 
         self, dataset: str, *, ids: Iterable[str] | None = None, batch: int = 1000
     ) -> Iterator[Trajectory]:
         """Yield the dataset's trajectories in import order."""
-        query = select(trajectories.c.data).where(trajectories.c.dataset == dataset)
+        for t, _ in self.iter_hashed_trajectories(dataset, ids=ids, batch=batch):
+            yield t
+
+    def iter_hashed_trajectories(
+        self, dataset: str, *, ids: Iterable[str] | None = None, batch: int = 1000
+    ) -> Iterator[tuple[Trajectory, str]]:
+        """Yield the dataset's trajectories in import order, each with its content hash
+        (SHA-256 of the stored canonical JSON) read from the same row."""
+        query = select(trajectories.c.data, trajectories.c.sha256).where(
+            trajectories.c.dataset == dataset
+        )
         if ids is not None:
             query = query.where(trajectories.c.id.in_(list(ids)))
         query = query.order_by(trajectories.c.seq)
         with self.engine.connect() as conn:
             result = conn.execution_options(yield_per=batch).execute(query)
             for row in result:
-                yield Trajectory.model_validate_json(row[0])
+                yield Trajectory.model_validate_json(row[0]), row[1]
+
+    def trajectory_sha256s(self, dataset: str) -> dict[str, str]:
+        """Trajectory id -> content hash (SHA-256 of the stored canonical JSON), no parsing."""
+        q = select(trajectories.c.id, trajectories.c.sha256).where(
+            trajectories.c.dataset == dataset
+        )
+        with self.engine.connect() as conn:
+            return {r[0]: r[1] for r in conn.execute(q)}
 
     def trajectories(self, dataset: str, *, ids: Iterable[str] | None = None) -> list[Trajectory]:
         return list(self.iter_trajectories(dataset, ids=ids))
