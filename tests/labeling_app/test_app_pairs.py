@@ -278,3 +278,39 @@ def test_pair_page_shows_html_in_trajectories_as_text(store_url: str, store: Sto
     for text in rich:
         for bad in ("<script", "onerror", "javascript:", "<img"):
             assert bad not in text, text
+
+
+def test_pair_page_maps_back_in_both_layouts_across_annotators(
+    store_url: str, store: Store
+) -> None:
+    """Each annotator presses "left better" on the first pair of their queue: the store holds
+    the trajectory each of them saw on the left as the better one, whichever layout."""
+    layouts = set()
+    for k in range(12):
+        name = f"ann{k}"
+        at = run_pairs(store_url, annotator=name)
+        a, b = pair_of(at.session_state[S.CURRENT])
+        left = _shown_ids(at)[0]
+        at.button(key="pair-left").click().run()
+        assert not at.exception
+        frame = store.pair_labels_frame(DATASET)
+        row = frame[frame["annotator"] == name].to_dict(orient="records")
+        assert len(row) == 1 and (row[0]["trajectory_id"], row[0]["other_id"]) == (a, b)
+        assert row[0]["left_id"] == left
+        assert row[0]["category"] == ("A" if left == a else "B")
+        layouts.add(left == a)
+    assert layouts == {True, False}  # some saw a pair in its original order, some swapped
+
+
+def test_a_pairwise_rubric_makes_the_pair_page_the_app_after_sign_in(store_url: str) -> None:
+    from trajudge.labeling_app import app_script
+
+    at = AppTest.from_file(str(app_script()), default_timeout=60)
+    at.session_state[S.CONFIG] = AppConfig(db_url=store_url, dataset=DATASET, rubric=RUBRIC)
+    at.run()
+    at.text_input(key="login-name").input("ann")
+    at.button(key="login-go").click().run()
+    assert not at.exception
+    labels = [b.label for b in at.button]
+    assert {"A · left better", "B · right better", "tie", "Next"} <= set(labels)
+    assert len(_shown_ids(at)) == 2
