@@ -256,6 +256,11 @@ def test_pair_page_stores_the_choice_mapped_back_and_is_blind_until_then(
     assert at.session_state[S.CURRENT] != key
     assert "SECRET" not in _texts(at)
     assert "You: 1 / 7 done" in [p.proto.text for p in at.get("progress")]
+    # back: the labeled pair again, with this annotator's label as a side of the screen
+    at.button[[b.label for b in at.button].index("Back")].click().run()
+    assert at.session_state[S.CURRENT] == key
+    assert "Your label: tie" in [str(e.value) for e in at.info]
+    assert f"judge SECRET-JUDGE (ab, sample 0): {side}" in _texts(at)
 
 
 def test_pair_page_shows_html_in_trajectories_as_text(store_url: str, store: Store) -> None:
@@ -270,6 +275,9 @@ def test_pair_page_shows_html_in_trajectories_as_text(store_url: str, store: Sto
             break
         at.button[[b.label for b in at.button].index("Skip")].click().run()
     assert set(pair_of(at.session_state[S.CURRENT])) == {"xss", "xss2"}
+    skipped = store.pair_labels_frame(DATASET)
+    assert skipped["skipped"].all() and skipped["category"].isna().all()
+    assert not skipped.duplicated(["trajectory_id", "other_id"]).any()
     shown = "\n".join([str(e.value) for e in at.code] + [str(e.value) for e in at.text])
     for payload in (SCRIPT, IMG, LINK):
         assert shown.count(payload) >= 2  # on both sides, verbatim, as text or code
@@ -314,3 +322,24 @@ def test_a_pairwise_rubric_makes_the_pair_page_the_app_after_sign_in(store_url: 
     labels = [b.label for b in at.button]
     assert {"A · left better", "B · right better", "tie", "Next"} <= set(labels)
     assert len(_shown_ids(at)) == 2
+
+
+def test_judge_verdicts_before_the_label_only_on_a_server_that_shows_them(
+    store_url: str, store: Store
+) -> None:
+    _judge_everything(store)
+    # a blind server: the annotator's switch alone shows nothing
+    at = AppTest.from_string(PAGE, default_timeout=60)
+    at.session_state[S.CONFIG] = AppConfig(
+        db_url=store_url, dataset=DATASET, rubric=RUBRIC, overlap=1.0
+    )
+    at.session_state[S.ANNOTATOR] = "ann"
+    at.session_state[S.SHOW_JUDGES] = True
+    at.run()
+    assert "SECRET" not in _texts(at)
+    # --show-judges, switched on: the verdicts before the label, as sides of the screen
+    at = run_pairs(store_url, show_judges=True)
+    a, b = pair_of(at.session_state[S.CURRENT])
+    side = "A · left better" if left_id("ann", a, b) == a else "B · right better"
+    assert f"judge SECRET-JUDGE (ab, sample 0): {side}" in _texts(at)
+    assert not store.pair_labels_frame(DATASET).shape[0]
