@@ -1,5 +1,7 @@
 """The human labeling app (Streamlit): blind labeling from per-annotator queues, review of
-disagreements with adjudication, and label export. It reads and writes only through the store,
+disagreements with adjudication, and label export; under a pairwise rubric, blind labeling of
+pairs of trials side by side (``_pairs``: which pairs, the side shown left per annotator, the
+label mapped back to the original numbering). It reads and writes only through the store,
 and reads other people's labels and the judgments only through ``_access`` (blind labeling).
 
 Start it with ``trajudge label``; the library parts below are usable without a server.
