@@ -102,6 +102,13 @@ def test_label_command_hands_config_to_the_server(
     assert "warning: binding to 0.0.0.0" in " ".join(res.output.split())
     res = runner.invoke(app, ["label", "--db", db_url, "--overlap", "2"])
     assert res.exit_code == 2 and len(calls) == 2
+    # a pairwise rubric labels pairs; --max-pairs caps the pairs per task
+    pairwise = ["label", "--db", db_url, "--rubric", "trajectory_preference"]
+    res = runner.invoke(app, [*pairwise, "--max-pairs", "3"])
+    assert res.exit_code == 0, res.output
+    assert calls[2][0].rubric == "trajectory_preference" and calls[2][0].max_pairs == 3
+    res = runner.invoke(app, [*pairwise, "--max-pairs", "0"])
+    assert res.exit_code == 2 and len(calls) == 3
 
 
 def test_label_command_checks_before_starting(store: Store, db_url: str) -> None:

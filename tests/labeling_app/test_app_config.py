@@ -52,6 +52,13 @@ def test_config_round_trips_through_the_environment() -> None:
         AppConfig(db_url="x", overlap=1.5)
     with pytest.raises(InputError):
         AppConfig.from_env({"TRAJUDGE_LABEL_STRATEGY": "best"})
+    pairs = AppConfig(db_url="x", rubric="trajectory_preference", max_pairs=3)
+    assert AppConfig.from_env(pairs.to_env()) == pairs
+    assert AppConfig.from_env({}).max_pairs is None
+    with pytest.raises(InputError, match="max-pairs"):
+        AppConfig(db_url="x", max_pairs=0)
+    with pytest.raises(InputError, match="whole number"):
+        AppConfig.from_env({"TRAJUDGE_LABEL_MAX_PAIRS": "two"})
 
 
 def test_streamlit_command_is_headless_and_private() -> None:

@@ -57,8 +57,17 @@ def label_cmd(
             "TRAJUDGE_LABEL_ADJUDICATOR_PASSWORD. Others review only items they labeled.",
         ),
     ] = None,
+    max_pairs: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="Pairwise rubric with no pairwise judge run yet: pairs per task to label (a "
+            "seeded sample, as a judge's max_pairs; default every pair of trials).",
+        ),
+    ] = None,
 ) -> None:
-    """Start the labeling app (Streamlit) on the store."""
+    """Start the labeling app (Streamlit) on the store. With a pairwise rubric (e.g.
+    --rubric trajectory_preference) it labels pairs of trials of the same task."""
     from trajudge.labeling_app import AppConfig, escalation_scores, is_loopback, serve
     from trajudge.store import Store
 
@@ -77,6 +86,7 @@ def label_cmd(
         strategy=strategy,
         overlap=overlap,
         adjudicators=tuple(adjudicator or ()),
+        max_pairs=max_pairs,
     )
     if strategy == "escalated" and dataset is not None:
         store = Store(db)

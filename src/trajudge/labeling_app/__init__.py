@@ -1,5 +1,7 @@
 """The human labeling app (Streamlit): blind labeling from per-annotator queues, review of
-disagreements with adjudication, and label export. It reads and writes only through the store,
+disagreements with adjudication, and label export; under a pairwise rubric, blind labeling of
+pairs of trials side by side (``_pairs``: which pairs, the side shown left per annotator, the
+label mapped back to the original numbering). It reads and writes only through the store,
 and reads other people's labels and the judgments only through ``_access`` (blind labeling).
 
 Start it with ``trajudge label``; the library parts below are usable without a server.
@@ -19,6 +21,8 @@ if TYPE_CHECKING:
         item_review,
         label_page_judgments,
         may_review,
+        own_pair_label,
+        pair_review,
         review_data,
         save_adjudication,
         viewer_for,
@@ -33,6 +37,18 @@ if TYPE_CHECKING:
         check_password,
         password_required,
         validate_annotator,
+    )
+    from trajudge.labeling_app._pairs import (
+        PairSet,
+        build_pair_queue,
+        labeling_pairs,
+        left_id,
+        next_pair,
+        pair_key,
+        pair_of,
+        pair_progress,
+        shown_side,
+        stored_category,
     )
     from trajudge.labeling_app._queue import (
         Progress,
@@ -63,6 +79,7 @@ __all__ = [
     "ItemReview",
     "ItemView",
     "NotAllowed",
+    "PairSet",
     "Progress",
     "Queue",
     "ReviewData",
@@ -75,6 +92,7 @@ __all__ = [
     "annotator_disagreements",
     "app_script",
     "build_item_view",
+    "build_pair_queue",
     "build_queue",
     "check_adjudicator_password",
     "check_config",
@@ -86,16 +104,26 @@ __all__ = [
     "item_review",
     "judge_human_disagreements",
     "label_page_judgments",
+    "labeling_pairs",
+    "left_id",
     "may_review",
     "next_item",
+    "next_pair",
     "overlap_mask",
+    "own_pair_label",
     "owners",
+    "pair_key",
+    "pair_of",
+    "pair_progress",
+    "pair_review",
     "password_required",
     "progress",
     "progress_after_save",
     "review_data",
     "save_adjudication",
     "serve",
+    "shown_side",
+    "stored_category",
     "streamlit_command",
     "validate_annotator",
     "viewer_for",
@@ -145,5 +173,17 @@ _EXPORTS = {
     "streamlit_command": "trajudge.labeling_app._serve",
     "validate_annotator": "trajudge.labeling_app._config",
     "viewer_for": "trajudge.labeling_app._access",
+    "PairSet": "trajudge.labeling_app._pairs",
+    "build_pair_queue": "trajudge.labeling_app._pairs",
+    "labeling_pairs": "trajudge.labeling_app._pairs",
+    "left_id": "trajudge.labeling_app._pairs",
+    "next_pair": "trajudge.labeling_app._pairs",
+    "pair_key": "trajudge.labeling_app._pairs",
+    "pair_of": "trajudge.labeling_app._pairs",
+    "pair_progress": "trajudge.labeling_app._pairs",
+    "shown_side": "trajudge.labeling_app._pairs",
+    "stored_category": "trajudge.labeling_app._pairs",
+    "own_pair_label": "trajudge.labeling_app._access",
+    "pair_review": "trajudge.labeling_app._access",
 }
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

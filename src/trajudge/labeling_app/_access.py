@@ -175,3 +175,60 @@ def export_frame(store: Store, dataset: str, viewer: Viewer) -> pd.DataFrame:
     if viewer.adjudicator:
         return frame
     return frame[frame["annotator"] == viewer.name].reset_index(drop=True)
+
+
+# Pairs (pairwise rubrics): the same rule, per pair. A pair's judgments and the other
+# annotators' labels of it reach a page only after the viewer labeled that pair (a skip does
+# not count), an adjudicator excepted.
+
+
+def own_pair_label(
+    store: Store, dataset: str, pair: tuple[str, str], rubric_id: str, name: str
+) -> dict[str, Any] | None:
+    """The viewer's own label (or skip) of one pair, None when there is none yet."""
+    for row in store.pair_item_labels(dataset, pair[0], pair[1], rubric_id):
+        if row["annotator"] == name and not row["adjudication"]:
+            return row
+    return None
+
+
+def _pair_judgments(
+    store: Store, dataset: str, pair: tuple[str, str], rubric_id: str
+) -> list[dict[str, Any]]:
+    a, b = pair
+    return [
+        j
+        for j in store.item_judgments(dataset, a)
+        if j["rubric_id"] == rubric_id and j["other_id"] is not None and str(j["other_id"]) == b
+    ]
+
+
+def pair_review(
+    store: Store, dataset: str, rubric_id: str, viewer: Viewer, pair: tuple[str, str]
+) -> ItemReview:
+    """The other annotators' labels and the judgments of one pair under the rubric (verdicts
+    in the original numbering); raises :class:`NotAllowed` before the viewer labeled the pair
+    (adjudicators excepted)."""
+    if not viewer.adjudicator:
+        mine = own_pair_label(store, dataset, pair, rubric_id, viewer.name)
+        if mine is None or mine["skipped"]:
+            raise NotAllowed("label this pair first: its review stays hidden until then")
+    rows = store.pair_item_labels(dataset, pair[0], pair[1], rubric_id)
+    others = [r for r in rows if r["annotator"] != viewer.name or r["adjudication"]]
+    return ItemReview(others, _pair_judgments(store, dataset, pair, rubric_id))
+
+
+def pair_page_judgments(
+    store: Store,
+    config: AppConfig,
+    dataset: str,
+    pair: tuple[str, str],
+    rubric_id: str,
+    *,
+    shown: bool,
+) -> list[dict[str, Any]]:
+    """The judgments of a pair the pair page may show before the viewer's label: none unless
+    the server runs with ``--show-judges`` and the annotator has the verdicts switched on."""
+    if not (config.show_judges and shown):
+        return []
+    return _pair_judgments(store, dataset, pair, rubric_id)

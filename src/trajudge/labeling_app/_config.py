@@ -26,6 +26,7 @@ ENV_OVERLAP = "TRAJUDGE_LABEL_OVERLAP"
 ENV_PASSWORD = "TRAJUDGE_LABEL_PASSWORD"
 ENV_ADJUDICATORS = "TRAJUDGE_LABEL_ADJUDICATORS"
 ENV_ADJUDICATOR_PASSWORD = "TRAJUDGE_LABEL_ADJUDICATOR_PASSWORD"
+ENV_MAX_PAIRS = "TRAJUDGE_LABEL_MAX_PAIRS"
 
 _NAME = re.compile(r"[A-Za-z0-9 ._-]{1,64}")
 
@@ -43,6 +44,9 @@ class AppConfig:
     # names that may see every item on the Review page and save adjudications (they sign in
     # with the adjudicator password); everyone else reviews only items they labeled
     adjudicators: tuple[str, ...] = ()
+    # pairwise rubrics, when no pairwise judge of the rubric ran: pairs per task to label (a
+    # seeded sample, as a judge's ``max_pairs``); None: every pair of trials
+    max_pairs: int | None = None
 
     def __post_init__(self) -> None:
         names: dict[str, None] = {}
@@ -58,6 +62,8 @@ class AppConfig:
             )
         if not (math.isfinite(self.overlap) and 0.0 <= self.overlap <= 1.0):
             raise InputError("--overlap", None, None, f"must be in [0, 1], got {self.overlap}")
+        if self.max_pairs is not None and self.max_pairs < 1:
+            raise InputError("--max-pairs", None, None, f"must be at least 1, got {self.max_pairs}")
 
     def to_env(self) -> dict[str, str]:
         """The environment variables that carry this configuration to the app process."""
@@ -72,6 +78,8 @@ class AppConfig:
             env[ENV_DATASET] = self.dataset
         if self.adjudicators:  # a comma never occurs in a valid name
             env[ENV_ADJUDICATORS] = ",".join(self.adjudicators)
+        if self.max_pairs is not None:
+            env[ENV_MAX_PAIRS] = str(self.max_pairs)
         return env
 
     @classmethod
@@ -84,6 +92,10 @@ class AppConfig:
             overlap = float(env.get(ENV_OVERLAP, "0.2"))
         except ValueError:
             raise InputError(ENV_OVERLAP, None, None, "expected a number") from None
+        try:
+            max_pairs = int(env[ENV_MAX_PAIRS]) if env.get(ENV_MAX_PAIRS) else None
+        except ValueError:
+            raise InputError(ENV_MAX_PAIRS, None, None, "expected a whole number") from None
         strategy = env.get(ENV_STRATEGY, "random")
         if strategy not in STRATEGIES:
             raise InputError(ENV_STRATEGY, None, None, f"{strategy!r} is not a strategy")
@@ -95,6 +107,7 @@ class AppConfig:
             strategy=strategy,
             overlap=overlap,
             adjudicators=tuple(n for n in env.get(ENV_ADJUDICATORS, "").split(",") if n),
+            max_pairs=max_pairs,
         )
 
     def is_adjudicator(self, name: str | None) -> bool:

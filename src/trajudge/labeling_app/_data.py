@@ -12,6 +12,12 @@ import streamlit as st
 
 from trajudge.judges import Rubric, load_rubric
 from trajudge.labeling_app._config import Strategy
+from trajudge.labeling_app._pairs import (
+    PairSet,
+    build_pair_queue,
+    labeling_pairs,
+    pair_disagreement_scores,
+)
 from trajudge.labeling_app._queue import (
     Queue,
     build_queue,
@@ -80,3 +86,47 @@ def get_queue(
 @st.cache_data(ttl=300, show_spinner=False, max_entries=512)
 def get_trajectory(db_url: str, dataset: str, trajectory_id: str) -> Trajectory | None:
     return get_store(db_url).trajectory(dataset, trajectory_id)
+
+
+@st.cache_resource(ttl=300, show_spinner="Finding the pairs…", max_entries=16)
+def get_pairs(db_url: str, dataset: str, rubric_id: str, max_pairs: int | None) -> PairSet:
+    """The pairs to label under a pairwise rubric (shared: never modified; read again every
+    5 minutes, so pairs a judge adds meanwhile come in)."""
+    return labeling_pairs(get_store(db_url), dataset, rubric_id, max_pairs=max_pairs)
+
+
+@st.cache_resource(ttl=600, show_spinner="Building your queue…", max_entries=64)
+def get_pair_queue(
+    db_url: str,
+    dataset: str,
+    rubric_id: str,
+    max_pairs: int | None,
+    annotator: str,
+    strategy: Strategy,
+    overlap: float,
+    pool: tuple[str, ...],
+) -> Queue:
+    """The annotator's queue of pairs (shared by their sessions: never modified)."""
+    store = get_store(db_url)
+    dis = None
+    if strategy in ("disagreement", "escalated"):
+        dis = pair_disagreement_scores(store.judgments_frame(dataset), rubric_id)
+    intents = dict(store.trajectory_keys(dataset))
+    return build_pair_queue(
+        get_pairs(db_url, dataset, rubric_id, max_pairs).pairs,
+        intents,
+        annotator,
+        strategy=strategy,
+        overlap=overlap,
+        pool=pool,
+        disagreement=dis,
+    )
+
+
+@st.cache_data(ttl=30, show_spinner=False)
+def get_pair_pool(db_url: str, dataset: str, rubric_id: str) -> tuple[str, ...]:
+    """The annotators who labeled pairs of the rubric (refreshed every 30 s)."""
+    frame = get_store(db_url).pair_labels_frame(dataset, rubric_id=rubric_id, source="human")
+    if frame.empty:
+        return ()
+    return tuple(sorted(set(frame.loc[~frame["adjudication"].astype(bool), "annotator"])))

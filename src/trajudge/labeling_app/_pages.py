@@ -1,12 +1,15 @@
-"""The page list: sign-in until an annotator is known, then label, review and export."""
+"""The page list: sign-in until an annotator is known, then label, review and export (or,
+under a pairwise rubric, the pair page)."""
 
 from __future__ import annotations
 
 import streamlit as st
 
 from trajudge.labeling_app import _state as S
+from trajudge.labeling_app._data import get_rubric
 from trajudge.labeling_app._page_label import page_label
 from trajudge.labeling_app._page_misc import page_export, page_login
+from trajudge.labeling_app._page_pairs import page_label_pairs
 from trajudge.labeling_app._page_review import page_review
 
 
@@ -14,6 +17,9 @@ def pages() -> list[st.Page]:
     S.init_state()
     if st.session_state[S.ANNOTATOR] is None:
         return [st.Page(page_login, title="Sign in", url_path="signin", default=True)]
+    if get_rubric(st.session_state[S.CONFIG].rubric).mode == "pairwise":
+        # a pairwise rubric labels pairs; the review and export pages are for single labels
+        return [st.Page(page_label_pairs, title="Label pairs", url_path="pairs", default=True)]
     return [
         st.Page(page_label, title="Label", url_path="label", default=True),
         st.Page(page_review, title="Review", url_path="review"),

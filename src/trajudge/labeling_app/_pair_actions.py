@@ -1,0 +1,120 @@
+"""What the pair page's clicks do: save a pair label mapped back to the original numbering,
+move to the next pair, skip. Back and Open are the label page's own (they only move
+``S.CURRENT``, which holds the pair's key on this page).
+
+As on the label page, every callback carries the pair of the run that drew its button and
+acts only while that pair is still on screen.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from trajudge.judges import Rubric
+from trajudge.labeling_app import _state as S
+from trajudge.labeling_app._access import own_pair_label
+from trajudge.labeling_app._actions import RECENT_MAX, _on_screen
+from trajudge.labeling_app._config import AppConfig
+from trajudge.labeling_app._data import get_pair_pool, get_pair_queue, get_store
+from trajudge.labeling_app._pairs import (
+    Side,
+    left_id,
+    next_pair,
+    pair_of,
+    shown_side,
+    stored_category,
+)
+from trajudge.labeling_app._queue import Queue, progress_after_save
+
+# what each scale value of a pairwise rubric means on the screen: A is the left side
+SCREEN_SIDE: dict[str, Side] = {"A": "left", "B": "right", "tie": "tie"}
+SIDE_TEXT: dict[Side, str] = {"left": "A · left better", "right": "B · right better", "tie": "tie"}
+
+
+def pair_queue(cfg: AppConfig, dataset: str, rubric: Rubric, me: str) -> Queue:
+    pool = get_pair_pool(cfg.db_url, dataset, rubric.id)
+    return get_pair_queue(
+        cfg.db_url, dataset, rubric.id, cfg.max_pairs, me, cfg.strategy, cfg.overlap, pool
+    )
+
+
+def advance_pair(cfg: AppConfig, dataset: str, rubric: Rubric, me: str) -> None:
+    """Put the next open pair of the queue on screen (None when the queue is done)."""
+    ss = st.session_state
+    store = get_store(cfg.db_url)
+    queue = pair_queue(cfg, dataset, rubric, me)
+    current = ss[S.CURRENT]
+    if current is not None:
+        ss[S.VISITED] = [*ss[S.VISITED], current][-200:]
+    exclude = frozenset([current]) if current is not None else frozenset()
+    found = next_pair(store, dataset, rubric.id, queue, start=ss[S.CURSOR], exclude=exclude)
+    if found is None:
+        S.show_item(None)
+        ss[S.CURSOR] = len(queue)
+    else:
+        pos, key = found
+        S.show_item(key)
+        ss[S.CURSOR] = pos  # the pair on screen stays open until labeled
+
+
+def _save_pair(cfg: AppConfig, dataset: str, rubric: Rubric, key: str, side: Side | None) -> None:
+    """Store the annotator's choice (None: a skip) in the original numbering, with the side
+    this annotator sees on the left."""
+    ss = st.session_state
+    me = ss[S.ANNOTATOR]
+    a, b = pair_of(key)
+    left = left_id(me, a, b)
+    note = (ss.get(S.widget_key("pnote", key)) or "").strip() or None
+    store = get_store(cfg.db_url)
+    before = store.pair_item_labels(dataset, a, b, rubric.id)
+    store.save_pair_label(
+        dataset,
+        a,
+        b,
+        rubric.id,
+        me,
+        None if side is None else stored_category(side, left, a, b),
+        left_id=left,
+        note=note,
+        unsure=bool(ss.get(S.widget_key("punsure", key))),
+        skipped=side is None,
+    )
+    if ss[S.PROGRESS] is not None:
+        ss[S.PROGRESS] = progress_after_save(ss[S.PROGRESS], before, me, skipped=side is None)
+    if ss[S.RECENT] is not None:
+        ss[S.RECENT] = [key, *(k for k in ss[S.RECENT] if k != key)][:RECENT_MAX]
+    S.set_flash(key, "success", f"Saved: {'skipped' if side is None else SIDE_TEXT[side]}")
+
+
+def on_pair_value(cfg: AppConfig, dataset: str, rubric: Rubric, key: str, side: Side) -> None:
+    if _on_screen(key):
+        _save_pair(cfg, dataset, rubric, key, side)
+
+
+def on_pair_details(cfg: AppConfig, dataset: str, rubric: Rubric, key: str) -> None:
+    """The note or the unsure flag changed: re-save when the pair already has a label."""
+    me = st.session_state[S.ANNOTATOR]
+    a, b = pair_of(key)
+    mine = own_pair_label(get_store(cfg.db_url), dataset, (a, b), rubric.id, me)
+    if mine is not None and not mine["skipped"]:
+        # the stored category read back in this annotator's layout, saved again unchanged
+        side = shown_side(str(mine["category"]), left_id(me, a, b), a, b)
+        if side is not None:
+            _save_pair(cfg, dataset, rubric, key, side)
+
+
+def on_pair_skip(cfg: AppConfig, dataset: str, rubric: Rubric, key: str) -> None:
+    if not _on_screen(key):
+        return
+    _save_pair(cfg, dataset, rubric, key, None)
+    advance_pair(cfg, dataset, rubric, st.session_state[S.ANNOTATOR])
+
+
+def on_pair_next(cfg: AppConfig, dataset: str, rubric: Rubric, key: str) -> None:
+    if not _on_screen(key, warn=False):  # a second Next for the same pair: already moved on
+        return
+    me = st.session_state[S.ANNOTATOR]
+    if own_pair_label(get_store(cfg.db_url), dataset, pair_of(key), rubric.id, me) is None:
+        S.set_flash(key, "warning", "Give a label or skip this pair first.")
+        return
+    advance_pair(cfg, dataset, rubric, me)
