@@ -5,12 +5,16 @@ from __future__ import annotations
 import copy
 import json
 import os
+import re
 import sys
 from pathlib import Path
+from typing import Any
 
 import nbformat
+import pandas as pd
 import pytest
 from nbclient import NotebookClient
+from sklearn.metrics import cohen_kappa_score
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK = ROOT / "notebooks" / "judge_comparison.ipynb"
@@ -20,13 +24,18 @@ DEMO_REPORT = ROOT / "examples" / "tau_airline" / "demo_report.json"
 pytestmark = pytest.mark.slow
 
 
-def _execute(tmp_path: Path, notebook: Path = NOTEBOOK) -> nbformat.NotebookNode:
+def _execute(
+    tmp_path: Path, notebook: Path = NOTEBOOK, cwd: Path | None = None
+) -> nbformat.NotebookNode:
     nb = nbformat.read(notebook, as_version=4)
     nb = copy.deepcopy(nb)
     # one extra cell, in the executed copy only: which interpreter ran the kernel
     nb.cells.append(nbformat.v4.new_code_cell("import sys; print('KERNEL', sys.executable)"))
     client = NotebookClient(
-        nb, kernel_name="python3", timeout=300, resources={"metadata": {"path": str(tmp_path)}}
+        nb,
+        kernel_name="python3",
+        timeout=300,
+        resources={"metadata": {"path": str(cwd or tmp_path)}},
     )
     # importing streamlit (the labeling app's tests do) sets MPLBACKEND=Agg for the whole
     # process; a kernel that inherits it draws no inline figures, as a user's would
@@ -54,93 +63,76 @@ def _images(nb: nbformat.NotebookNode) -> int:
     return sum("image/png" in o.get("data", {}) for c in nb.cells for o in c.get("outputs", []))
 
 
-def test_notebook_runs_standalone_on_the_venv_kernel(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.delenv("TRAJUDGE_REPORT_JSON", raising=False)
-    nb = _execute(tmp_path)
+LLMBAR = ROOT / "examples" / "llmbar"
+_CHECK = re.compile(
+    r"^(\S+) +(\S+) +Acc +([\d.]+)% \(published +[\d.]+%\) +Agr (\d+)/(\d+) "
+    r"\(published \d+\) +kappa (-?[\d.]+)$",
+    re.MULTILINE,
+)
+
+
+def _published() -> dict[tuple[str, str], dict[str, Any]]:
+    """LLMBar's statistics.json per (set, MODEL/STRATEGY), as copied into examples/llmbar."""
+    out = {}
+    for f in sorted((LLMBAR / "statistics").glob("*/*/*.json")):
+        out[(f.parent.parent.name, f"{f.parent.name}/{f.stem}")] = json.loads(f.read_text())
+    return out
+
+
+def _sklearn_kappas() -> dict[tuple[str, str], float]:
+    """Cohen's kappa (scikit-learn) of the aggregated verdict (both orders agree, else tie)
+    against gold, for every evaluator file without an unparsed verdict."""
+    j = pd.read_csv(LLMBAR / "judgments.csv", keep_default_na=False, na_values=[""])
+    gold = pd.read_csv(LLMBAR / "labels.csv").set_index("item")["label"]
+    wide = j.pivot_table(
+        index=["judge", "item"], columns="order", values="verdict", aggfunc="first"
+    ).reset_index()
+    out = {}
+    for (judge, s), g in wide.groupby(["judge", wide["item"].str.split("/").str[0]]):
+        if g[["ab", "ba"]].isna().any().any():
+            continue
+        agg = g["ab"].where(g["ab"] == g["ba"], "tie")
+        out[(s, judge)] = cohen_kappa_score(gold.loc[g["item"]], agg, labels=["A", "B", "tie"])
+    return out
+
+
+def _check_figures(texts: str) -> None:
+    published = _published()
+    found = {(m[1], m[2]): m for m in _CHECK.finditer(texts)}
+    assert set(found) == set(published) and len(found) == 25
+    for key, stats in published.items():
+        m = found[key]
+        # Acc: the published "correct_average", to the 4 decimals printed
+        assert float(m[3]) == pytest.approx(float(stats["correct_average"].rstrip("%")), abs=5e-5)
+        # Agr: the published "equal" count of its n
+        count, n = (int(x) for x in stats["equal"].split(" = ")[0].split(" / "))
+        assert (int(m[4]), int(m[5])) == (count, n), key
+    kappas = _sklearn_kappas()
+    assert len(kappas) >= 20  # every file but the few with unparsed winners
+    for key, want in kappas.items():
+        assert float(found[key][6]) == pytest.approx(want, abs=5e-5), key
+    assert "25 of 25 evaluator files match LLMBar's published Acc and Agr exactly" in texts
+
+
+def test_judge_comparison_compares_the_llmbar_judges(tmp_path: Path) -> None:
+    # executed from its own folder, as a reader opens it
+    nb = _execute(tmp_path, NOTEBOOK, cwd=NOTEBOOK.parent)
     texts = "\n".join(_texts(nb))
     assert f"KERNEL {sys.executable}" in texts  # the venv's interpreter, not another python
-    assert "synthetic demo dataset" in texts
-    # the judge table: one row per demo judge, with the kappa and flip-rate columns
-    table = next(t for t in _texts(nb) if "kappa_low" in t)
-    assert "careful" in table and "hasty" in table and "flip_rate" in table
-    # the pass^k pivot names every source
-    pivot = next(t for t in _texts(nb) if "environment outcome" in t and "rule gates" in t)
-    assert "judge careful" in pivot and "human labels" in pivot
-    assert _images(nb) == 2  # the kappa plot and the pass^k plot
+    assert "419 pairs in 5 sets, 5 evaluators, 4190 verdicts (17 unparsed)" in texts
+    _check_figures(texts)
+    # the pooled table: GPT-4 with rules first, and every evaluator listed
+    pooled = next(t for t in _texts(nb) if "first position" in t and "flip rate" in t)
+    assert pooled.index("GPT-4/Vanilla ") < pooled.index("ChatGPT/Vanilla_NoRules")
+    assert _images(nb) == 4  # accuracy-consistency, kappa intervals, first position, strategy
 
 
-def test_notebook_reads_a_report_json(tmp_path: Path, monkeypatch) -> None:
-    report = {
-        "dataset": "from-env",
-        "ks": [1, 2],
-        "labels_phrase": "reference labels (env_reward)",
-        "summary": ["judge zeta agrees"],
-        "ceilings": [],
-        "judges": [
-            {
-                "name": "zeta",
-                "kappa": {"value": 0.5, "low": 0.3, "high": 0.7},
-                "ac1": 0.6,
-                "flip_rate": None,
-                "cost_per_1k": 1.25,
-                "n_errors": 3,
-                "n_items": 40,
-                "flags": ["position"],
-            }
-        ],
-        "sources": {
-            "outcome": {
-                "title": "environment outcome",
-                "pass^k": {
-                    "1": {"value": 0.8, "low": 0.7, "high": 0.9},
-                    "2": {"value": 0.6, "low": 0.5, "high": 0.7},
-                },
-            }
-        },
-    }
-    path = tmp_path / "report.json"
-    path.write_text(json.dumps(report))
-    monkeypatch.setenv("TRAJUDGE_REPORT_JSON", str(path))
-    nb = _execute(tmp_path)
-    texts = "\n".join(_texts(nb))
-    assert f"report on from-env from {path}" in texts
-    assert "labels: reference labels (env_reward)" in texts
-    table = next(t for t in _texts(nb) if "kappa_low" in t)
-    assert "zeta" in table and "1.25" in table and "position" in table
-    assert _images(nb) == 2
-
-
-def _report_without_task_ids(tmp_path: Path) -> Path:
-    """A real report from `trajudge calibrate` tables without task ids (so without pass^k),
-    with a second judge whose every call failed."""
-    sys.path.insert(0, str(ROOT / "tests" / "report"))
-    import report_helpers as h
-
-    from trajudge.report import calibrate_report
-
-    rows = ["item,judge,order,sample,verdict,error"]
-    for t in h.all_ids():
-        rows.append(f"{t},alpha,ab,0,{h.alpha_verdict(t)},")
-        rows.append(f"{t},dead,ab,0,,401 Unauthorized")
-    (tmp_path / "j.csv").write_text("\n".join(rows) + "\n")
-    labels = ["item,annotator,label"] + [f"{i},{a},{v}" for i, a, v in h.human_labels()]
-    (tmp_path / "l.csv").write_text("\n".join(labels) + "\n")
-    report = calibrate_report(tmp_path / "j.csv", tmp_path / "l.csv", ks=[1, 2], n_boot=50)
-    path = tmp_path / "report.json"
-    path.write_text(json.dumps(report.to_dict(), allow_nan=False))
-    return path
-
-
-def test_notebook_runs_on_a_report_without_pass_k(tmp_path: Path, monkeypatch) -> None:
-    path = _report_without_task_ids(tmp_path)
-    assert json.loads(path.read_text())["sources"] == {}  # no task ids: no pass^k at all
-    monkeypatch.setenv("TRAJUDGE_REPORT_JSON", str(path))
-    nb = _execute(tmp_path)
-    texts = "\n".join(_texts(nb))
-    assert "this report has no pass^k (no task ids were given)" in texts
-    table = next(t for t in _texts(nb) if "kappa_low" in t)
-    assert "alpha" in table and "dead" in table  # the dead judge is listed, with n/a figures
-    assert _images(nb) == 1  # the kappa plot; no pass^k plot
+def test_judge_comparison_is_committed_with_its_outputs() -> None:
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert all(c.get("outputs") for c in code), "every code cell has its saved output"
+    _check_figures("\n".join(_texts(nb)))
+    assert _images(nb) == 4
 
 
 def test_demo_notebook_runs_on_the_saved_demo_report(tmp_path: Path, monkeypatch) -> None:

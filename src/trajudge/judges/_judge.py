@@ -45,6 +45,28 @@ from trajudge.trajectories import InputError, Trajectory
 
 T = TypeVar("T")
 
+#: Characters per token of the local model's tokenizer at its densest, below the 3 that
+#: :func:`estimate_tokens` assumes: gemma-3 reads τ-bench's JSON-heavy trajectories at 2.7-2.9
+#: (the pair of trials 0-0 / 0-1 of the airline example: 23,680 characters, 8,657 tokens as
+#: the server counted them, 2.74 per token). 2.6 leaves a margin under the densest seen.
+LOCAL_CHARS_PER_TOKEN = 2.6
+#: Tokens of a request besides the rendered messages: the chat template's turn markers.
+CHAT_TEMPLATE_TOKENS = 128
+
+
+def slot_budget(slot_tokens: int, max_tokens: int) -> int:
+    """The largest prompt budget (in :func:`estimate_tokens` units, chars / 3) whose prompt
+    fits a local server's slot of ``slot_tokens`` with room for ``max_tokens`` of verdict.
+
+    A prompt of ``E`` estimated tokens has at most ``3 E / LOCAL_CHARS_PER_TOKEN`` real ones,
+    so ``E <= (slot - max_tokens - template) * LOCAL_CHARS_PER_TOKEN / 3``.
+
+    >>> slot_budget(8192, 160)
+    6850
+    """
+    room = slot_tokens - max_tokens - CHAT_TEMPLATE_TOKENS
+    return max(256, int(room * LOCAL_CHARS_PER_TOKEN / 3))
+
 
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:
     """Run ``coro`` to completion from sync code (in a thread if a loop is already running)."""
@@ -101,12 +123,15 @@ class Judge:
                 )
         self._client: LLMClient | None = None
         self._client_lock = threading.Lock()
-        self._set_budget(spec.prompt_budget or self._default_budget(DEFAULT_N_CTX))
+        self._set_budget(self._budget_for(DEFAULT_N_CTX, DEFAULT_N_PARALLEL))
 
-    def _default_budget(self, n_ctx: int, n_parallel: int = DEFAULT_N_PARALLEL) -> int:
-        if self.is_local:  # the server's slot, less the verdict and the chat template
-            return max(256, n_ctx // max(1, n_parallel) - self.spec.max_tokens - 128)
-        return 12000
+    def _budget_for(self, n_ctx: int, n_parallel: int) -> int:
+        """The prompt budget (estimated tokens): ``prompt_budget``, else the default; for a
+        local model never more than its server's slot holds (:func:`slot_budget`)."""
+        if not self.is_local:
+            return self.spec.prompt_budget or 12000
+        most = slot_budget(n_ctx // max(1, n_parallel), self.spec.max_tokens)
+        return min(self.spec.prompt_budget or most, most)
 
     def _set_budget(self, budget: int) -> None:
         self._budget = budget
@@ -178,10 +203,10 @@ class Judge:
                     name = spec.model[len(LOCAL_PREFIX) :]
                     server = shared_local_server(name)
                     model, api_base, endpoint = f"openai/{name}", server.api_base, spec.model
-                    if spec.prompt_budget is None:  # a shared server started with other sizes
-                        budget = self._default_budget(server.n_ctx, server.n_parallel)
-                        if budget != self._budget:
-                            self._set_budget(budget)
+                    # a shared server started with other sizes
+                    budget = self._budget_for(server.n_ctx, server.n_parallel)
+                    if budget != self._budget:
+                        self._set_budget(budget)
                 self._client = LLMClient(
                     model=model,
                     api_base=api_base,

@@ -70,6 +70,7 @@ class CategoricalRow:
             "agreement": full["agreement"],
             "flip_rate": full["flip_rate"],
             "consistency": full["consistency"],
+            "accuracy": full["accuracy_average"],
             "n_judgments": self.calibration.n_rows + self.calibration.n_errors,
             "n_errors": self.calibration.n_errors,
             "n_items": self.calibration.n_items,

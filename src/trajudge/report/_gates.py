@@ -5,6 +5,13 @@ An expression is ``METRIC[.BOUND][QUALIFIER] OP NUMBER``:
 * judge metrics ``kappa``, ``ac1``, ``agreement``, ``tpr``, ``tnr``, ``flip_rate`` (use
   ``<=``) and ``cost_per_1k`` (dollars per 1,000 judgments); unqualified, the gate applies to
   every judge; ``kappa[NAME]`` to one judge.
+* pairwise and nominal judges have ``kappa`` (of the aggregated verdict, every category),
+  ``agreement`` (accuracy of the aggregated verdict), ``flip_rate``, and, without interval,
+  ``accuracy`` (the mean of the two orders' accuracies, LLMBar's "Acc") and ``consistency``
+  (the same outcome in both orders, LLMBar's "Agr"). A metric that does not exist for a
+  judge's kind (``tpr`` of a pairwise judge, ``consistency`` of a pass/fail one) is refused
+  (:class:`InputError`) when the gate names that judge, or when no judge of the report has it;
+  an unqualified gate otherwise applies to the judges that have it.
 * ``pass^K`` and ``pass@K`` (K among the report's k); unqualified, the gate applies to the
   primary source (the first judge if any, else the environment outcome); ``pass^4[outcome]``,
   ``pass^4[rules]``, ``pass^4[human]`` (or the label source) or ``pass^4[NAME]`` for a judge.
@@ -37,7 +44,10 @@ from typing import Any
 from trajudge.trajectories import InputError
 
 OPTION = "--fail-under"
-JUDGE_METRICS = ("kappa", "ac1", "agreement", "tpr", "tnr", "flip_rate", "cost_per_1k")
+POINTWISE_METRICS = ("kappa", "ac1", "agreement", "tpr", "tnr", "flip_rate", "cost_per_1k")
+#: the measures of a pairwise or nominal judge's row (``report["categorical_judges"]``)
+CATEGORICAL_METRICS = ("kappa", "agreement", "flip_rate", "accuracy", "consistency")
+JUDGE_METRICS = (*POINTWISE_METRICS, "accuracy", "consistency")
 #: cost, tokens or turns per trajectory above this multiple of the baseline fail
 USAGE_TOLERANCE = 1.5
 _OPS: dict[str, Callable[[float, float], bool]] = {
@@ -55,8 +65,12 @@ _GATE = re.compile(
     r"\s*(?P<op>>=|<=|==|>|<)\s*(?P<value>" + _NUMBER + r")\s*$"
 )
 BOUNDS = {"lo": "low", "hi": "high"}
-#: gated figures without an interval
-_NO_INTERVAL = ("cost_per_1k",)
+#: gated figures without an interval, and why
+_NO_INTERVAL = {
+    "cost_per_1k": "is measured, not estimated",
+    "accuracy": "is a count of items (use agreement.lo for the aggregated verdict)",
+    "consistency": "is a count of items (use flip_rate.hi)",
+}
 
 
 @dataclass(frozen=True)
@@ -121,7 +135,7 @@ def parse_gate(text: str) -> Gate:
             OPTION,
             None,
             None,
-            f"{text!r}: {metric} is measured, not estimated: it has no interval to bound",
+            f"{text!r}: {metric} {_NO_INTERVAL[metric]}: it has no interval to bound",
         )
     qual = m["qual"].strip() if m["qual"] else None
     return Gate(text, metric, k, qual or None, m["op"], float(m["value"]), bound)
@@ -155,8 +169,22 @@ def _value(obj: Any, bound: str | None = None) -> tuple[float, str]:
     return (math.nan if obj is None else float(obj)), ""
 
 
+def _judges(report: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """Every judge row: pass/fail and ordinal ones, then pairwise and nominal ones."""
+    return [*(report.get("judges") or []), *(report.get("categorical_judges") or [])]
+
+
+def _kind(row: Mapping[str, Any]) -> str:
+    return str(row.get("kind") or "pass/fail")
+
+
+def _has(row: Mapping[str, Any], metric: str) -> bool:
+    """Whether ``metric`` exists for the kind of judge ``row`` is."""
+    return metric in (CATEGORICAL_METRICS if "kind" in row else POINTWISE_METRICS)
+
+
 def _judge(report: Mapping[str, Any], name: str) -> Mapping[str, Any]:
-    judges = report.get("judges") or []
+    judges = _judges(report)
     for row in judges:
         if row["name"] == name:
             return dict(row)
@@ -214,13 +242,26 @@ def check_gates(report: Mapping[str, Any], gates: Sequence[Gate]) -> list[str]:
             if reason:
                 failures.append(reason)
             continue
-        rows = [_judge(report, gate.qualifier)] if gate.qualifier else report.get("judges", [])
+        rows = [_judge(report, gate.qualifier)] if gate.qualifier else _judges(report)
         if not rows:
             failures.append(f"{gate.metric} is undefined: the report has no judge ({gate.text})")
+        if rows and not any(_has(row, gate.metric) for row in rows):
+            kinds = ", ".join(sorted({_kind(r) for r in rows}))
+            which = f"judge {rows[0]['name']!r}" if gate.qualifier else "any judge of the report"
+            raise InputError(
+                OPTION, None, None,
+                f"{gate.text!r}: {gate.metric} does not exist for {which} ({kinds}; "
+                f"a pairwise or nominal judge has {', '.join(CATEGORICAL_METRICS)})",
+            )  # fmt: skip
         for row in rows:
+            if not _has(row, gate.metric):
+                continue  # another kind of judge (an unqualified gate)
             if row.get(gate.metric) is None and gate.qualifier is None:
                 continue  # does not apply (e.g. flip_rate of a judge never run in both orders)
-            reason = _check(gate, f"{gate.name}[{row['name']}]", row.get(gate.metric))
+            label = f"{gate.name}[{row['name']}]"
+            if "kind" in row:
+                label += f" ({row['kind']} judge)"
+            reason = _check(gate, label, row.get(gate.metric))
             if reason:
                 failures.append(reason)
     return failures
