@@ -140,6 +140,8 @@ class FakeLLM:
         asyncio.set_event_loop(self._loop)
         app = web.Application()
         app.router.add_post("/v1/chat/completions", self._chat)
+        # Azure OpenAI's route for a deployment (litellm's azure/<deployment> models)
+        app.router.add_post("/openai/deployments/{deployment}/chat/completions", self._chat)
         app.router.add_get("/v1/models", self._models)
         app.router.add_get("/calls", self._calls)
         self.batches.routes(app)

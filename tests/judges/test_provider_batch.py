@@ -274,3 +274,85 @@ def test_requests_are_split_into_batches_of_at_most_max_requests(
     for fid in fake_llm.batches.uploads:
         ids = [json.loads(x)["custom_id"] for x in fake_llm.batches.files[fid].splitlines()]
         assert len(ids) == len(set(ids))
+
+
+# -- Azure OpenAI ----------------------------------------------------------------------------
+AZURE_KEY_ENV = "TRAJUDGE_TEST_AZURE_KEY"
+
+
+def _azure_judge(fake: FakeLLM, name: str, rubric: str, **kw: Any) -> Any:
+    """A judge on an Azure OpenAI deployment (litellm's ``azure/<deployment>``) served by the
+    fake at its root, as an Azure resource's endpoint."""
+    root = fake.api_base.removesuffix("/v1")
+    return _judge(
+        fake, name, rubric, model="azure/judge-deploy", api_base=root, api_key_env=AZURE_KEY_ENV,
+        mode="json_schema_mode", **kw,
+    )  # fmt: skip
+
+
+def test_azure_batches_store_the_local_engines_judgments_and_resubmit_only_failures(
+    fake_llm: FakeLLM, db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Azure's routes (``/openai/...?api-version=``, ``api-key`` header, endpoint and line url
+    ``/chat/completions``, the deployment as the body's model); tasks 1 and 4 are answered 503
+    in both engines, so the first batch is partly failed, and the next run sends only those."""
+    monkeypatch.setenv(AZURE_KEY_ENV, "azure-test-key")
+    fake_llm.action_for = lambda body: "503" if _shows(body, "task 1", "task 4") else None
+    store = _store(db_url)
+    store.import_dataset("batch", TRAJECTORIES, SPECS)
+
+    def judges() -> list[Any]:
+        return [_azure_judge(fake_llm, "point", "trajectory_reasonableness", max_retries=0)]
+
+    local = score_dataset(store, "ds", judges(), concurrency=1)
+    sent = sorted(json.dumps(b, sort_keys=True) for b in fake_llm.requests)
+    first = score_dataset(store, "batch", judges(), engine=_engine(store, "batch"))
+    assert (first.judged, first.errors) == (local.judged, local.errors) == (3, 4)
+    assert _rows(store, "batch") == _rows(store, "ds")
+    bodies = fake_llm.batches.input_bodies()
+    assert sorted(json.dumps(b, sort_keys=True) for b in bodies) == sent
+    assert {b["model"] for b in bodies} == {"judge-deploy"}
+    assert set(fake_llm.batches.azure_keys) == {"azure-test-key"}
+    errors = store.judgments_frame("batch")["error"].dropna().tolist()
+    assert len(errors) == 4
+    assert all(e.startswith("ServiceUnavailableError after 1 attempt(s)") for e in errors)
+    [row] = store.provider_batches("batch")
+    assert (row["provider"], row["status"], row["requests"]) == ("azure", "completed", 7)
+
+    fake_llm.action_for = None
+    second = score_dataset(store, "batch", judges(), engine=_engine(store, "batch"))
+    assert (second.resumed, second.judged, second.errors) == (3, 4, 0)
+    assert len(fake_llm.batches.created) == 2 and len(fake_llm.batches.input_bodies()) == 7 + 4
+
+
+def test_an_interrupted_azure_run_collects_its_batch_instead_of_resubmitting(
+    fake_llm: FakeLLM, db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import asyncio
+
+    from trajudge.judges import ascore_dataset
+
+    monkeypatch.setenv(AZURE_KEY_ENV, "azure-test-key")
+    store = _store(db_url)
+    fake_llm.batches.mode = "hold"
+
+    async def interrupted() -> None:
+        judge = _azure_judge(fake_llm, "point", "trajectory_reasonableness")
+        task = asyncio.ensure_future(ascore_dataset(store, "ds", [judge], engine=_engine(store)))
+        while not any(r["status"] == "in_progress" for r in store.provider_batches("ds")):
+            assert not task.done(), "the run ended before it was interrupted"
+            await asyncio.sleep(0.02)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(interrupted())
+    assert store.judgments_frame("ds").empty and fake_llm.calls == 0
+    fake_llm.batches.mode = "complete"
+    judge = _azure_judge(fake_llm, "point", "trajectory_reasonableness")
+    summary = score_dataset(store, "ds", [judge], engine=_engine(store))
+    assert (summary.judged, summary.errors) == (7, 0)
+    assert len(fake_llm.batches.created) == 1 and len(fake_llm.batches.uploads) == 1
+    assert fake_llm.calls == 7
+    [row] = store.provider_batches("ds")
+    assert row["provider"] == "azure" and row["status"] == "completed"

@@ -7,7 +7,9 @@ runner could not answer from the cache and
    (``litellm.utils.return_raw_request`` over the very ``litellm.acompletion`` arguments the
    local engine sends, :meth:`~trajudge.judges.LLMClient.json_schema_request`): same model
    name, messages, parameters (as litellm maps them for the model) and ``response_format``;
-2. **submits** them as OpenAI batch JSONL (``{"custom_id", "method", "url", "body"}``), one
+2. **submits** them as OpenAI batch JSONL (``{"custom_id", "method", "url", "body"}``; Azure
+   OpenAI takes the same format with ``url`` ``/chat/completions`` and the deployment as
+   ``model``), one
    batch per endpoint, model and credentials (at most :data:`MAX_REQUESTS` requests each):
    ``litellm.acreate_file(purpose="batch")`` then ``litellm.acreate_batch``; the batch is
    recorded in the store (``provider_batches`` and its requests) as soon as the provider has
@@ -76,6 +78,14 @@ MAX_REQUESTS = 50_000
 MAX_BYTES = 190 * 1024 * 1024
 TERMINAL = ("completed", "expired", "failed", "cancelled")
 ENDPOINT = "/v1/chat/completions"
+#: The batch endpoint (and each line's ``url``) where a provider's differs from OpenAI's:
+#: Azure OpenAI's global batches name it without the version prefix.
+ENDPOINTS = {"azure": "/chat/completions"}
+
+
+def endpoint_of(provider: str) -> str:
+    """The chat completions endpoint of ``provider``'s batches (:data:`ENDPOINTS`)."""
+    return ENDPOINTS.get(provider, ENDPOINT)
 
 
 @dataclass(frozen=True)
@@ -102,6 +112,7 @@ class _Job:
 class _Chunk:
     """A batch input file being filled: its JSONL lines and the calls (without prompts)."""
 
+    url: str = ENDPOINT
     calls: list[tuple[str, PreparedCall]] = field(default_factory=list)
     lines: list[bytes] = field(default_factory=list)
     size: int = 0
@@ -109,7 +120,7 @@ class _Chunk:
     def add(self, call: PreparedCall, body: dict[str, Any]) -> None:
         cid = f"r{len(self.calls)}"
         line = json.dumps(
-            {"custom_id": cid, "method": "POST", "url": ENDPOINT, "body": body},
+            {"custom_id": cid, "method": "POST", "url": self.url, "body": body},
             ensure_ascii=False,
         ).encode()
         self.calls.append((cid, _without_prompt(call)))
@@ -181,7 +192,7 @@ class ProviderBatchEngine:
                 job.calls[hit[1]] = _without_prompt(call)
                 continue
             target = self._target(litellm, call)
-            chunk = filling.setdefault(target, _Chunk())
+            chunk = filling.setdefault(target, _Chunk(endpoint_of(target.provider)))
             chunk.add(call, self.body(call))
             if len(chunk.calls) >= self.max_requests or chunk.size >= MAX_BYTES:
                 await self._submit_into(jobs, litellm, target, filling.pop(target), emit)
@@ -286,7 +297,7 @@ class ProviderBatchEngine:
                 client,
                 lambda: litellm.acreate_batch(
                     completion_window=self.completion_window,
-                    endpoint=ENDPOINT,
+                    endpoint=chunk.url,
                     input_file_id=uploaded.id,
                     custom_llm_provider=target.provider,
                     metadata={"trajudge_dataset": self.dataset[:500]},
