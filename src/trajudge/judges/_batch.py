@@ -268,9 +268,10 @@ async def _execute(plan: BatchPlan, engine: Engine, writer: JudgmentWriter) -> N
         entry = result.cache_entry()
         cache = call.judge.cache
         if entry is None or cache is None or call.key is None:
-            writer.add(finish(call, result))
+            writer.add(finish(call, result), stored=result.stored)
         else:
-            writer.add(finish(call, result), cache, (call.key, call.judge.client().model, entry))
+            model = call.judge.client().model
+            writer.add(finish(call, result), cache, (call.key, model, entry), stored=result.stored)
 
     async def misses() -> AsyncIterator[PreparedCall]:
         for start in range(0, len(plan.todo), PREPARE_CHUNK):

@@ -2,7 +2,8 @@
 
 The driver (the process that runs :func:`trajudge.judges.score_dataset`) plans, prepares
 the calls (prompts and cache keys), looks the cache up and writes every judgment, exactly
-as with the local engine; only the calls to the models run on the cluster:
+as with the local engine; only the calls to the models run on the cluster, and, on a
+PostgreSQL store, the writing of their judgments:
 
 - ``workers`` actors (default: one per CPU of the cluster, at most ``concurrency``), each
   holding one :class:`~trajudge.judges.LLMClient` per judge, built from the driver's client
@@ -10,6 +11,16 @@ as with the local engine; only the calls to the models run on the cluster:
   retries; the API key is read from the worker's environment, never sent);
 - a call is sent as (judge, cache key, messages, parameters) and its
   :class:`~trajudge.judges.CallResult` comes back to the driver, which emits it;
+- **direct writes** (a PostgreSQL store, given as ``store``): each worker opens the store
+  itself (its own connections, through the same :class:`~trajudge.store.Store` API), makes
+  the judgment of each of its calls with the same :func:`~trajudge.judges._call.finish` the
+  driver uses, and writes it before answering (the calls that finish while a write is in
+  flight go in the next transaction: one commit for many judgments); the driver then only
+  counts it and fills the response cache. A write that fails leaves the judgment to the
+  driver, which writes it as with SQLite (a SQLite file is the driver's, and the workers
+  always return their results to it). Resume is unchanged: a judgment is either stored
+  (whoever wrote it) or planned again; a call sent again after its worker died finds its
+  judgment stored and is not written twice (the store keeps one judgment per key);
 - ``concurrency`` calls are in flight at most over the cluster, and at most each judge's
   ``concurrency`` for that judge (counted by the driver, for all workers together); a
   judge's ``rpm`` is kept by one small actor that every worker asks before each attempt;
@@ -34,7 +45,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from trajudge._cluster import connect
-from trajudge.judges._call import PreparedCall
+from trajudge.judges._call import PreparedCall, finish
 from trajudge.judges._client import CallResult, LLMClient, _import_litellm
 from trajudge.judges._engine import Emit, run_all
 from trajudge.judges._rubric import Rubric
@@ -42,20 +53,37 @@ from trajudge.judges._verdict import verdict_model
 
 if TYPE_CHECKING:
     from trajudge.judges._judge import Judge
+    from trajudge.judges._spec import JudgeSpec
+    from trajudge.store import Store
 
 #: LLMClient fields not copied to a worker (the cache stays with the driver).
 _NOT_SENT = {"cache", "limiter", "_states", "rpm"}
 
 
 @dataclass(frozen=True)
+class _Facts:
+    """What :func:`~trajudge.judges._call.finish` reads of a judge, for a worker to make the
+    judgment itself (the :class:`~trajudge.judges.Judge` holds its client and cache)."""
+
+    name: str
+    spec: JudgeSpec
+    rubric: Rubric
+    rubric_version: str
+    config_sha256: str
+    config_json: str
+
+
+@dataclass(frozen=True)
 class _Wire:
     """What a worker needs to call a judge's model: the client's settings and the rubric
-    (the verdict model is built again from it: same schema, same validation)."""
+    (the verdict model is built again from it: same schema, same validation), and the
+    judge's facts for the judgments it writes."""
 
     client: dict[str, Any]
     rubric: Rubric
     reasoning_chars: int
     rate: Any  # the handle of the judge's rate actor, or None
+    facts: _Facts
 
 
 def _wire(judge: Judge, rate: Any) -> _Wire:
@@ -65,7 +93,70 @@ def _wire(judge: Judge, rate: Any) -> _Wire:
         for f in dataclasses.fields(client)
         if f.name not in _NOT_SENT
     }
-    return _Wire(settings, judge.rubric, judge.reasoning_chars, rate)
+    facts = _Facts(
+        judge.name,
+        judge.spec,
+        judge.rubric,
+        judge.rubric_version,
+        judge.config_sha256,
+        judge.config_json,
+    )
+    return _Wire(settings, judge.rubric, judge.reasoning_chars, rate, facts)
+
+
+@dataclass(frozen=True)
+class _Where:
+    """Which judgment a call fills: the fields of its :class:`PreparedCall` but the judge,
+    the messages and the parameters."""
+
+    trajectory_id: str
+    other_id: str | None
+    order: Any
+    sample: int
+    shown: tuple[str, ...]
+
+
+class _Sink:
+    """A worker's writes to the store: judgments queued while a write is in flight go in
+    the next one (group commit); the store is opened on first use, in a thread."""
+
+    def __init__(self, url: str, dataset: str) -> None:
+        self.url = url
+        self.dataset = dataset
+        self._store: Store | None = None
+        self._pending: list[tuple[dict[str, Any], asyncio.Future[None]]] = []
+        self._task: asyncio.Future[None] | None = None
+        self.writes = 0
+
+    def _write(self, rows: list[dict[str, Any]]) -> None:
+        if self._store is None:
+            from trajudge.store import Store
+
+            self._store = Store(self.url)
+        self._store.add_judgments(self.dataset, rows)
+        self.writes += 1
+
+    async def write(self, row: dict[str, Any]) -> None:
+        """Return once ``row`` is committed (raise if its transaction failed)."""
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._pending.append((row, done))
+        if self._task is None or self._task.done():
+            self._task = asyncio.ensure_future(self._drain())
+        await done
+
+    async def _drain(self) -> None:
+        while self._pending:
+            batch, self._pending = self._pending, []
+            try:
+                await asyncio.to_thread(self._write, [row for row, _ in batch])
+            except Exception as exc:
+                for _, done in batch:
+                    if not done.done():
+                        done.set_exception(exc)
+            else:
+                for _, done in batch:
+                    if not done.done():
+                        done.set_result(None)
 
 
 class _SharedRate:
@@ -102,7 +193,8 @@ class WorkerActor:
     def __init__(self, wires: dict[int, _Wire]) -> None:
         os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
         _import_litellm()  # seconds: now, not during the first call (and its rate slot)
-        self._judges: dict[int, tuple[LLMClient, Any]] = {}
+        self._judges: dict[int, tuple[LLMClient, Any, _Facts]] = {}
+        self._sinks: dict[tuple[str, str], _Sink] = {}  # (store URL, dataset) -> its writes
         for idx, wire in wires.items():
             self._add(idx, wire)
 
@@ -110,7 +202,7 @@ class WorkerActor:
         limiter = None if wire.rate is None else _SharedRate(wire.rate)
         client = LLMClient(**wire.client, limiter=limiter)
         model = verdict_model(wire.rubric, max_reasoning_chars=wire.reasoning_chars)
-        self._judges[idx] = (client, model)
+        self._judges[idx] = (client, model, wire.facts)
 
     async def add(self, idx: int, wire: _Wire) -> None:
         self._add(idx, wire)
@@ -118,8 +210,45 @@ class WorkerActor:
     async def call(
         self, idx: int, key: str, messages: list[dict[str, str]], params: dict[str, Any]
     ) -> CallResult:
-        client, model = self._judges[idx]
+        client, model, _ = self._judges[idx]
         return await client.call(key, messages, model, params)
+
+    async def call_and_store(
+        self,
+        idx: int,
+        key: str,
+        messages: list[dict[str, str]],
+        params: dict[str, Any],
+        where: _Where,
+        sink: tuple[str, str],
+    ) -> CallResult:
+        """:meth:`call`, then its judgment written to the store at ``sink`` = (URL, dataset)
+        (``result.stored``); a failed write returns the result unstored, for the driver."""
+        client, model, facts = self._judges[idx]
+        result = await client.call(key, messages, model, params)
+        writer = self._sinks.get(sink)
+        if writer is None:
+            writer = self._sinks[sink] = _Sink(*sink)
+        call = PreparedCall(
+            facts,  # type: ignore[arg-type]  # what finish() reads of a Judge
+            where.trajectory_id,
+            where.other_id,
+            where.order,
+            where.sample,
+            where.shown,
+            [],
+            params,
+            key,
+        )
+        try:
+            await writer.write(finish(call, result).to_row())
+        except Exception:  # the driver writes it: nothing is lost
+            return result
+        return dataclasses.replace(result, stored=True)
+
+    async def writes(self) -> int:
+        """Transactions this worker committed to the store."""
+        return sum(s.writes for s in self._sinks.values())
 
     async def pid(self) -> int:
         return os.getpid()
@@ -219,6 +348,8 @@ class RayEngine:
     worker actors (default: one per CPU of the cluster, at most ``concurrency``; each
     reserves one CPU). ``keep_workers``: keep the workers (their imports and connections)
     for the next :meth:`run` until :meth:`close`, instead of stopping them after each run.
+    ``store`` and ``dataset``: where the batch writes; on a PostgreSQL store the workers
+    write the judgments themselves (module docstring), elsewhere the driver does.
     """
 
     def __init__(
@@ -229,8 +360,17 @@ class RayEngine:
         workers: int | None = None,
         max_worker_failures: int = 3,
         keep_workers: bool = False,
+        store: Store | None = None,
+        dataset: str | None = None,
     ) -> None:
         self.concurrency = max(1, concurrency)
+        #: (store URL, dataset) the workers write to; None: they return their results
+        self.sink: tuple[str, str] | None = None
+        if store is not None and dataset is not None and store.engine.dialect.name != "sqlite":
+            url = store.engine.url.render_as_string(hide_password=False)
+            self.sink = (url, dataset)
+        #: judgments the workers stored themselves (this engine, all runs)
+        self.direct_writes = 0
         self.address = address
         self.workers = workers
         self.max_worker_failures = max_worker_failures
@@ -284,9 +424,18 @@ class RayEngine:
                 slot = pool.pick()
                 generation = slot.generation
                 slot.in_flight += 1
-                ref = slot.handle.call.remote(idx, call.key, call.messages, call.params)
+                if self.sink is None:
+                    ref = slot.handle.call.remote(idx, call.key, call.messages, call.params)
+                else:
+                    where = _Where(
+                        call.trajectory_id, call.other_id, call.order, call.sample, call.shown
+                    )
+                    ref = slot.handle.call_and_store.remote(
+                        idx, call.key, call.messages, call.params, where, self.sink
+                    )
                 try:
                     result: CallResult = await ref
+                    self.direct_writes += result.stored
                     return result
                 except pool.ray.exceptions.RayActorError as exc:
                     error = exc

@@ -34,6 +34,7 @@ FLUSH_MAX_ROWS = 256
 @dataclass
 class _Pending:
     judgments: list[Judgment] = field(default_factory=list)
+    elsewhere: set[int] = field(default_factory=set)  # indices already stored by a worker
     cache: dict[int, tuple[ResponseCache, list[tuple[str, str, CachedResponse]]]] = field(
         default_factory=dict
     )
@@ -77,14 +78,20 @@ class JudgmentWriter:
         judgment: Judgment,
         cache: ResponseCache | None = None,
         entry: tuple[str, str, CachedResponse] | None = None,
+        *,
+        stored: bool = False,
     ) -> None:
         """Queue ``judgment`` (and the cache ``entry`` = (key, model, response) for ``cache``);
-        writes the batch at once when it is due."""
+        writes the batch at once when it is due. ``stored``: the judgment is already in the
+        store (a Ray worker wrote it): only its cache entry is written, and ``on_flush``
+        hears of it with the others."""
         p = self._pending
         if not p.judgments:
             p.since = self.clock()
             if self._wake is not None:
                 self._wake.set()
+        if stored:
+            p.elsewhere.add(len(p.judgments))
         p.judgments.append(judgment)
         if cache is not None and entry is not None:
             p.cache.setdefault(id(cache), (cache, []))[1].append(entry)
@@ -103,7 +110,9 @@ class JudgmentWriter:
         p = self._pending
         if not p.judgments:
             return
-        self.store.add_judgments(self.dataset, [j.to_row() for j in p.judgments])
+        rows = [j.to_row() for i, j in enumerate(p.judgments) if i not in p.elsewhere]
+        if rows:
+            self.store.add_judgments(self.dataset, rows)
         self._pending = _Pending()  # only once written: a failed write is tried again
         self.stored += len(p.judgments)
         for cache, entries in p.cache.values():
