@@ -11,6 +11,12 @@ Routes, in OpenAI's formats (https://platform.openai.com/docs/api-reference/batc
   error file as ``{"response": {"status_code", "request_id", "body"}, "error": null}``;
 - ``GET /v1/files/{id}/content``: an uploaded, output or error file.
 
+Azure OpenAI's global batches are served too, as litellm's Azure client calls them: the same
+routes under ``/openai`` (``/openai/files``, ``/openai/batches``, ...), each requiring an
+``api-version`` query parameter and an ``api-key`` header, with the endpoint (and every
+line's ``url``) ``/chat/completions`` instead of ``/v1/chat/completions``. ``azure_keys``
+records the ``api-key`` headers received.
+
 ``mode`` says how a batch ends: ``"complete"``; ``"hold"`` (stays ``in_progress`` until the
 test sets another mode: a test waits on that state, not on time); ``"expire:N"`` (the first N
 lines run, the rest land in the error file with code ``batch_expired``, status ``expired``);
@@ -28,7 +34,9 @@ from typing import Any
 
 from aiohttp import web
 
+Handler = Callable[[web.Request], Awaitable[web.Response]]
 Answer = Callable[[dict[str, Any], dict[str, str]], Awaitable[tuple[int, dict[str, Any]]]]
+ENDPOINT = "/v1/chat/completions"
 EXPIRED_MESSAGE = "This request could not be executed before the completion window expired."
 
 
@@ -42,6 +50,7 @@ class FakeBatches:
         self.created: list[str] = []
         self.retrieved = 0
         self.mode = "complete"
+        self.azure_keys: list[str] = []
 
     def reset(self) -> None:
         with self._lock:
@@ -51,12 +60,31 @@ class FakeBatches:
             self.created.clear()
             self.retrieved = 0
             self.mode = "complete"
+            self.azure_keys.clear()
 
     def routes(self, app: web.Application) -> None:
         app.router.add_post("/v1/files", self._upload)
         app.router.add_post("/v1/batches", self._create)
         app.router.add_get("/v1/batches/{id}", self._retrieve)
         app.router.add_get("/v1/files/{id}/content", self._content)
+        app.router.add_post("/openai/files", self._azure(self._upload))
+        app.router.add_post("/openai/batches", self._azure(self._create))
+        app.router.add_get("/openai/batches/{id}", self._azure(self._retrieve))
+        app.router.add_get("/openai/files/{id}/content", self._azure(self._content))
+
+    def _azure(self, handler: Handler) -> Handler:
+        async def checked(request: web.Request) -> web.Response:
+            key = request.headers.get("api-key")
+            if not request.query.get("api-version") or not key:
+                return web.json_response(
+                    {"error": {"code": "404", "message": "api-version and api-key required"}},
+                    status=404,
+                )
+            with self._lock:
+                self.azure_keys.append(key)
+            return await handler(request)
+
+        return checked
 
     def input_bodies(self) -> list[dict[str, Any]]:
         """The request bodies of every uploaded batch input line."""
@@ -97,9 +125,13 @@ class FakeBatches:
     async def _create(self, request: web.Request) -> web.Response:
         body = await request.json()
         fid = body.get("input_file_id")
-        if fid not in self.files or body.get("endpoint") != "/v1/chat/completions":
+        endpoint = "/chat/completions" if request.path.startswith("/openai/") else ENDPOINT
+        if fid not in self.files or body.get("endpoint") != endpoint:
             return web.json_response({"error": {"message": "unknown input file"}}, status=400)
         lines = self.files[fid].decode().splitlines()
+        if any(json.loads(line).get("url") != endpoint for line in lines):
+            message = f"every line's url must be the batch endpoint {endpoint}"
+            return web.json_response({"error": {"message": message}}, status=400)
         with self._lock:
             bid = f"batch_{len(self.batches) + 1}"
             self.batches[bid] = {

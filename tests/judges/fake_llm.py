@@ -25,7 +25,8 @@ of chat requests so far and the SHA-256 of each one's messages (``?since=N`` fro
 for a benchmark that runs the server in another process.
 
 ``server.batches`` serves OpenAI's batch API (files, batches, output and error files) over the
-same answers: see ``fake_batch.py``.
+same answers: see ``fake_batch.py``; ``server.anthropic`` serves Anthropic's Messages and
+Message Batches APIs over them: see ``fake_anthropic.py``.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from aiohttp import web
 
 if str(Path(__file__).resolve().parent) not in sys.path:  # loaded by path from other folders
     sys.path.insert(0, str(Path(__file__).resolve().parent))
+from fake_anthropic import FakeAnthropic
 from fake_batch import FakeBatches
 
 
@@ -92,6 +94,8 @@ class FakeLLM:
         self._thread = threading.Thread(target=self._run, daemon=True)
         #: OpenAI's batch API over the same answers (fake_batch.py)
         self.batches = FakeBatches(self._answer)
+        #: Anthropic's Messages and Message Batches APIs over the same answers
+        self.anthropic = FakeAnthropic(self._answer)
 
     # -- lifecycle ----------------------------------------------------------------------------
     def start(self) -> FakeLLM:
@@ -135,14 +139,18 @@ class FakeLLM:
             self.action_for = None
             self._released.clear()
         self.batches.reset()
+        self.anthropic.reset()
 
     def _run(self) -> None:
         asyncio.set_event_loop(self._loop)
         app = web.Application()
         app.router.add_post("/v1/chat/completions", self._chat)
+        # Azure OpenAI's route for a deployment (litellm's azure/<deployment> models)
+        app.router.add_post("/openai/deployments/{deployment}/chat/completions", self._chat)
         app.router.add_get("/v1/models", self._models)
         app.router.add_get("/calls", self._calls)
         self.batches.routes(app)
+        self.anthropic.routes(app)
         self._runner = web.AppRunner(app)
         self._loop.run_until_complete(self._runner.setup())
         site = web.TCPSite(self._runner, "127.0.0.1", 0)

@@ -2,7 +2,10 @@
 
 One cluster (2 CPUs) for the whole module. Every test compares with the local engine run on
 the same plan: the stored judgments must be the same, column for column (all but the row
-id, the creation time and the measured latency).
+id, the creation time and the measured latency). The tests taking ``db_url`` run on SQLite
+(the workers return their results to the driver, which writes them) and on the real
+PostgreSQL server (the workers write the judgments themselves), the local engine's run on
+the same backend.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import os
 import signal
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -55,10 +59,25 @@ def _judges(fake: FakeLLM, **kw: Any) -> list[Judge]:
     return [Judge(JudgeSpec.model_validate({**base, **s, **kw})) for s in specs]
 
 
-def _store(path: Path) -> Store:
-    store = Store(f"sqlite:///{path}")
+def _store(path: Path | str) -> Store:
+    store = Store(path if isinstance(path, str) else f"sqlite:///{path}")
     store.import_dataset("ds", TRAJECTORIES, SPECS)
     return store
+
+
+@pytest.fixture
+def local_url(db_backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[str]:
+    """A second store on the backend of ``db_url``, for the local engine's run."""
+    if db_backend == "postgres":
+        with request.getfixturevalue("postgres_server").database() as url:
+            yield url
+    else:
+        yield f"sqlite:///{tmp_path / 'local.db'}"
+
+
+def _direct(store: Store) -> bool:
+    """Whether the Ray workers write to ``store`` themselves (PostgreSQL)."""
+    return store.engine.dialect.name == "postgresql"
 
 
 def _rows(store: Store) -> list[dict[str, Any]]:
@@ -95,7 +114,7 @@ def _faults(fake: FakeLLM) -> None:
     fake.action_for = action
 
 
-def _local(fake: FakeLLM, path: Path) -> tuple[BatchSummary, list[dict[str, Any]]]:
+def _local(fake: FakeLLM, path: Path | str) -> tuple[BatchSummary, list[dict[str, Any]]]:
     store = _store(path)
     _faults(fake)
     summary = score_dataset(store, "ds", _judges(fake), engine=LocalEngine(4))
@@ -105,15 +124,19 @@ def _local(fake: FakeLLM, path: Path) -> tuple[BatchSummary, list[dict[str, Any]
 
 
 def test_same_judgments_as_the_local_engine_under_faults(
-    ray_cluster: Any, fake_llm: FakeLLM, tmp_path: Path
+    ray_cluster: Any, fake_llm: FakeLLM, db_url: str, local_url: str
 ) -> None:
-    local, expected = _local(fake_llm, tmp_path / "local.db")
+    local, expected = _local(fake_llm, local_url)
     local_calls = fake_llm.calls
     fake_llm.reset()
-    store = _store(tmp_path / "ray.db")
+    store = _store(db_url)
     _faults(fake_llm)
-    summary = score_dataset(store, "ds", _judges(fake_llm), engine=RayEngine(4))
+    engine = make_engine("ray", store=store, dataset="ds", judges=_judges(fake_llm))
+    assert isinstance(engine, RayEngine)
+    summary = score_dataset(store, "ds", _judges(fake_llm), engine=engine)
     got = _rows(store)
+    # PostgreSQL: every judgment was written by the worker that made it; SQLite: none
+    assert engine.direct_writes == (summary.judged + summary.errors if _direct(store) else 0)
     # the faults did happen, and landed on the same judgments
     errors = [r for r in expected if r["error"] is not None]
     assert errors and any("InternalServerError" in r["error"] for r in errors)
@@ -142,14 +165,14 @@ def _wait_for(predicate: Any, what: str, timeout: float = 120.0) -> None:
 
 
 def test_a_killed_worker_loses_and_duplicates_nothing(
-    ray_cluster: Any, fake_llm: FakeLLM, tmp_path: Path
+    ray_cluster: Any, fake_llm: FakeLLM, db_url: str, local_url: str
 ) -> None:
-    _, expected = _local(fake_llm, tmp_path / "local.db")
+    _, expected = _local(fake_llm, local_url)
     fake_llm.reset()
-    store = _store(tmp_path / "ray.db")
+    store = _store(db_url)
     _faults(fake_llm)
     fake_llm.default = "block"  # every request without a fault waits for release()
-    engine = RayEngine(4, workers=2)
+    engine = RayEngine(4, workers=2, store=store, dataset="ds")
     box: dict[str, Any] = {}
 
     def run() -> None:
@@ -174,7 +197,29 @@ def test_a_killed_worker_loses_and_duplicates_nothing(
     assert box["summary"].planned == len(expected)
     got = _rows(store)
     assert got == expected  # nothing lost, nothing written twice, the same errors
+    if _direct(store):  # the workers wrote what they judged (the killed one's calls again)
+        assert engine.direct_writes == len(expected)
     store.close()
+
+
+@pytest.mark.postgres
+def test_a_worker_that_cannot_write_leaves_its_judgments_to_the_driver(
+    ray_cluster: Any, fake_llm: FakeLLM, postgres_server: Any
+) -> None:
+    """The workers' store URL names a database that does not exist: every worker write
+    fails, and the driver writes the judgments instead: none is lost."""
+    with postgres_server.database() as local_url, postgres_server.database() as url:
+        _, expected = _local(fake_llm, local_url)
+        fake_llm.reset()
+        store = _store(url)
+        _faults(fake_llm)
+        engine = RayEngine(4, store=store, dataset="ds")
+        assert engine.sink is not None
+        engine.sink = (postgres_server.url("no_such_database"), "ds")
+        summary = score_dataset(store, "ds", _judges(fake_llm), engine=engine)
+        assert engine.direct_writes == 0 and summary.planned == len(expected)
+        assert _rows(store) == expected
+        store.close()
 
 
 def test_rate_limit_is_shared_by_the_workers(

@@ -119,3 +119,23 @@ def test_a_failed_write_keeps_the_answers_for_the_next_flush(
     monkeypatch.setattr(store, "add_judgments", real)
     writer.flush()
     assert _stored(store) == ["t0"] and writer.pending == 0
+
+
+def test_judgments_a_worker_stored_are_reported_and_cached_but_not_written_again(
+    store: Store, tmp_path: Path
+) -> None:
+    """A Ray worker wrote t1 (``stored=True``): the flush writes t0 and t2 only, yet reports
+    all three, and t1's cache entry is written like the others'."""
+    cache = ResponseCache(tmp_path / "c.db")
+    flushed: list[list[str]] = []
+    writer = JudgmentWriter(
+        store, "ds", on_flush=lambda js: flushed.append([j.trajectory_id for j in js])
+    )
+    entry = CachedResponse({"score": 4}, "{}", 1, 1, 0.0, 0.1)
+    writer.add(_judgment(0))
+    writer.add(_judgment(1, score=2.0), cache, ("k1", "m", entry), stored=True)
+    writer.add(_judgment(2))
+    writer.flush()
+    assert flushed == [["t0", "t1", "t2"]] and writer.stored == 3
+    assert _stored(store) == ["t0", "t2"]
+    assert cache.get("k1") == entry

@@ -295,13 +295,14 @@ async def _execute(plan: BatchPlan, engine: Engine, writer: JudgmentWriter) -> N
         entry = result.cache_entry()
         cache = call.judge.cache
         if entry is None or cache is None or call.key is None:
-            writer.add(finish(call, result))
+            writer.add(finish(call, result), stored=result.stored)
         else:
             writer.add(
                 finish(call, result),
                 cache,
                 (call.key, call.judge.client().model, entry),
                 None if call.input_key is None else (call.input_key, call.key),
+                stored=result.stored,
             )
 
     async def misses() -> AsyncIterator[PreparedCall]:

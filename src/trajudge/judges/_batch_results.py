@@ -119,3 +119,84 @@ def batch_errors(batch: Any) -> str | None:
         for e in data
     ]
     return redact("; ".join(parts))[:2000]
+
+
+#: The HTTP status of each Anthropic API error type
+#: (https://docs.anthropic.com/en/api/errors), to raise what a direct call raises.
+ANTHROPIC_STATUS = {
+    "invalid_request_error": 400,
+    "authentication_error": 401,
+    "billing_error": 402,
+    "permission_error": 403,
+    "not_found_error": 404,
+    "request_too_large": 413,
+    "rate_limit_error": 429,
+    "api_error": 500,
+    "timeout_error": 504,
+    "overloaded_error": 529,
+}
+
+
+def anthropic_result(
+    litellm: Any,
+    client: LLMClient,
+    key: str,
+    verdict_model: type[BaseModel],
+    params: dict[str, Any],
+    entry: dict[str, Any] | None,
+    batch_id: str,
+) -> CallResult:
+    """The result of the request with cache key ``key`` (Messages body ``params``) from its
+    Anthropic batch ``entry`` (a ``result``: ``succeeded``, ``errored``, ``canceled`` or
+    ``expired``; None: the batch has none for it), as one attempt: a message goes through
+    litellm's own Anthropic response transformation (the tool call or JSON text becomes the
+    content, stop reasons and usage are mapped) and then the local engine's parsing."""
+    result = CallResult(None, None, key, attempts=1)
+    kind = (entry or {}).get("type")
+    if kind == "errored":
+        error = entry.get("error") if entry is not None else None
+        result.error = _one_line(_anthropic_error(litellm, client.model, error), 1)
+        return result
+    if kind != "succeeded":
+        reason = f"request {kind}" if kind else "no result for this request"
+        result.error = redact(f"batch {batch_id}: {reason}")[:600]
+        return result
+    assert entry is not None
+    import httpx
+    from litellm.llms.anthropic.chat.transformation import AnthropicConfig, JsonModeRequest
+
+    message = entry.get("message") or {}
+    try:
+        completion = AnthropicConfig().transform_parsed_response(
+            completion_response=message,
+            raw_response=httpx.Response(200, json=message),
+            model_response=litellm.ModelResponse(),
+            json_mode=True,  # every batch request carries the rubric's schema
+            response_format_schema=JsonModeRequest.model_validate(params).tool_schema(),
+        )
+        verdict = parse_json_schema(completion, verdict_model)
+    except Exception as exc:  # unparseable or cut: the local engine's error, one attempt
+        result.error = _one_line(exc, 1)
+        result.truncated = _is_truncated(exc)
+        return result
+    client.fill(result, verdict, completion, batch_cost(litellm, client, completion))
+    return result
+
+
+def _anthropic_error(litellm: Any, model: str, error: Any) -> BaseException:
+    """What litellm raises on a direct call answered with this error object (the body
+    ``{"type": "error", "error": {"type", "message"}}`` of the API's error responses)."""
+    from litellm.litellm_core_utils.exception_mapping_utils import exception_type
+    from litellm.llms.anthropic.common_utils import AnthropicError
+
+    inner = error.get("error") if isinstance(error, dict) else None
+    kind = inner.get("type") if isinstance(inner, dict) else None
+    status = ANTHROPIC_STATUS.get(str(kind), 500)
+    original = AnthropicError(status_code=status, message=json.dumps(error))
+    try:
+        exception_type(  # type: ignore[no-untyped-call]
+            model=model, original_exception=original, custom_llm_provider="anthropic"
+        )
+    except Exception as mapped:
+        return mapped
+    return original  # pragma: no cover - exception_type always raises

@@ -166,6 +166,7 @@ class CallResult:
     attempts: int = 0
     timed_out: bool = False  # the last attempt hit ``timeout``
     truncated: bool = False  # the last attempt's output was cut by ``max_tokens``
+    stored: bool = False  # its judgment is already in the store (written by a Ray worker)
 
     @classmethod
     def from_cache(cls, key: str, hit: CachedResponse) -> CallResult:

@@ -88,7 +88,8 @@ def make_engine(
     ``local`` gives None: the runner's default, a :class:`LocalEngine` of the batch's
     concurrency. ``ray`` runs the calls on the Ray cluster at ``address`` (``auto``,
     ``ray://host:10001``; default: start or join a local one) with ``concurrency`` calls in
-    flight (default: the largest judge ``concurrency``). ``batch`` submits them through the
+    flight (default: the largest judge ``concurrency``; on a PostgreSQL ``store`` its workers
+    write the judgments of ``dataset`` themselves). ``batch`` submits them through the
     provider's batch API, recording its batches in ``store`` under ``dataset`` and telling
     ``notify`` what it waits for.
     """
@@ -99,7 +100,7 @@ def make_engine(
         from trajudge.judges._ray import RayEngine
 
         width = concurrency or max((j.spec.concurrency for j in judges), default=1)
-        return RayEngine(width, address=address)
+        return RayEngine(width, address=address, store=store, dataset=dataset)
     if name == "batch":
         if store is None or dataset is None:
             raise ValueError("the batch engine needs the store and the dataset")

@@ -7,7 +7,9 @@ runner could not answer from the cache and
    (``litellm.utils.return_raw_request`` over the very ``litellm.acompletion`` arguments the
    local engine sends, :meth:`~trajudge.judges.LLMClient.json_schema_request`): same model
    name, messages, parameters (as litellm maps them for the model) and ``response_format``;
-2. **submits** them as OpenAI batch JSONL (``{"custom_id", "method", "url", "body"}``), one
+2. **submits** them as OpenAI batch JSONL (``{"custom_id", "method", "url", "body"}``; Azure
+   OpenAI takes the same format with ``url`` ``/chat/completions`` and the deployment as
+   ``model``), one
    batch per endpoint, model and credentials (at most :data:`MAX_REQUESTS` requests each):
    ``litellm.acreate_file(purpose="batch")`` then ``litellm.acreate_batch``; the batch is
    recorded in the store (``provider_batches`` and its requests) as soon as the provider has
@@ -37,17 +39,20 @@ price) and otherwise half the synchronous price (litellm's rule, after OpenAI's 
 batch discount); a model the cost map does not know costs None, a loopback endpoint 0.
 Latency is not measured per request in a batch (None).
 
-Providers: litellm's OpenAI-format batches (``openai``, ``azure``, ``litellm_proxy``, and any
-OpenAI-compatible server through ``api_base``), with judges whose requests are
-``json_schema_mode`` (an ``api_base``, or ``mode: json_schema_mode``; OpenAI, Azure OpenAI
-and vLLM honour it). Vertex AI, Bedrock and Anthropic batches take other input formats and
-are refused with the reason.
+Providers: litellm's OpenAI-format batches (``openai``, ``azure`` (Azure OpenAI's global
+batches), ``litellm_proxy``, and any OpenAI-compatible server through ``api_base``), and
+Anthropic's Message Batches (``anthropic``, through the anthropic SDK:
+:mod:`trajudge.judges._provider_batch_anthropic`), with judges whose requests are
+``json_schema_mode`` (an ``api_base``, or ``mode: json_schema_mode``; OpenAI, Azure OpenAI,
+Anthropic (through litellm's forced tool or ``output_format``) and vLLM honour it). Vertex AI
+and Bedrock batches are refused with the reason (:data:`REFUSED`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+import importlib.util
 import json
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -69,13 +74,29 @@ from trajudge.trajectories import InputError, canonical_json
 if TYPE_CHECKING:
     from trajudge.store import Store
 
-#: litellm providers whose batches take OpenAI's JSONL format.
-SUPPORTED_PROVIDERS = ("openai", "azure", "litellm_proxy")
+#: litellm providers whose batches the engine sends: OpenAI's JSONL format, and Anthropic's
+#: Message Batches (:mod:`trajudge.judges._provider_batch_anthropic`).
+SUPPORTED_PROVIDERS = ("openai", "azure", "litellm_proxy", "anthropic")
+#: Providers whose batches litellm can make that this engine refuses, and why.
+REFUSED = {
+    "vertex_ai": "litellm reads Vertex AI batch files from storage.googleapis.com (no "
+    "endpoint override) with Google OAuth credentials, so trajudge cannot test them offline",
+    "bedrock": "Bedrock batches (model invocation jobs over S3) are not implemented in "
+    "trajudge yet",
+}
 #: Requests per batch (OpenAI's limit: 50,000 requests and 200 MB per input file).
 MAX_REQUESTS = 50_000
 MAX_BYTES = 190 * 1024 * 1024
 TERMINAL = ("completed", "expired", "failed", "cancelled")
 ENDPOINT = "/v1/chat/completions"
+#: The batch endpoint (and each line's ``url``) where a provider's differs from OpenAI's:
+#: Azure OpenAI's global batches name it without the version prefix.
+ENDPOINTS = {"azure": "/chat/completions"}
+
+
+def endpoint_of(provider: str) -> str:
+    """The chat completions endpoint of ``provider``'s batches (:data:`ENDPOINTS`)."""
+    return ENDPOINTS.get(provider, ENDPOINT)
 
 
 @dataclass(frozen=True)
@@ -96,22 +117,28 @@ class _Job:
     provider: str
     client: LLMClient
     calls: dict[str, PreparedCall]
+    tools: Any = None  # Anthropic: the request's ``tools`` (the rubric's schema as a tool)
 
 
 @dataclass
 class _Chunk:
     """A batch input file being filled: its JSONL lines and the calls (without prompts)."""
 
+    url: str = ENDPOINT
+    anthropic: bool = False  # Message Batches requests: ``{"custom_id", "params"}``
+    beta: str | None = None  # the ``anthropic-beta`` header the requests need
     calls: list[tuple[str, PreparedCall]] = field(default_factory=list)
     lines: list[bytes] = field(default_factory=list)
     size: int = 0
 
     def add(self, call: PreparedCall, body: dict[str, Any]) -> None:
         cid = f"r{len(self.calls)}"
-        line = json.dumps(
-            {"custom_id": cid, "method": "POST", "url": ENDPOINT, "body": body},
-            ensure_ascii=False,
-        ).encode()
+        request = (
+            {"custom_id": cid, "params": body}
+            if self.anthropic
+            else {"custom_id": cid, "method": "POST", "url": self.url, "body": body}
+        )
+        line = json.dumps(request, ensure_ascii=False).encode()
         self.calls.append((cid, _without_prompt(call)))
         self.lines.append(line)
         self.size += len(line) + 1
@@ -145,7 +172,7 @@ class ProviderBatchEngine:
         self.max_requests = max(1, max_requests)
         self.completion_window = completion_window
         self.notify = notify
-        self._templates: dict[tuple[int, str], dict[str, Any]] = {}
+        self._templates: dict[tuple[int, str], tuple[dict[str, Any], str | None]] = {}
 
     def _say(self, line: str) -> None:
         if self.notify is not None:
@@ -177,11 +204,19 @@ class ProviderBatchEngine:
                 if job is None:
                     row = rows[hit[0]]
                     job = _Job(hit[0], row["batch_id"], row["provider"], call.judge.client(), {})
+                    if job.provider == "anthropic":
+                        job.tools = self.body(call).get("tools")
                     jobs[hit[0]] = job
                 job.calls[hit[1]] = _without_prompt(call)
                 continue
             target = self._target(litellm, call)
-            chunk = filling.setdefault(target, _Chunk())
+            chunk = filling.get(target)
+            if chunk is None:
+                chunk = filling[target] = _Chunk(
+                    endpoint_of(target.provider),
+                    anthropic=target.provider == "anthropic",
+                    beta=self._request(call)[1],
+                )
             chunk.add(call, self.body(call))
             if len(chunk.calls) >= self.max_requests or chunk.size >= MAX_BYTES:
                 await self._submit_into(jobs, litellm, target, filling.pop(target), emit)
@@ -208,13 +243,20 @@ class ProviderBatchEngine:
         except Exception as exc:
             raise InputError(where, None, "model", f"litellm does not know it: {exc}") from None
         if provider not in SUPPORTED_PROVIDERS:
+            why = REFUSED.get(provider, f"{provider!r} has no batch API trajudge can send")
             raise InputError(
                 where,
                 None,
                 "model",
-                f"--engine batch sends OpenAI-format batches (providers "
-                f"{', '.join(SUPPORTED_PROVIDERS)}, or any OpenAI-compatible api_base); "
-                f"{provider!r} batches take another format: use the local engine",
+                f"--engine batch sends batches to {', '.join(SUPPORTED_PROVIDERS)} "
+                f"(or any OpenAI-compatible api_base); {why}: use the local engine",
+            )
+        if provider == "anthropic" and importlib.util.find_spec("anthropic") is None:
+            raise InputError(
+                where,
+                None,
+                "model",
+                "Anthropic batches need the anthropic SDK: pip install 'trajudge[anthropic]'",
             )
         if client.instructor_mode != "json_schema_mode":
             raise InputError(
@@ -238,10 +280,14 @@ class ProviderBatchEngine:
         it (``return_raw_request`` runs litellm's transformation and stops before the network;
         its result for a judge and parameters is reused with each call's messages when litellm
         passed the messages through unchanged)."""
+        return self._request(call)[0]
+
+    def _request(self, call: PreparedCall) -> tuple[dict[str, Any], str | None]:
+        """:meth:`body`, and the ``anthropic-beta`` header litellm sends with it (None)."""
         sig = (id(call.judge), canonical_json(call.params))
         template = self._templates.get(sig)
         if template is not None:
-            return {**template, "messages": call.messages}
+            return {**template[0], "messages": call.messages}, template[1]
         from litellm.types.utils import CallTypes
         from litellm.utils import return_raw_request
 
@@ -257,9 +303,10 @@ class ProviderBatchEngine:
             raise RuntimeError(f"litellm could not build the request: {raw.get('error')}")
         body = dict(built)
         body.update(body.pop("extra_body", None) or {})  # the OpenAI SDK merges it the same way
+        beta = (raw.get("raw_request_headers") or {}).get("anthropic-beta")
         if body.get("messages") == call.messages:
-            self._templates[sig] = body
-        return body
+            self._templates[sig] = (body, beta)
+        return body, beta
 
     # -- submit -----------------------------------------------------------------------------
     async def _submit(
@@ -270,6 +317,10 @@ class ProviderBatchEngine:
         emit: Emit,
     ) -> _Job | None:
         client = chunk.calls[0][1].judge.client()
+        if chunk.anthropic:
+            from trajudge.judges._provider_batch_anthropic import submit
+
+            return await submit(self, target, chunk, emit)
         creds = _credentials(client)
         data = b"\n".join(chunk.lines) + b"\n"
         try:
@@ -286,7 +337,7 @@ class ProviderBatchEngine:
                 client,
                 lambda: litellm.acreate_batch(
                     completion_window=self.completion_window,
-                    endpoint=ENDPOINT,
+                    endpoint=chunk.url,
                     input_file_id=uploaded.id,
                     custom_llm_provider=target.provider,
                     metadata={"trajudge_dataset": self.dataset[:500]},
@@ -298,6 +349,12 @@ class ProviderBatchEngine:
             for _, call in chunk.calls:
                 emit(call, CallResult(None, None, call.key or "", error=error, attempts=1))
             return None
+        return self._record(target, chunk, batch.id, uploaded.id, batch.status)
+
+    def _record(
+        self, target: _Target, chunk: _Chunk, batch_id: str, input_file_id: str, status: str
+    ) -> _Job:
+        """Store the batch the provider accepted, and the job that collects it."""
         items = [
             {
                 "custom_id": cid,
@@ -309,20 +366,25 @@ class ProviderBatchEngine:
         pk = self.store.add_provider_batch(
             self.dataset,
             {
-                "batch_id": batch.id,
+                "batch_id": batch_id,
                 "provider": target.provider,
                 "api_base": target.api_base,
                 "model": target.model,
-                "input_file_id": uploaded.id,
-                "status": batch.status,
+                "input_file_id": input_file_id,
+                "status": status,
             },
             items,
         )
-        self._say(f"submitted batch {batch.id} ({len(chunk.calls)} requests to {target.model})")
-        return _Job(pk, batch.id, target.provider, client, dict(chunk.calls))
+        self._say(f"submitted batch {batch_id} ({len(chunk.calls)} requests to {target.model})")
+        client = chunk.calls[0][1].judge.client()
+        return _Job(pk, batch_id, target.provider, client, dict(chunk.calls))
 
     # -- collect ----------------------------------------------------------------------------
     async def _collect(self, litellm: Any, job: _Job, emit: Emit) -> None:
+        if job.provider == "anthropic":
+            from trajudge.judges._provider_batch_anthropic import collect
+
+            return await collect(self, litellm, job, emit)
         creds = _credentials(job.client)
         status = None
         while True:
@@ -365,6 +427,12 @@ class ProviderBatchEngine:
             )
             for cid, call in job.calls.items()
         }
+        self._finish(job, status, results, emit)
+
+    def _finish(
+        self, job: _Job, status: str | None, results: dict[str, CallResult], emit: Emit
+    ) -> None:
+        """Mark the failed requests of a finished batch, and emit every result."""
         self.store.mark_batch_items_failed(
             job.pk, [cid for cid, r in results.items() if r.error is not None]
         )

@@ -2,7 +2,8 @@
 
 The driver (the process that runs :func:`trajudge.judges.score_dataset`) plans, prepares
 the calls (prompts and cache keys), looks the cache up and writes every judgment, exactly
-as with the local engine; only the calls to the models run on the cluster:
+as with the local engine; only the calls to the models run on the cluster, and, on a
+PostgreSQL store, the writing of their judgments:
 
 - ``workers`` actors (default: one per CPU of the cluster, at most ``concurrency``), each
   holding one :class:`~trajudge.judges.LLMClient` per judge, built from the driver's client
@@ -10,6 +11,16 @@ as with the local engine; only the calls to the models run on the cluster:
   retries; the API key is read from the worker's environment, never sent);
 - a call is sent as (judge, cache key, messages, parameters) and its
   :class:`~trajudge.judges.CallResult` comes back to the driver, which emits it;
+- **direct writes** (a PostgreSQL store, given as ``store``): each worker opens the store
+  itself (its own connections, through the same :class:`~trajudge.store.Store` API), makes
+  the judgment of each of its calls with the same :func:`~trajudge.judges._call.finish` the
+  driver uses, and writes it before answering (the calls that finish while a write is in
+  flight go in the next transaction: one commit for many judgments); the driver then only
+  counts it and fills the response cache. A write that fails leaves the judgment to the
+  driver, which writes it as with SQLite (a SQLite file is the driver's, and the workers
+  always return their results to it). Resume is unchanged: a judgment is either stored
+  (whoever wrote it) or planned again; a call sent again after its worker died finds its
+  judgment stored and is not written twice (the store keeps one judgment per key);
 - ``concurrency`` calls are in flight at most over the cluster, and at most each judge's
   ``concurrency`` for that judge (counted by the driver, for all workers together); a
   judge's ``rpm`` is kept by one small actor that every worker asks before each attempt;
@@ -18,111 +29,28 @@ as with the local engine; only the calls to the models run on the cluster:
   whose worker dies ``max_worker_failures + 1`` times is recorded as an error (a later run
   retries it, like any error).
 
-The workers import trajudge: on a cluster of other machines, install the same trajudge
-version (with the ``judges`` extra) in the cluster's environment.
+The workers (:mod:`trajudge.judges._ray_worker`) import trajudge: on a cluster of other
+machines, install the same trajudge version (with the ``judges`` extra) in the cluster's
+environment.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
-import os
-import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from trajudge._cluster import connect
 from trajudge.judges._call import PreparedCall
-from trajudge.judges._client import CallResult, LLMClient, _import_litellm
+from trajudge.judges._client import CallResult
 from trajudge.judges._engine import Emit, run_all
-from trajudge.judges._rubric import Rubric
-from trajudge.judges._verdict import verdict_model
+from trajudge.judges._ray_worker import RateActor, WorkerActor, _Where, _Wire, _wire
 
 if TYPE_CHECKING:
     from trajudge.judges._judge import Judge
-
-#: LLMClient fields not copied to a worker (the cache stays with the driver).
-_NOT_SENT = {"cache", "limiter", "_states", "rpm"}
-
-
-@dataclass(frozen=True)
-class _Wire:
-    """What a worker needs to call a judge's model: the client's settings and the rubric
-    (the verdict model is built again from it: same schema, same validation)."""
-
-    client: dict[str, Any]
-    rubric: Rubric
-    reasoning_chars: int
-    rate: Any  # the handle of the judge's rate actor, or None
-
-
-def _wire(judge: Judge, rate: Any) -> _Wire:
-    client = judge.client()
-    settings = {
-        f.name: getattr(client, f.name)
-        for f in dataclasses.fields(client)
-        if f.name not in _NOT_SENT
-    }
-    return _Wire(settings, judge.rubric, judge.reasoning_chars, rate)
-
-
-class _SharedRate:
-    """A :class:`~trajudge.judges._client.Limiter` backed by a rate actor."""
-
-    def __init__(self, handle: Any) -> None:
-        self.handle = handle
-
-    async def wait(self) -> None:
-        delay = await self.handle.reserve.remote()
-        if delay > 0:
-            await asyncio.sleep(delay)
-
-
-class RateActor:
-    """One judge's requests-per-minute limit for the whole cluster: request starts are spaced
-    ``60 / rpm`` seconds apart (wall clock of the actor's machine)."""
-
-    def __init__(self, rpm: float) -> None:
-        self.interval = 60.0 / rpm
-        self._next = 0.0
-
-    def reserve(self) -> float:
-        """Seconds the caller waits before it starts its request."""
-        now = time.time()
-        start = max(now, self._next)
-        self._next = start + self.interval
-        return start - now
-
-
-class WorkerActor:
-    """Calls judges' models (an async actor: many calls in flight at once)."""
-
-    def __init__(self, wires: dict[int, _Wire]) -> None:
-        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-        _import_litellm()  # seconds: now, not during the first call (and its rate slot)
-        self._judges: dict[int, tuple[LLMClient, Any]] = {}
-        for idx, wire in wires.items():
-            self._add(idx, wire)
-
-    def _add(self, idx: int, wire: _Wire) -> None:
-        limiter = None if wire.rate is None else _SharedRate(wire.rate)
-        client = LLMClient(**wire.client, limiter=limiter)
-        model = verdict_model(wire.rubric, max_reasoning_chars=wire.reasoning_chars)
-        self._judges[idx] = (client, model)
-
-    async def add(self, idx: int, wire: _Wire) -> None:
-        self._add(idx, wire)
-
-    async def call(
-        self, idx: int, key: str, messages: list[dict[str, str]], params: dict[str, Any]
-    ) -> CallResult:
-        client, model = self._judges[idx]
-        return await client.call(key, messages, model, params)
-
-    async def pid(self) -> int:
-        return os.getpid()
+    from trajudge.store import Store
 
 
 @dataclass
@@ -219,6 +147,8 @@ class RayEngine:
     worker actors (default: one per CPU of the cluster, at most ``concurrency``; each
     reserves one CPU). ``keep_workers``: keep the workers (their imports and connections)
     for the next :meth:`run` until :meth:`close`, instead of stopping them after each run.
+    ``store`` and ``dataset``: where the batch writes; on a PostgreSQL store the workers
+    write the judgments themselves (module docstring), elsewhere the driver does.
     """
 
     def __init__(
@@ -229,8 +159,17 @@ class RayEngine:
         workers: int | None = None,
         max_worker_failures: int = 3,
         keep_workers: bool = False,
+        store: Store | None = None,
+        dataset: str | None = None,
     ) -> None:
         self.concurrency = max(1, concurrency)
+        #: (store URL, dataset) the workers write to; None: they return their results
+        self.sink: tuple[str, str] | None = None
+        if store is not None and dataset is not None and store.engine.dialect.name != "sqlite":
+            url = store.engine.url.render_as_string(hide_password=False)
+            self.sink = (url, dataset)
+        #: judgments the workers stored themselves (this engine, all runs)
+        self.direct_writes = 0
         self.address = address
         self.workers = workers
         self.max_worker_failures = max_worker_failures
@@ -284,9 +223,18 @@ class RayEngine:
                 slot = pool.pick()
                 generation = slot.generation
                 slot.in_flight += 1
-                ref = slot.handle.call.remote(idx, call.key, call.messages, call.params)
+                if self.sink is None:
+                    ref = slot.handle.call.remote(idx, call.key, call.messages, call.params)
+                else:
+                    where = _Where(
+                        call.trajectory_id, call.other_id, call.order, call.sample, call.shown
+                    )
+                    ref = slot.handle.call_and_store.remote(
+                        idx, call.key, call.messages, call.params, where, self.sink
+                    )
                 try:
                     result: CallResult = await ref
+                    self.direct_writes += result.stored
                     return result
                 except pool.ray.exceptions.RayActorError as exc:
                     error = exc

@@ -34,6 +34,7 @@ FLUSH_MAX_ROWS = 256
 @dataclass
 class _Pending:
     judgments: list[Judgment] = field(default_factory=list)
+    elsewhere: set[int] = field(default_factory=set)  # indices already stored by a worker
     cache: dict[
         int,
         tuple[ResponseCache, list[tuple[str, str, CachedResponse]], list[tuple[str, str]]],
@@ -79,14 +80,20 @@ class JudgmentWriter:
         cache: ResponseCache | None = None,
         entry: tuple[str, str, CachedResponse] | None = None,
         link: tuple[str, str] | None = None,
+        *,
+        stored: bool = False,
     ) -> None:
         """Queue ``judgment`` (and, for ``cache``, the ``entry`` = (key, model, response) and
-        the ``link`` = (input key, request key)); writes the batch at once when it is due."""
+        the ``link`` = (input key, request key)); writes the batch at once when it is due.
+        ``stored``: the judgment is already in the store (a Ray worker wrote it): only its
+        cache entry is written, and ``on_flush`` hears of it with the others."""
         p = self._pending
         if not p.judgments:
             p.since = self.clock()
             if self._wake is not None:
                 self._wake.set()
+        if stored:
+            p.elsewhere.add(len(p.judgments))
         p.judgments.append(judgment)
         if cache is not None and (entry is not None or link is not None):
             _, entries, links = p.cache.setdefault(id(cache), (cache, [], []))
@@ -109,7 +116,9 @@ class JudgmentWriter:
         p = self._pending
         if not p.judgments:
             return
-        self.store.add_judgments(self.dataset, [j.to_row() for j in p.judgments])
+        rows = [j.to_row() for i, j in enumerate(p.judgments) if i not in p.elsewhere]
+        if rows:
+            self.store.add_judgments(self.dataset, rows)
         self._pending = _Pending()  # only once written: a failed write is tried again
         self.stored += len(p.judgments)
         for cache, entries, links in p.cache.values():

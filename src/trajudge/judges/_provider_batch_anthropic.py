@@ -1,0 +1,128 @@
+"""Anthropic's Message Batches for ``--engine batch``, through the anthropic SDK.
+
+litellm's batches API creates no Anthropic batch, so the engine sends these with the
+anthropic SDK (its ``base_url`` is the judge's ``api_base``, as litellm's is):
+
+- a batch is ``POST /v1/messages/batches`` with ``{"requests": [{"custom_id", "params"}]}``,
+  ``params`` being the very Messages API body litellm sends on a direct call (built by
+  ``return_raw_request``: the rubric's schema as the forced ``json_tool_call`` tool, or as
+  ``output_format`` with its ``anthropic-beta`` header for models that take it); the
+  requests travel inline, so no file is uploaded;
+- it is polled with ``GET /v1/messages/batches/{id}`` until its ``processing_status`` is
+  ``ended``, then its results (JSONL at ``results_url``: one ``{"custom_id", "result"}``
+  per request, ``result.type`` ``succeeded`` with the ``message``, ``errored`` with the
+  API's error object, ``canceled`` or ``expired``) are turned into call results by
+  :func:`~trajudge.judges._batch_results.anthropic_result`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from trajudge.judges._batch_results import anthropic_result
+from trajudge.judges._client import CallResult, LLMClient, _one_line
+from trajudge.judges._engine import Emit
+from trajudge.judges._provider_batch import (
+    ProviderBatchEngine,
+    _Chunk,
+    _Job,
+    _retrying,
+    _Target,
+)
+
+ENDED = "ended"
+#: Stored as the batch's input file: the requests travel inline, no file is uploaded.
+INLINE = "inline"
+
+
+class AnthropicBatches:
+    """Message Batches calls with ``client``'s endpoint, key, headers and timeout (one try
+    each: the engine retries transient failures with the judge's own settings)."""
+
+    def __init__(self, client: LLMClient) -> None:
+        from anthropic import AsyncAnthropic
+
+        kwargs = client._request_kwargs({})
+        self.sdk = AsyncAnthropic(
+            api_key=kwargs.get("api_key"),  # None: ANTHROPIC_API_KEY, as litellm reads it
+            base_url=client.api_base,
+            default_headers=kwargs.get("extra_headers"),
+            timeout=client.timeout,
+            max_retries=0,
+        )
+
+    async def create(self, requests: list[dict[str, Any]], beta: str | None) -> Any:
+        headers = {"anthropic-beta": beta} if beta else None
+        return await self.sdk.messages.batches.create(
+            requests=requests,  # type: ignore[arg-type]  # the bodies litellm built
+            extra_headers=headers,
+        )
+
+    async def retrieve(self, batch_id: str) -> Any:
+        return await self.sdk.messages.batches.retrieve(batch_id)
+
+    async def results(self, batch_id: str) -> dict[str, dict[str, Any]]:
+        """Each request's ``result`` by ``custom_id``, as the API sent it."""
+        out: dict[str, dict[str, Any]] = {}
+        async for entry in await self.sdk.messages.batches.results(batch_id):
+            out[entry.custom_id] = entry.result.model_dump(mode="json", exclude_unset=True)
+        return out
+
+    async def close(self) -> None:
+        await self.sdk.close()
+
+
+async def submit(
+    engine: ProviderBatchEngine, target: _Target, chunk: _Chunk, emit: Emit
+) -> _Job | None:
+    """Create the Message Batch of ``chunk`` and record it (None: it was refused, and its
+    requests are errors this run)."""
+    client = chunk.calls[0][1].judge.client()
+    api = AnthropicBatches(client)
+    requests = [json.loads(line) for line in chunk.lines]
+    try:
+        batch = await _retrying(client, lambda: api.create(requests, chunk.beta))
+    except Exception as exc:  # nothing was accepted
+        error = "could not submit the batch: " + _one_line(exc, 1)
+        for _, call in chunk.calls:
+            emit(call, CallResult(None, None, call.key or "", error=error, attempts=1))
+        return None
+    finally:
+        await api.close()
+    job = engine._record(target, chunk, batch.id, INLINE, batch.processing_status)
+    job.tools = requests[0]["params"].get("tools")
+    return job
+
+
+async def collect(engine: ProviderBatchEngine, litellm: Any, job: _Job, emit: Emit) -> None:
+    """Poll the batch of ``job`` until it has ended, then emit each request's result."""
+    api = AnthropicBatches(job.client)
+    try:
+        status = None
+        while True:
+            batch = await _retrying(job.client, lambda: api.retrieve(job.batch_id))
+            if batch.processing_status != status:
+                status = batch.processing_status
+                engine.store.update_provider_batch(job.pk, status=status)
+            if status == ENDED:
+                break
+            await asyncio.sleep(engine.poll_interval_s)
+        entries = await _retrying(job.client, lambda: api.results(job.batch_id))
+    finally:
+        await api.close()
+    params = {"tools": job.tools}
+    results = {
+        cid: anthropic_result(
+            litellm,
+            job.client,
+            call.key or "",
+            call.judge.verdict_model,
+            params,
+            entries.get(cid),
+            job.batch_id,
+        )
+        for cid, call in job.calls.items()
+    }
+    engine._finish(job, status, results, emit)
