@@ -46,6 +46,8 @@ class CachedResponse:
     completion_tokens: int | None
     cost_usd: float | None
     latency_s: float | None
+    #: the verdict fields' value probabilities from token log-probabilities (None: none)
+    probs: dict[str, dict[str, float]] | None = None
 
 
 class ResponseCache:
@@ -73,20 +75,24 @@ class ResponseCache:
                 " key TEXT PRIMARY KEY, model TEXT NOT NULL, verdict TEXT NOT NULL,"
                 " content TEXT NOT NULL, prompt_tokens INTEGER, completion_tokens INTEGER,"
                 " cost_usd REAL, latency_s REAL,"
-                " created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')))"
+                " created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),"
+                " probs TEXT)"
             )
+            columns = {r[1] for r in self._conn.execute("PRAGMA table_info(responses)")}
+            if "probs" not in columns:  # a cache written before log-probability scores
+                self._conn.execute("ALTER TABLE responses ADD COLUMN probs TEXT")
             self._conn.commit()
 
     def get(self, key: str) -> CachedResponse | None:
         with self._lock:
             row = self._conn.execute(
-                "SELECT verdict, content, prompt_tokens, completion_tokens, cost_usd, latency_s"
-                " FROM responses WHERE key = ?",
+                "SELECT verdict, content, prompt_tokens, completion_tokens, cost_usd, latency_s,"
+                " probs FROM responses WHERE key = ?",
                 (key,),
             ).fetchone()
         if row is None:
             return None
-        return CachedResponse(json.loads(row[0]), row[1], row[2], row[3], row[4], row[5])
+        return _response(row)
 
     def get_many(self, keys: Iterable[str]) -> dict[str, CachedResponse]:
         """The cached responses of ``keys`` (absent keys are left out), in a few queries."""
@@ -97,11 +103,12 @@ class ResponseCache:
                 chunk = wanted[start : start + _IN_CHUNK]
                 rows = self._conn.execute(
                     "SELECT key, verdict, content, prompt_tokens, completion_tokens, cost_usd,"
-                    f" latency_s FROM responses WHERE key IN ({','.join('?' * len(chunk))})",
+                    " latency_s, probs"
+                    f" FROM responses WHERE key IN ({','.join('?' * len(chunk))})",
                     chunk,
                 ).fetchall()
                 for r in rows:
-                    found[r[0]] = CachedResponse(json.loads(r[1]), r[2], r[3], r[4], r[5], r[6])
+                    found[r[0]] = _response(r[1:])
         return found
 
     def put(self, key: str, model: str, response: CachedResponse) -> None:
@@ -119,6 +126,7 @@ class ResponseCache:
                 response.completion_tokens,
                 response.cost_usd,
                 response.latency_s,
+                None if response.probs is None else canonical_json(response.probs),
             )
             for key, model, response in entries
         ]
@@ -127,7 +135,8 @@ class ResponseCache:
         with self._lock:
             self._conn.executemany(
                 "INSERT OR REPLACE INTO responses (key, model, verdict, content, prompt_tokens,"
-                " completion_tokens, cost_usd, latency_s) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                " completion_tokens, cost_usd, latency_s, probs)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 rows,
             )
             self._conn.commit()
@@ -139,3 +148,9 @@ class ResponseCache:
     def close(self) -> None:
         with self._lock:
             self._conn.close()
+
+
+def _response(row: Any) -> CachedResponse:
+    """A cached response from its row (verdict, content, tokens, cost, latency, probs)."""
+    probs = json.loads(row[6]) if row[6] is not None else None
+    return CachedResponse(json.loads(row[0]), row[1], row[2], row[3], row[4], row[5], probs)
