@@ -168,6 +168,29 @@ def test_pairwise_categories_get_probabilities_mapped_back_in_the_second_order(
     assert by_order["ab"].expected_score is None  # categories have no expected score
 
 
+def test_nominal_categories_sharing_a_prefix_are_resolved_at_the_next_token(
+    fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    (tmp_path / "kinds.yaml").write_text(
+        "id: kinds\ndescription: d\nmode: pointwise\nscale:\n  kind: nominal\n  levels:\n"
+        + "".join(
+            f"    - {{value: {c}, label: {c}, anchor: a}}\n"
+            for c in ("timeout", "tool_error", "none")
+        )
+    )
+    fake_llm.choose = lambda name, values: "timeout" if name == "verdict" else values[-1]
+    # ' "t' starts timeout and tool_error: the next token decides ('ime' or 'ool')
+    fake_llm.logprobs = _logprobs(
+        {"verdict": [(' "t', [(' "t', 0.7), (' "n', 0.3)]), ("ime", [("ime", 0.5), ("ool", 0.5)])]}
+    )
+    judge = _judge(fake_llm, rubric="kinds", rubric_dirs=[str(tmp_path)])
+    [j] = judge.judge(_traj("1", 0)).judgments
+    assert j.verdict == "timeout" and j.expected_score is None
+    assert j.score_probs == pytest.approx(
+        {"timeout": 0.7 * 0.5, "tool_error": 0.7 * 0.5, "none": 0.3}
+    )
+
+
 def test_a_provider_without_logprobs_is_named_once_and_the_columns_stay_empty(
     fake_llm: FakeLLM, db_url: str, caplog: pytest.LogCaptureFixture
 ) -> None:
