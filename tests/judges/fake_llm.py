@@ -19,6 +19,10 @@ the next behaviour from ``server.script`` (then ``server.default``):
 A request with ``tools`` (instructor's tool-call mode) is answered with a tool call whose
 arguments are the verdict for the first tool's parameters.
 
+A request that asks for ``logprobs`` gets ``choices[0].logprobs.content`` (OpenAI's shape:
+``token``, ``logprob``, ``bytes``, ``top_logprobs``) from ``server.logprobs(content)`` when
+a test sets it; without it the answer has no log-probabilities, as some providers do.
+
 It records every request body (``server.requests``), its headers (``server.headers``) and the
 peak number of requests in flight (``server.max_in_flight``). ``GET /calls`` answers the number
 of chat requests so far and the SHA-256 of each one's messages (``?since=N`` from the N-th on),
@@ -34,10 +38,11 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import math
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +76,40 @@ def _sample(schema: dict[str, Any], defs: dict[str, Any], choose: Callable[[str,
     return None
 
 
+def _token(text: str, p: float, tops: Sequence[tuple[str, float]]) -> dict[str, Any]:
+    return {
+        "token": text,
+        "logprob": math.log(p),
+        "bytes": list(text.encode()),
+        "top_logprobs": [
+            {"token": t, "logprob": math.log(q), "bytes": list(t.encode())} for t, q in tops
+        ],
+    }
+
+
+def token_logprobs(
+    content: str, fields: dict[str, list[tuple[str, Sequence[tuple[str, float]]]]]
+) -> list[dict[str, Any]]:
+    """``logprobs.content`` for the verdict text ``content``: one token per character, each
+    certain, except right after the colon of each field of ``fields``: its tokens (text,
+    alternatives with their probabilities; the token's own probability is its entry)."""
+    special: dict[int, list[tuple[str, Sequence[tuple[str, float]]]]] = {}
+    for name, tokens in fields.items():
+        special[content.index(f'"{name}":') + len(name) + 3] = tokens
+    out: list[dict[str, Any]] = []
+    i = 0
+    while i < len(content):
+        if i in special:
+            for text, tops in special[i]:
+                assert content.startswith(text, i), (content, i, text)
+                out.append(_token(text, dict(tops)[text], tops))
+                i += len(text)
+            continue
+        out.append(_token(content[i], 1.0, [(content[i], 1.0)]))
+        i += 1
+    return out
+
+
 class FakeLLM:
     def __init__(self) -> None:
         self.script: list[str] = []
@@ -82,6 +121,8 @@ class FakeLLM:
         self.choose: Callable[[str, list[Any]], Any] = lambda name, values: values[-1]
         # optional: (user prompt, sampled verdict) -> the verdict to return
         self.decide: Callable[[str, dict[str, Any]], dict[str, Any]] | None = None
+        # optional: the verdict text -> ``logprobs.content`` for a request asking for them
+        self.logprobs: Callable[[str], list[dict[str, Any]]] | None = None
         # optional: request body -> the behaviour for it (None: the script, then the default),
         # so that a fault hits the same request whatever order the requests come in
         self.action_for: Callable[[dict[str, Any]], str | None] | None = None
@@ -136,6 +177,7 @@ class FakeLLM:
             self.default = "ok"
             self.max_in_flight = 0
             self.decide = None
+            self.logprobs = None
             self.action_for = None
             self._released.clear()
         self.batches.reset()
@@ -236,18 +278,19 @@ class FakeLLM:
                 content, finish = json.dumps(self._verdict(body))[:20], "length"
             else:
                 content = json.dumps(self._verdict(body))
+            choice: dict[str, Any] = {
+                "index": 0,
+                "finish_reason": finish,
+                "message": {"role": "assistant", "content": content},
+            }
+            if body.get("logprobs") and self.logprobs is not None:
+                choice["logprobs"] = {"content": self.logprobs(content)}
             return 200, {
                 "id": f"fake-{time.time_ns()}",
                 "object": "chat.completion",
                 "created": int(time.time()),
                 "model": body.get("model", "fake"),
-                "choices": [
-                    {
-                        "index": 0,
-                        "finish_reason": finish,
-                        "message": {"role": "assistant", "content": content},
-                    }
-                ],
+                "choices": [choice],
                 "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
             }
         finally:

@@ -100,6 +100,37 @@ def test_local_judge_scores_tau_bench_in_reference_mode(
 
 @pytest.mark.local_llm
 @pytest.mark.slow
+@pytest.mark.timeout(2400)  # one call on the shared server (prompt ~1,000 tokens)
+def test_local_judge_records_score_probabilities_from_token_logprobs(
+    tau_bench_file: Path, _servers: None
+) -> None:
+    trajectories, _ = from_tau_bench(tau_bench_file)
+    [chosen] = [t for t in trajectories if t.id == CANDIDATES[0]]
+    spec = JudgeSpec(
+        name="gemma-lp",
+        model="local/gemma-3-270m",
+        rubric="trajectory_reasonableness",
+        temperature=0.0,
+        max_tokens=96,
+        max_reasoning_chars=60,
+        prompt_budget=1800,
+        logprobs=True,
+    )
+    [j] = Judge(spec).judge(chosen).judgments
+    assert j.error is None and j.score is not None, j.error
+    probs = j.score_probs
+    assert probs is not None and set(probs) == {"1", "2", "3", "4", "5"}, probs
+    assert abs(sum(probs.values()) - 1.0) < 1e-6
+    assert all(0.0 <= p <= 1.0 for p in probs.values())
+    assert probs[str(int(j.score))] > 0  # the score it wrote had a probability
+    assert j.expected_score is not None and 1.0 <= j.expected_score <= 5.0
+    assert j.expected_score == pytest.approx(sum(int(k) * p for k, p in probs.items()))
+    # greedy decoding under the JSON grammar writes the most likely allowed score
+    assert max(probs, key=lambda k: probs[k]) == str(int(j.score)), (j.score, probs)
+
+
+@pytest.mark.local_llm
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_local_server_answers_and_stops(_servers: None) -> None:
     server = LocalModelServer("gemma-3-270m", n_ctx=4096, n_parallel=1)

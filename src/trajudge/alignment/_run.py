@@ -62,8 +62,8 @@ def _feature(opts: AlignOptions, data: JudgeItems) -> str:
             "--feature",
             None,
             None,
-            f"judge {data.judge!r} has calls without an expected score (the "
-            "provider returned no token probabilities): use score",
+            f"judge {data.judge!r} has calls without an expected score (judged without "
+            "`logprobs: true`, or the provider returned no token probabilities): use score",
         )
     return (
         "expected_score"

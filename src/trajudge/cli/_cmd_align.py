@@ -93,8 +93,9 @@ def align_cmd(
         str | None,
         typer.Option(
             "--feature",
-            help="auto (default: score), score or expected_score (needs stored expected "
-            "scores from token probabilities, which judges do not record yet).",
+            help="auto (default: expected_score when every call has one, else score), score "
+            "or expected_score (from token probabilities: the judge's `logprobs: true`); "
+            "read by calibrate and stack.",
         ),
     ] = None,
     target: Annotated[

@@ -59,6 +59,8 @@ class CachedResponse:
     completion_tokens: int | None
     cost_usd: float | None
     latency_s: float | None
+    #: the verdict fields' value probabilities from token log-probabilities (None: none)
+    probs: dict[str, dict[str, float]] | None = None
 
 
 class ResponseCache:
@@ -86,7 +88,8 @@ class ResponseCache:
                 " key TEXT PRIMARY KEY, model TEXT NOT NULL, verdict TEXT NOT NULL,"
                 " content TEXT NOT NULL, prompt_tokens INTEGER, completion_tokens INTEGER,"
                 " cost_usd REAL, latency_s REAL,"
-                " created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')))"
+                " created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),"
+                " probs TEXT)"
             )
             self._conn.execute(
                 "CREATE TABLE IF NOT EXISTS inputs ("
@@ -95,18 +98,21 @@ class ResponseCache:
             self._conn.execute(
                 "CREATE TABLE IF NOT EXISTS gates (key TEXT PRIMARY KEY, failed TEXT NOT NULL)"
             )
+            columns = {r[1] for r in self._conn.execute("PRAGMA table_info(responses)")}
+            if "probs" not in columns:  # a cache written before log-probability scores
+                self._conn.execute("ALTER TABLE responses ADD COLUMN probs TEXT")
             self._conn.commit()
 
     def get(self, key: str) -> CachedResponse | None:
         with self._lock:
             row = self._conn.execute(
-                "SELECT verdict, content, prompt_tokens, completion_tokens, cost_usd, latency_s"
-                " FROM responses WHERE key = ?",
+                "SELECT verdict, content, prompt_tokens, completion_tokens, cost_usd, latency_s,"
+                " probs FROM responses WHERE key = ?",
                 (key,),
             ).fetchone()
         if row is None:
             return None
-        return CachedResponse(json.loads(row[0]), row[1], row[2], row[3], row[4], row[5])
+        return _response(row)
 
     def get_many(self, keys: Iterable[str]) -> dict[str, CachedResponse]:
         """The cached responses of ``keys`` (absent keys are left out), in a few queries."""
@@ -117,11 +123,12 @@ class ResponseCache:
                 chunk = wanted[start : start + _IN_CHUNK]
                 rows = self._conn.execute(
                     "SELECT key, verdict, content, prompt_tokens, completion_tokens, cost_usd,"
-                    f" latency_s FROM responses WHERE key IN ({','.join('?' * len(chunk))})",
+                    " latency_s, probs"
+                    f" FROM responses WHERE key IN ({','.join('?' * len(chunk))})",
                     chunk,
                 ).fetchall()
                 for r in rows:
-                    found[r[0]] = CachedResponse(json.loads(r[1]), r[2], r[3], r[4], r[5], r[6])
+                    found[r[0]] = _response(r[1:])
         return found
 
     def get_inputs(self, keys: Iterable[str]) -> dict[str, tuple[str, CachedResponse]]:
@@ -134,14 +141,13 @@ class ResponseCache:
                 chunk = wanted[start : start + _IN_CHUNK]
                 rows = self._conn.execute(
                     "SELECT i.key, r.key, r.verdict, r.content, r.prompt_tokens,"
-                    " r.completion_tokens, r.cost_usd, r.latency_s"
+                    " r.completion_tokens, r.cost_usd, r.latency_s, r.probs"
                     " FROM inputs AS i JOIN responses AS r ON r.key = i.request_key"
                     f" WHERE i.key IN ({','.join('?' * len(chunk))})",
                     chunk,
                 ).fetchall()
                 for r in rows:
-                    response = CachedResponse(json.loads(r[2]), r[3], r[4], r[5], r[6], r[7])
-                    found[r[0]] = (r[1], response)
+                    found[r[0]] = (r[1], _response(r[2:]))
         return found
 
     def get_gates(self, keys: Iterable[str]) -> dict[str, list[tuple[str, str]]]:
@@ -188,6 +194,7 @@ class ResponseCache:
                 response.completion_tokens,
                 response.cost_usd,
                 response.latency_s,
+                None if response.probs is None else canonical_json(response.probs),
             )
             for key, model, response in entries
         ]
@@ -197,7 +204,8 @@ class ResponseCache:
         with self._lock:
             self._conn.executemany(
                 "INSERT OR REPLACE INTO responses (key, model, verdict, content, prompt_tokens,"
-                " completion_tokens, cost_usd, latency_s) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                " completion_tokens, cost_usd, latency_s, probs)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 rows,
             )
             self._conn.executemany(
@@ -212,3 +220,9 @@ class ResponseCache:
     def close(self) -> None:
         with self._lock:
             self._conn.close()
+
+
+def _response(row: Any) -> CachedResponse:
+    """A cached response from its row (verdict, content, tokens, cost, latency, probs)."""
+    probs = json.loads(row[6]) if row[6] is not None else None
+    return CachedResponse(json.loads(row[0]), row[1], row[2], row[3], row[4], row[5], probs)

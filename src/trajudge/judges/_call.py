@@ -13,16 +13,19 @@ misses to an engine. Both give the same judgment for the same call.
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from trajudge.judges._client import CallResult
 from trajudge.judges._judgment import Judgment, Order
+from trajudge.judges._logprobs import expected_score
 
 if TYPE_CHECKING:
     from trajudge.judges._judge import Judge
 
 _SWAP = {"A": "B", "B": "A", "tie": "tie"}
+_log = logging.getLogger("trajudge.judges")
 
 
 @dataclass(frozen=True, eq=False)
@@ -92,6 +95,7 @@ def finish(call: PreparedCall, result: CallResult | None) -> Judgment:
         j.error = error_text(judge, result)
         return j
     apply_verdict(judge, j, result.verdict, call.order)
+    apply_probs(judge, j, result.probs, call.order)
     j.raw = json.dumps(
         {
             "order": call.order,
@@ -121,6 +125,39 @@ def error_text(judge: Judge, result: CallResult) -> str:
             f"{result.error}"
         )
     return result.error or "no verdict"
+
+
+def apply_probs(
+    judge: Judge, j: Judgment, probs: dict[str, dict[str, float]] | None, order: Order
+) -> None:
+    """Fill ``score_probs`` and ``expected_score`` from the verdict fields' value
+    probabilities (``trajectory_id``'s slot, categories mapped back like the verdict); say
+    once per judge when it asked for log-probabilities and got none."""
+    if not judge.spec.logprobs:
+        return
+    rubric = judge.rubric
+    if rubric.mode == "reference":
+        field = "score_a" if order == "ab" else "score_b"
+    elif rubric.mode == "pairwise" or rubric.scale.categorical:
+        field = "verdict"
+    else:
+        field = "score"
+    found = (probs or {}).get(field)
+    if found is None:
+        if not judge.warned_no_logprobs:
+            judge.warned_no_logprobs = True
+            _log.warning(
+                "judge %r asked for token log-probabilities but %s returned none: its "
+                "judgments have no score probabilities or expected score",
+                judge.name,
+                judge.spec.model,
+            )
+        return
+    if rubric.mode == "pairwise" and order == "ba":
+        found = {_SWAP.get(k, k): p for k, p in found.items()}
+    j.score_probs = dict(found)
+    if rubric.mode != "pairwise" and not rubric.scale.categorical:
+        j.expected_score = expected_score(found)
 
 
 def apply_verdict(judge: Judge, j: Judgment, v: dict[str, Any], order: Order) -> None:

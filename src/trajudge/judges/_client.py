@@ -47,6 +47,7 @@ from urllib.parse import urlparse
 from pydantic import BaseModel
 
 from trajudge.judges._cache import CachedResponse, ResponseCache
+from trajudge.judges._logprobs import completion_tokens, field_probabilities
 from trajudge.judges._verdict import response_schema
 from trajudge.store import install_log_redaction, redact, register_secret
 from trajudge.trajectories import canonical_json
@@ -167,6 +168,9 @@ class CallResult:
     timed_out: bool = False  # the last attempt hit ``timeout``
     truncated: bool = False  # the last attempt's output was cut by ``max_tokens``
     stored: bool = False  # its judgment is already in the store (written by a Ray worker)
+    #: ``{field: {value: probability}}`` read from the token log-probabilities (see
+    #: :func:`trajudge.judges._logprobs.field_probabilities`); None when there were none
+    probs: dict[str, dict[str, float]] | None = None
 
     @classmethod
     def from_cache(cls, key: str, hit: CachedResponse) -> CallResult:
@@ -180,6 +184,7 @@ class CallResult:
             hit.cost_usd,
             hit.latency_s,
             cache_hit=True,
+            probs=hit.probs,
         )
 
     def cache_entry(self) -> CachedResponse | None:
@@ -193,6 +198,7 @@ class CallResult:
             self.completion_tokens,
             self.cost_usd,
             self.latency_s,
+            self.probs,
         )
 
 
@@ -492,6 +498,7 @@ class LLMClient:
         result.prompt_tokens = getattr(usage, "prompt_tokens", None)
         result.completion_tokens = getattr(usage, "completion_tokens", None)
         result.cost_usd = cost
+        result.probs = _probabilities(type(verdict), completion, result.content)
         result.error = None
 
     def _cost(self, litellm: Any, completion: Any) -> float | None:
@@ -513,6 +520,19 @@ def parse_json_schema(completion: Any, response_model: type[BaseModel]) -> BaseM
         )
     text = (choices[0].message.content if choices else None) or ""
     return response_model.model_validate_json(text)
+
+
+def _probabilities(
+    response_model: type[BaseModel], completion: Any, content: str
+) -> dict[str, dict[str, float]] | None:
+    """The allowed values' probabilities of the verdict's enumerated fields, when the
+    completion carries token log-probabilities (see :mod:`trajudge.judges._logprobs`)."""
+    tokens = completion_tokens(completion)
+    if tokens is None:
+        return None
+    props = _schema(response_model)[0].get("properties", {})
+    enums = {k: v["enum"] for k, v in props.items() if isinstance(v, dict) and "enum" in v}
+    return field_probabilities(tokens, content, enums)
 
 
 class _Fatal(Exception):

@@ -37,6 +37,7 @@ from trajudge.judges._local import (
     LOCAL_PREFIX,
     shared_local_server,
 )
+from trajudge.judges._logprobs import TOP_LOGPROBS
 from trajudge.judges._prompt import SYSTEM_PROMPT, Prompt, Shown, build_prompt, default_template
 from trajudge.judges._rubric import Rubric, load_rubric
 from trajudge.judges._spec import JudgeSpec, reasoning_cap
@@ -123,6 +124,8 @@ class Judge:
                 )
         self._client: LLMClient | None = None
         self._client_lock = threading.Lock()
+        #: whether this judge said that its provider returned no log-probabilities (once)
+        self.warned_no_logprobs = False
         self._set_budget(self._budget_for(DEFAULT_N_CTX, DEFAULT_N_PARALLEL))
 
     def _budget_for(self, n_ctx: int, n_parallel: int) -> int:
@@ -168,6 +171,8 @@ class Judge:
                 "temperature": spec.temperature,
                 "max_tokens": spec.max_tokens,
                 "seed": spec.seed,
+                # only when on: judges configured before the option keep their hashes
+                **({"top_logprobs": TOP_LOGPROBS} if spec.logprobs else {}),
             },
             "rubric": {"id": rubric.id, "version": self.rubric_version},
             "prompt_sha256": _sha256(SYSTEM_PROMPT + "\n" + template),
@@ -281,6 +286,9 @@ class Judge:
             }
             if self.spec.seed is not None:
                 params["seed"] = self.spec.seed + sample
+            if self.spec.logprobs:
+                params["logprobs"] = True
+                params["top_logprobs"] = TOP_LOGPROBS
             key = None
             if error is None:
                 extra = {"judge_config": self.config_sha256, "sample": sample, "order": order}

@@ -19,6 +19,9 @@ class Judgment:
     None when ``error`` is set. (Pairwise rows stored before verdict kinds say ``win`` /
     ``loss`` for A / B: :func:`trajudge.calibration.pairwise_verdict` reads both.)
     ``other_score`` is the reference's score (reference mode).
+    ``score_probs`` (``{value: probability}`` over the allowed scores, or categories) and
+    ``expected_score`` (Σ p·score, numeric scales only) come from token log-probabilities
+    when the judge asks for them (``logprobs``) and the provider returns them.
     ``config_sha256`` and ``judge_config`` are the judge configuration that made the call
     (see :attr:`trajudge.judges.Judge.config`): part of the key, so a resumed run never reuses
     a judgment made with another model, endpoint or parameters.
@@ -48,6 +51,8 @@ class Judgment:
     config_sha256: str | None = None
     judge_config: str | None = None
     other_score: float | None = None
+    expected_score: float | None = None
+    score_probs: dict[str, float] | None = None
 
     @property
     def key(self) -> tuple[Any, ...]:
@@ -71,6 +76,8 @@ class Judgment:
         row = {f.name: getattr(self, f.name) for f in _ROW_FIELDS}
         if self.criteria is not None:
             row["criteria"] = dict(self.criteria)
+        if self.score_probs is not None:
+            row["score_probs"] = dict(self.score_probs)
         return row
 
 

@@ -64,6 +64,10 @@ class JudgeSpec(BaseModel):
     value is read when a call is made, never written anywhere, and redacted from every error
     and log line. A ``local/`` model runs embedded (no ``api_base``); its ``timeout`` and
     ``max_tokens`` default to :data:`LOCAL_DEFAULTS`, measured on a loaded 2-core machine.
+    ``logprobs`` asks the provider for token log-probabilities, from which each judgment
+    records the probability of every allowed score (or category) and the expected score
+    (G-Eval style; see :mod:`trajudge.judges._logprobs`); where the provider returns none,
+    the judge says so once and leaves them empty.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -89,6 +93,7 @@ class JudgeSpec(BaseModel):
     mode: str | None = None
     reference: Literal["passing", "spec"] = "passing"
     max_pairs: int | None = Field(default=None, ge=1)
+    logprobs: bool = False
 
     @model_validator(mode="before")
     @classmethod

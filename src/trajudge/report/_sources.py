@@ -125,6 +125,7 @@ _JUDGMENT_COLUMNS = [
     "order",
     "sample",
     "score",
+    "expected_score",
     "verdict",
     "error",
     "latency_s",
@@ -230,6 +231,8 @@ def _judgments(
             "order": rows["order"],
             "sample": rows["sample"],
             "score": rows["score"],
+            # from token log-probabilities (judges with ``logprobs``), else NaN
+            "expected_score": rows["expected_score"].astype(float),
             "verdict": rows["verdict"].where(rows["error"].isna()),
             "error": rows["error"],
             "latency_s": rows["latency_s"],
