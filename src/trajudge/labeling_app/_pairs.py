@@ -28,7 +28,7 @@ import pandas as pd
 
 from trajudge.judges import task_pairs
 from trajudge.labeling_app._config import Strategy
-from trajudge.labeling_app._queue import Progress, Queue, _digest64, build_queue
+from trajudge.labeling_app._queue import Progress, Queue, _digest64, build_queue, next_open
 from trajudge.store import Store
 from trajudge.trajectories import Trajectory
 
@@ -193,21 +193,12 @@ def next_pair(
     label, as ``trajudge.labeling_app.next_item`` for items: skipped are pairs the annotator
     labeled or skipped, keys in ``exclude``, and non-overlap pairs another annotator labeled.
     Returns ``(position, pair key)`` or None when the queue is done."""
-    i, window = max(start, 0), 32
-    while i < len(queue.ids):
-        chunk = queue.ids[i : i + window]
-        rows = store.pair_labels_on(dataset, rubric_id, [pair_of(k) for k in chunk])
-        mine = {pair_key(a, b) for a, b, who, _ in rows if who == queue.annotator}
-        others = {pair_key(a, b) for a, b, who, sk in rows if who != queue.annotator and not sk}
-        for j, key in enumerate(chunk):
-            if key in mine or key in exclude:
-                continue
-            if not queue.overlap[i + j] and key in others:
-                continue
-            return i + j, key
-        i += len(chunk)
-        window = min(window * 2, 1024)
-    return None
+
+    def labels_on(keys: list[str]) -> list[tuple[str, str, bool]]:
+        rows = store.pair_labels_on(dataset, rubric_id, [pair_of(k) for k in keys])
+        return [(pair_key(a, b), who, skipped) for a, b, who, skipped in rows]
+
+    return next_open(queue, labels_on, start=start, exclude=exclude)
 
 
 def pair_progress(

@@ -23,7 +23,7 @@ building the queue for 100,000 items takes a few tens of milliseconds.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -202,18 +202,39 @@ def next_item(
     items another annotator already labeled. Returns ``(position, trajectory id)`` or None
     when the queue is done. Reads the labels of a small window of the queue at a time.
     """
+    return next_open(
+        queue,
+        lambda ids: store.labels_on_items(dataset, rubric_id, ids),
+        start=start,
+        exclude=exclude,
+    )
+
+
+def next_open(
+    queue: Queue,
+    labels_on: Callable[[list[str]], Iterable[tuple[str, str, bool]]],
+    *,
+    start: int = 0,
+    exclude: frozenset[str] = frozenset(),
+) -> tuple[int, str] | None:
+    """The first queue position at or after ``start`` whose key the annotator still has to
+    label (:func:`next_item` for items, ``next_pair`` for pairs).
+
+    ``labels_on(keys)`` gives the ``(key, annotator, skipped)`` labels stored on ``keys``; it
+    is asked for a small window of the queue at a time (32 keys, doubling up to 1,024).
+    """
     i, window = max(start, 0), 32
     while i < len(queue.ids):
         chunk = queue.ids[i : i + window]
-        rows = store.labels_on_items(dataset, rubric_id, chunk)
-        mine = {t for t, a, _ in rows if a == queue.annotator}
-        others = {t for t, a, skipped in rows if a != queue.annotator and not skipped}
-        for j, tid in enumerate(chunk):
-            if tid in mine or tid in exclude:
+        rows = list(labels_on(chunk))
+        mine = {k for k, a, _ in rows if a == queue.annotator}
+        others = {k for k, a, skipped in rows if a != queue.annotator and not skipped}
+        for j, key in enumerate(chunk):
+            if key in mine or key in exclude:
                 continue
-            if not queue.overlap[i + j] and tid in others:
+            if not queue.overlap[i + j] and key in others:
                 continue
-            return i + j, tid
+            return i + j, key
         i += len(chunk)
         window = min(window * 2, 1024)
     return None
