@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from _postgres import PostgresServer, start_server
+from _postgres import ROLE_PASSWORD, PostgresServer, start_server
 from _shared import EXAMPLE_TAU_BENCH, TAU_BENCH_FILE, TAU_BENCH_SIZE, require_shared
 
 # Test files (or folders) under tests/ whose ``db_url`` tests run on both backends.
@@ -91,6 +91,13 @@ def ray_cluster() -> Iterator[Any]:
         if os.environ.get("TRAJUDGE_REQUIRE_SHARED") == "1":
             pytest.fail("ray is required in CI (pip install 'trajudge[ray]')")
         pytest.skip("ray is not installed (pip install 'trajudge[ray]')")
-    ray.init(num_cpus=2, include_dashboard=False, logging_level="WARNING")
+    # the workers' environment, as on a team's nodes: the store password comes from
+    # PGPASSWORD, never with the calls (RayEngine strips it from the store URL)
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        logging_level="WARNING",
+        runtime_env={"env_vars": {"PGPASSWORD": ROLE_PASSWORD}},
+    )
     yield ray
     ray.shutdown()

@@ -135,7 +135,11 @@ def test_same_judgments_as_the_local_engine_under_faults(
     assert isinstance(engine, RayEngine)
     summary = score_dataset(store, "ds", _judges(fake_llm), engine=engine)
     got = _rows(store)
-    # PostgreSQL: every judgment was written by the worker that made it; SQLite: none
+    # PostgreSQL: every judgment was written by the worker that made it (the URL they got
+    # carries no password: they read it from PGPASSWORD); SQLite: none
+    if _direct(store):
+        assert engine.sink is not None and "pw-trajudge" not in engine.sink[0]
+        assert "pw-trajudge" in db_url
     assert engine.direct_writes == (summary.judged + summary.errors if _direct(store) else 0)
     # the faults did happen, and landed on the same judgments
     errors = [r for r in expected if r["error"] is not None]

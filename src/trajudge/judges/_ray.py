@@ -12,7 +12,9 @@ PostgreSQL store, the writing of their judgments:
 - a call is sent as (judge, cache key, messages, parameters) and its
   :class:`~trajudge.judges.CallResult` comes back to the driver, which emits it;
 - **direct writes** (a PostgreSQL store, given as ``store``): each worker opens the store
-  itself (its own connections, through the same :class:`~trajudge.store.Store` API), makes
+  itself (its own connections, through the same :class:`~trajudge.store.Store` API) at the
+  store URL without its password (libpq reads it from ``PGPASSWORD`` or ``~/.pgpass`` on
+  the worker's node), makes
   the judgment of each of its calls with the same :func:`~trajudge.judges._call.finish` the
   driver uses, and writes it before answering (the calls that finish while a write is in
   flight go in the next transaction: one commit for many judgments); the driver then only
@@ -166,7 +168,10 @@ class RayEngine:
         #: (store URL, dataset) the workers write to; None: they return their results
         self.sink: tuple[str, str] | None = None
         if store is not None and dataset is not None and store.engine.dialect.name != "sqlite":
-            url = store.engine.url.render_as_string(hide_password=False)
+            # never the password: it would travel with every call (and sit in the
+            # cluster's task records); workers read it from PGPASSWORD or ~/.pgpass, and a
+            # worker that cannot connect leaves its judgments to the driver
+            url = store.engine.url._replace(password=None).render_as_string(hide_password=False)
             self.sink = (url, dataset)
         #: judgments the workers stored themselves (this engine, all runs)
         self.direct_writes = 0
