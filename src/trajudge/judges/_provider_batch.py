@@ -40,12 +40,14 @@ batch discount); a model the cost map does not know costs None, a loopback endpo
 Latency is not measured per request in a batch (None).
 
 Providers: litellm's OpenAI-format batches (``openai``, ``azure`` (Azure OpenAI's global
-batches), ``litellm_proxy``, and any OpenAI-compatible server through ``api_base``), and
+batches), ``litellm_proxy``, and any OpenAI-compatible server through ``api_base``),
 Anthropic's Message Batches (``anthropic``, through the anthropic SDK:
-:mod:`trajudge.judges._provider_batch_anthropic`), with judges whose requests are
-``json_schema_mode`` (an ``api_base``, or ``mode: json_schema_mode``; OpenAI, Azure OpenAI,
-Anthropic (through litellm's forced tool or ``output_format``) and vLLM honour it). Vertex AI
-and Bedrock batches are refused with the reason (:data:`REFUSED`).
+:mod:`trajudge.judges._provider_batch_anthropic`) and Vertex AI batch prediction jobs
+(``vertex_ai`` Gemini models: :mod:`trajudge.judges._provider_batch_vertex`), with judges
+whose requests are ``json_schema_mode`` (an ``api_base``, or ``mode: json_schema_mode``;
+OpenAI, Azure OpenAI, Anthropic (through litellm's forced tool or ``output_format``), Gemini
+and vLLM honour it).
+Bedrock batches are refused with the reason (:data:`REFUSED`).
 """
 
 from __future__ import annotations
@@ -74,13 +76,12 @@ from trajudge.trajectories import InputError, canonical_json
 if TYPE_CHECKING:
     from trajudge.store import Store
 
-#: litellm providers whose batches the engine sends: OpenAI's JSONL format, and Anthropic's
-#: Message Batches (:mod:`trajudge.judges._provider_batch_anthropic`).
-SUPPORTED_PROVIDERS = ("openai", "azure", "litellm_proxy", "anthropic")
+#: litellm providers whose batches the engine sends: OpenAI's JSONL format, Anthropic's
+#: Message Batches (:mod:`trajudge.judges._provider_batch_anthropic`) and Vertex AI batch
+#: prediction jobs (:mod:`trajudge.judges._provider_batch_vertex`).
+SUPPORTED_PROVIDERS = ("openai", "azure", "litellm_proxy", "anthropic", "vertex_ai")
 #: Providers whose batches litellm can make that this engine refuses, and why.
 REFUSED = {
-    "vertex_ai": "litellm reads Vertex AI batch files from storage.googleapis.com (no "
-    "endpoint override) with Google OAuth credentials, so trajudge cannot test them offline",
     "bedrock": "Bedrock batches (model invocation jobs over S3) are not implemented in "
     "trajudge yet",
 }
@@ -258,6 +259,10 @@ class ProviderBatchEngine:
                 "model",
                 "Anthropic batches need the anthropic SDK: pip install 'trajudge[anthropic]'",
             )
+        if provider == "vertex_ai":
+            from trajudge.judges._provider_batch_vertex import place_of
+
+            place_of(call)  # refused here when the judge names no bucket
         if client.instructor_mode != "json_schema_mode":
             raise InputError(
                 where,
@@ -321,6 +326,10 @@ class ProviderBatchEngine:
             from trajudge.judges._provider_batch_anthropic import submit
 
             return await submit(self, target, chunk, emit)
+        if target.provider == "vertex_ai":
+            from trajudge.judges._provider_batch_vertex import submit as vertex_submit
+
+            return await vertex_submit(self, litellm, target, chunk, emit)
         creds = _credentials(client)
         data = b"\n".join(chunk.lines) + b"\n"
         try:
@@ -385,6 +394,10 @@ class ProviderBatchEngine:
             from trajudge.judges._provider_batch_anthropic import collect
 
             return await collect(self, litellm, job, emit)
+        if job.provider == "vertex_ai":
+            from trajudge.judges._provider_batch_vertex import collect as vertex_collect
+
+            return await vertex_collect(self, litellm, job, emit)
         creds = _credentials(job.client)
         status = None
         while True:
