@@ -311,3 +311,73 @@ def test_vertex_cost_is_at_the_batch_price() -> None:
     assert (info["input_cost_per_token"], info["output_cost_per_token"]) == (1.5e-7, 6e-7)
     gemini = LLMClient(model="vertex_ai/gemini-2.0-flash")
     assert batch_cost(litellm, gemini, completion) == pytest.approx(1.35e-4, rel=1e-9)
+
+
+def test_judges_in_different_buckets_get_one_job_each_staged_in_their_own_bucket(
+    vertex: FakeLLM, db_url: str
+) -> None:
+    store = _store(db_url)
+    judges = [
+        _vertex_judge(vertex, "a", "trajectory_reasonableness"),
+        _vertex_judge(vertex, "b", "trajectory_reasonableness",
+                      vertex={**WHERE, "bucket": "other-bucket/judging"}),
+    ]  # fmt: skip
+    summary = score_dataset(store, "ds", judges, engine=_engine(store))
+    assert (summary.judged, summary.errors) == (14, 0)
+    jobs = [vertex.vertex.jobs[j] for j in vertex.vertex.created]
+    uris = sorted(j["inputConfig"]["gcsSource"]["uris"][0] for j in jobs)
+    assert len(uris) == 2
+    assert uris[0].startswith("gs://judge-batches/litellm-vertex-files/")
+    assert uris[1].startswith("gs://other-bucket/judging/litellm-vertex-files/")
+    # each job's output was written, and read back, under its own input's folder
+    outputs = sorted(j["outputInfo"]["gcsOutputDirectory"] for j in jobs)
+    assert [o.rsplit("/", 1)[0] for o in outputs] == [u.rsplit("/", 1)[0] for u in uris]
+
+
+def test_the_endpoints_are_googles_unless_overridden_the_standard_way(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from trajudge.judges._provider_batch_vertex import storage_base, vertex_base
+
+    monkeypatch.delenv("STORAGE_EMULATOR_HOST", raising=False)
+    assert storage_base() == "https://storage.googleapis.com"
+    # Google's client libraries take a host and port (over http) or a URL
+    monkeypatch.setenv("STORAGE_EMULATOR_HOST", "localhost:4443")
+    assert storage_base() == "http://localhost:4443"
+    monkeypatch.setenv("STORAGE_EMULATOR_HOST", "https://gcs.internal:8443/")
+    assert storage_base() == "https://gcs.internal:8443"
+    # Vertex's regional endpoints, and the global one
+    assert vertex_base(None, "europe-west4") == "https://europe-west4-aiplatform.googleapis.com"
+    assert vertex_base(None, "global") == "https://aiplatform.googleapis.com"
+    # an api_base with the API version, as litellm takes it for chat calls
+    assert vertex_base("https://psc.example.com/v1/", "us-central1") == "https://psc.example.com"
+
+
+def test_bodies_from_the_template_are_litellms_own_whatever_the_content(
+    vertex: FakeLLM, db_url: str
+) -> None:
+    """Each row's body comes from a template (litellm's ``return_raw_request`` costs ~50 ms a
+    call); it must be exactly what litellm builds, even for content that looks like the
+    template's placeholders, quotes, escapes or non-ASCII text."""
+    import dataclasses
+
+    from trajudge.judges import ProviderBatchEngine
+    from trajudge.judges._provider_batch_vertex import _TEMPLATES
+
+    engine = ProviderBatchEngine(Store(db_url), "ds")
+    judge = _vertex_judge(vertex, "point", "trajectory_reasonableness")
+    [call] = judge.prepare(TRAJECTORIES[0])
+    tricky = [
+        'plain "quoted" text',
+        '"trajudge-content-0-", "trajudge-content-1-" and {"contents": []}',
+        "back\\slash \\u0000 \n new line, tab\t, é, 日本, emoji 🙂",
+        "",
+    ]
+    bodies = []
+    for text in tricky:
+        messages = [{**m, "content": m["content"] + text} for m in call.messages]
+        other = dataclasses.replace(call, messages=messages)
+        bodies.append((engine.body(other), engine._request(other)[0]))
+    assert [ours for ours, _ in bodies] == [theirs for _, theirs in bodies]
+    assert any(t is not None for t in _TEMPLATES[engine].values())  # the template was used
+    assert len({json.dumps(ours) for ours, _ in bodies}) == len(tricky)

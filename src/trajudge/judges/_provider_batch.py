@@ -109,6 +109,7 @@ class _Target:
     api_base: str | None
     api_key_env: str | None
     headers: tuple[tuple[str, str], ...]
+    place: tuple[str | None, ...] = ()  # Vertex AI: project, location, bucket
 
 
 @dataclass
@@ -259,10 +260,12 @@ class ProviderBatchEngine:
                 "model",
                 "Anthropic batches need the anthropic SDK: pip install 'trajudge[anthropic]'",
             )
+        place: tuple[str | None, ...] = ()
         if provider == "vertex_ai":
             from trajudge.judges._provider_batch_vertex import place_of
 
-            place_of(call)  # refused here when the judge names no bucket
+            at = place_of(call)  # refused here when the judge names no bucket
+            place = (at.project, at.location, at.bucket)
         if client.instructor_mode != "json_schema_mode":
             raise InputError(
                 where,
@@ -278,13 +281,19 @@ class ProviderBatchEngine:
             client.api_base,
             client.api_key_env,
             tuple(sorted(client.extra_headers.items())),
+            place,
         )
 
     def body(self, call: PreparedCall) -> dict[str, Any]:
         """The request body of ``call``: what the local engine would send, as litellm builds
         it (``return_raw_request`` runs litellm's transformation and stops before the network;
         its result for a judge and parameters is reused with each call's messages when litellm
-        passed the messages through unchanged)."""
+        passed the messages through unchanged; Vertex AI's, whose messages litellm moves, from
+        :func:`~trajudge.judges._provider_batch_vertex.vertex_body`'s template)."""
+        if call.judge.model.startswith("vertex_ai/") and call.messages:
+            from trajudge.judges._provider_batch_vertex import vertex_body
+
+            return vertex_body(self, call)
         return self._request(call)[0]
 
     def _request(self, call: PreparedCall) -> tuple[dict[str, Any], str | None]:
