@@ -337,7 +337,7 @@ def test_judges_in_different_buckets_get_one_job_each_staged_in_their_own_bucket
 def test_the_endpoints_are_googles_unless_overridden_the_standard_way(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from trajudge.judges._provider_batch_vertex import storage_base, vertex_base
+    from trajudge.judges._vertex_api import storage_base, vertex_base
 
     monkeypatch.delenv("STORAGE_EMULATOR_HOST", raising=False)
     assert storage_base() == "https://storage.googleapis.com"
@@ -381,3 +381,15 @@ def test_bodies_from_the_template_are_litellms_own_whatever_the_content(
     assert [ours for ours, _ in bodies] == [theirs for _, theirs in bodies]
     assert any(t is not None for t in _TEMPLATES[engine].values())  # the template was used
     assert len({json.dumps(ours) for ours, _ in bodies}) == len(tricky)
+
+
+def test_the_vertex_key_is_refused_on_a_model_that_does_not_run_on_vertex() -> None:
+    from pydantic import ValidationError
+
+    from trajudge.judges import JudgeSpec
+
+    with pytest.raises(ValidationError, match="applies to vertex_ai/ models"):
+        JudgeSpec(name="g", model="openai/gpt-4o-mini", vertex=WHERE)
+    with pytest.raises(ValidationError, match="extra"):
+        JudgeSpec(name="g", model=MODEL, vertex={**WHERE, "credentials": "key.json"})
+    assert JudgeSpec(name="g", model=MODEL, vertex=WHERE).vertex is not None

@@ -128,6 +128,11 @@ class JudgeSpec(BaseModel):
                 f"api_base does not apply to {self.model!r}, which runs embedded; for a server "
                 "of your own use model 'openai/<name>' with api_base"
             )
+        if self.vertex is not None and not self.model.startswith("vertex_ai/"):
+            raise ValueError(
+                f"vertex (project, location, bucket) applies to vertex_ai/ models, not "
+                f"{self.model!r}"
+            )
         for header, env in self.extra_headers.items():
             if not re.fullmatch(r"[A-Za-z0-9!#$%&'*+.^_`|~-]+", header):
                 raise ValueError(f"extra_headers: {header!r} is not an HTTP header name")
