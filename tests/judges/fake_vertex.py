@@ -27,8 +27,10 @@ Routes, in Google's formats, every one but the token endpoint requiring an
   ``JOB_STATE_SUCCEEDED`` with ``outputInfo.gcsOutputDirectory`` and ``completionStats``.
 
 ``mode``: ``"complete"``, ``"hold"`` (the job stays ``RUNNING`` until the test sets another
-mode) or ``"fail"`` (``JOB_STATE_FAILED`` with ``error``, no output). ``created`` lists the
-jobs created, ``tokens`` the access tokens issued, ``bearers`` the tokens received.
+mode) or ``"fail"`` (``JOB_STATE_FAILED`` with ``error``, no output). ``faults`` answers the
+next calls of a route with an HTTP error, once each (``faulted`` lists those answered).
+``created`` lists the jobs created, ``tokens`` the access tokens issued, ``grants`` the signed
+assertions received for them, ``bearers`` the tokens received.
 """
 
 from __future__ import annotations
@@ -120,6 +122,10 @@ class FakeVertex:
         self.bearers: set[str] = set()
         self.grants: list[str] = []
         self.mode = "complete"
+        #: (route, HTTP status) answered once each, in order, before the route works again:
+        #: route ``upload``, ``create``, ``job`` or ``download``
+        self.faults: list[tuple[str, int]] = []
+        self.faulted: list[tuple[str, int]] = []
 
     def reset(self) -> None:
         with self._lock:
@@ -129,6 +135,8 @@ class FakeVertex:
             self.grants.clear()
             self.bearers.clear()
             self.mode = "complete"
+            self.faults.clear()
+            self.faulted.clear()
             # issued tokens stay valid: google-auth caches them across tests
 
     def routes(self, app: web.Application) -> None:
@@ -150,6 +158,16 @@ class FakeVertex:
                 data = self.objects[_split(uri)]
                 rows += [json.loads(line) for line in data.decode().splitlines() if line]
             return rows
+
+    def _fault(self, route: str) -> web.Response | None:
+        """The injected error for ``route``, if one is next (``faults``)."""
+        with self._lock:
+            if not self.faults or self.faults[0][0] != route:
+                return None
+            fault = self.faults.pop(0)
+            self.faulted.append(fault)
+        error = {"code": fault[1], "message": f"fake {route} error", "status": STATUS[fault[1]]}
+        return web.json_response({"error": error}, status=fault[1])
 
     # -- auth ---------------------------------------------------------------------------------
     async def _token(self, request: web.Request) -> web.Response:
@@ -203,6 +221,8 @@ class FakeVertex:
         }
 
     async def _upload(self, request: web.Request) -> web.Response:
+        if fault := self._fault("upload"):
+            return fault
         bucket, name = request.match_info["bucket"], request.query.get("name", "")
         if request.query.get("uploadType") != "media" or not name:
             return web.json_response(
@@ -221,6 +241,8 @@ class FakeVertex:
         return web.json_response({"kind": "storage#objects", **({"items": items} if items else {})})
 
     async def _download(self, request: web.Request) -> web.Response:
+        if fault := self._fault("download"):
+            return fault
         key = (request.match_info["bucket"], request.match_info["name"])
         data = self.objects.get(key)
         if data is None or request.query.get("alt") != "media":
@@ -230,6 +252,8 @@ class FakeVertex:
 
     # -- batch prediction jobs ----------------------------------------------------------------
     async def _create(self, request: web.Request) -> web.Response:
+        if fault := self._fault("create"):
+            return fault
         body = await request.json()
         uris = ((body.get("inputConfig") or {}).get("gcsSource") or {}).get("uris") or []
         prefix = ((body.get("outputConfig") or {}).get("gcsDestination") or {}).get(
@@ -255,6 +279,8 @@ class FakeVertex:
             return web.json_response(dict(self.jobs[jid]))
 
     async def _retrieve(self, request: web.Request) -> web.Response:
+        if fault := self._fault("job"):
+            return fault
         job = self.jobs.get(request.match_info["id"])
         if job is None:
             return web.json_response({"error": {"code": 404, "message": "no such job"}}, status=404)

@@ -393,3 +393,33 @@ def test_the_vertex_key_is_refused_on_a_model_that_does_not_run_on_vertex() -> N
     with pytest.raises(ValidationError, match="extra"):
         JudgeSpec(name="g", model=MODEL, vertex={**WHERE, "credentials": "key.json"})
     assert JudgeSpec(name="g", model=MODEL, vertex=WHERE).vertex is not None
+
+
+def test_transient_errors_of_every_vertex_call_are_retried(vertex: FakeLLM, db_url: str) -> None:
+    """A 503 or 429 on the upload, the job creation, a status poll and the output download:
+    each call is tried again (the judge's ``max_retries``), and the run ends as if none had
+    happened."""
+    store = _store(db_url)
+    judge = _vertex_judge(vertex, "point", "trajectory_reasonableness", max_retries=2)
+    faults = [("upload", 503), ("create", 429), ("job", 503), ("job", 500), ("download", 503)]
+    vertex.vertex.faults = list(faults)
+    summary = score_dataset(store, "ds", [judge], engine=_engine(store))
+    assert (summary.judged, summary.errors) == (7, 0)
+    assert vertex.vertex.faulted == faults and vertex.vertex.faults == []
+    assert len(vertex.vertex.created) == 1 and vertex.calls == 7
+
+
+def test_a_vertex_batch_that_cannot_be_submitted_leaves_errors_to_submit_again(
+    vertex: FakeLLM, db_url: str
+) -> None:
+    store = _store(db_url)
+    judge = _vertex_judge(vertex, "point", "trajectory_reasonableness", max_retries=1)
+    vertex.vertex.faults = [("upload", 503), ("upload", 503)]  # the try and its retry
+    first = score_dataset(store, "ds", [judge], engine=_engine(store))
+    assert (first.judged, first.errors) == (0, 7)
+    errors = store.judgments_frame("ds")["error"]
+    assert all(e.startswith("could not submit the batch: ") and "503" in e for e in errors)
+    assert store.provider_batches("ds") == [] and vertex.vertex.created == []
+
+    second = score_dataset(store, "ds", [judge], engine=_engine(store))
+    assert (second.judged, second.errors) == (7, 0)

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import json
 import os
 import uuid
@@ -242,13 +243,8 @@ async def collect(engine: ProviderBatchEngine, litellm: Any, job: _Job, emit: Em
         rows: dict[str, dict[str, Any]] = {}
         directory = (raw.get("outputInfo") or {}).get("gcsOutputDirectory")
         if directory:
-            for data in await _retrying(job.client, lambda: api.output(directory)):
-                for text in data.decode().splitlines():
-                    if text.strip():
-                        row = json.loads(text)
-                        cid = ((row.get("request") or {}).get("labels") or {}).get(LABEL)
-                        if cid is not None:
-                            rows[str(cid)] = row
+            for uri in await _retrying(job.client, lambda: api.outputs(directory)):
+                rows.update(await _retrying(job.client, functools.partial(api.rows, uri, LABEL)))
     finally:
         await api.close()
     failure = job_error(raw)

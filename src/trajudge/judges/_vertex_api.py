@@ -89,18 +89,28 @@ class VertexREST:
         return {"Authorization": f"Bearer {token}"}
 
     async def _get(self, url: str, **params: str) -> Any:
+        return await self._send(url, params, stream=False)
+
+    async def _send(self, url: str, params: dict[str, str], *, stream: bool) -> Any:
+        """The ``200`` response to ``GET url`` (streamed: its body left to read); any other
+        status raises what litellm raises for it, a lost connection its connection error."""
         import httpx
         import litellm
         from litellm.llms.vertex_ai.common_utils import VertexAIError
 
         try:
-            response = await self.http.get(url, params=params, headers=await self._headers())
+            request = self.http.build_request(
+                "GET", url, params=params, headers=await self._headers()
+            )
+            response = await self.http.send(request, stream=stream)
+            if response.status_code != 200:
+                await response.aread()
+                await response.aclose()
+                raise VertexAIError(status_code=response.status_code, message=response.text)
         except httpx.TransportError as exc:
             raise litellm.exceptions.APIConnectionError(
                 message=f"{type(exc).__name__}: {exc}", llm_provider="vertex_ai", model=""
             ) from exc
-        if response.status_code != 200:
-            raise VertexAIError(status_code=response.status_code, message=response.text)
         return response
 
     async def job(self, batch_id: str, project: str) -> dict[str, Any]:
@@ -108,31 +118,52 @@ class VertexREST:
         response = await self._get(f"{self.base}/v1/{where}/batchPredictionJobs/{batch_id}")
         return dict(response.json())
 
-    async def output(self, directory: str) -> list[bytes]:
-        """Every ``predictions*.jsonl`` object under the ``gs://`` folder ``directory``."""
+    async def outputs(self, directory: str) -> list[str]:
+        """The ``predictions*.jsonl`` objects under the ``gs://`` folder ``directory``."""
         bucket, _, prefix = directory.removeprefix("gs://").partition("/")
         prefix = prefix.rstrip("/") + "/"
-        listing = f"{storage_base()}/storage/v1/b/{quote(bucket, safe='')}/o"
         names: list[str] = []
         page: dict[str, str] = {}
         while True:
-            found = (await self._get(listing, prefix=prefix, **page)).json()
+            found = (await self._get(_objects(bucket), prefix=prefix, **page)).json()
             names += [item["name"] for item in found.get("items") or []]
             if not found.get("nextPageToken"):
                 break
             page = {"pageToken": found["nextPageToken"]}
-        wanted = sorted(
-            n
+        base = f"gs://{bucket}/"
+        return sorted(
+            base + n
             for n in names
             if n.rsplit("/", 1)[-1].startswith("predictions") and n.endswith(".jsonl")
         )
-        return [
-            (await self._get(f"{listing}/{quote(name, safe='')}", alt="media")).content
-            for name in wanted
-        ]
+
+    async def rows(self, uri: str, label: str) -> dict[str, dict[str, Any]]:
+        """The rows of the output object ``uri`` by the value of their request's ``label``,
+        each without its request (Vertex echoes the whole prompt): the object is read as a
+        stream, so memory holds the answers, not the file."""
+        bucket, _, name = uri.removeprefix("gs://").partition("/")
+        url = f"{_objects(bucket)}/{quote(name, safe='')}"
+        out: dict[str, dict[str, Any]] = {}
+        response = await self._send(url, {"alt": "media"}, stream=True)
+        try:
+            async for text in response.aiter_lines():
+                if not text.strip():
+                    continue
+                row = json.loads(text)
+                cid = ((row.get("request") or {}).get("labels") or {}).get(label)
+                if cid is not None:
+                    out[str(cid)] = {k: v for k, v in row.items() if k != "request"}
+        finally:
+            await response.aclose()
+        return out
 
     async def close(self) -> None:
         await self.http.aclose()
+
+
+def _objects(bucket: str) -> str:
+    """The JSON API URL of ``bucket``'s objects."""
+    return f"{storage_base()}/storage/v1/b/{quote(bucket, safe='')}/o"
 
 
 async def project_of(place: Place) -> str:
