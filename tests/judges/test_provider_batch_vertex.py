@@ -423,3 +423,15 @@ def test_a_vertex_batch_that_cannot_be_submitted_leaves_errors_to_submit_again(
 
     second = score_dataset(store, "ds", [judge], engine=_engine(store))
     assert (second.judged, second.errors) == (7, 0)
+
+
+def test_vertex_batches_without_google_auth_name_the_extra_to_install(
+    vertex: FakeLLM, db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "google.auth", None)  # as if it were not installed
+    store = _store(db_url)
+    judge = _vertex_judge(vertex, "gemini", "trajectory_reasonableness")
+    with pytest.raises(InputError) as err:
+        score_dataset(store, "ds", [judge], engine=_engine(store))
+    assert err.value.field == "model" and "pip install 'trajudge[vertex]'" in err.value.reason
+    assert vertex.vertex.objects == {} and store.judgments_frame("ds").empty

@@ -143,8 +143,17 @@ def _template(engine: ProviderBatchEngine, call: PreparedCall) -> _Template | No
 
 def place_of(call: PreparedCall) -> Place:
     """The project, location and bucket of ``call``'s judge (module docstring); a judge with no
-    bucket is refused before anything is sent."""
+    bucket, or without google-auth installed, is refused before anything is sent."""
     spec = call.judge.spec
+    try:
+        import google.auth  # noqa: F401  # litellm's Vertex credentials need it
+    except ImportError:
+        raise InputError(
+            f"judge {spec.name}",
+            None,
+            "model",
+            "Vertex AI batches need google-auth: pip install 'trajudge[vertex]'",
+        ) from None
     where = spec.vertex
     bucket = (where.bucket if where else None) or os.environ.get("GCS_BUCKET_NAME")
     if not bucket:
