@@ -258,11 +258,6 @@ def test_cost_is_at_the_batch_price() -> None:
     [
         ({"model": "openai/gpt-4o-mini", "api_base": None}, "mode", "json_schema_mode"),
         (
-            {"model": "vertex_ai/gemini-2.0-flash", "api_base": None},
-            "model",
-            "Vertex AI batch files from storage.googleapis.com",
-        ),
-        (
             {"model": "bedrock/anthropic.claude-3-haiku-20240307-v1:0", "api_base": None},
             "model",
             "Bedrock batches (model invocation jobs over S3) are not implemented",

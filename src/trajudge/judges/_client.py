@@ -256,6 +256,9 @@ class LLMClient:
     #: spaces request starts instead of a limiter of ``rpm`` in this process (shared by the
     #: workers of a cluster); must work from any event loop
     limiter: Limiter | None = None
+    #: litellm arguments sent with every call and not hashed into cache keys (where a model
+    #: runs: ``vertex_project``, ``vertex_location``)
+    provider_params: dict[str, str] = field(default_factory=dict)
     _states: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState] = field(
         default_factory=weakref.WeakKeyDictionary, repr=False
     )
@@ -398,13 +401,13 @@ class LLMClient:
         return result
 
     def _request_kwargs(self, params: dict[str, Any]) -> dict[str, Any]:
-        kwargs: dict[str, Any] = dict(params)
+        kwargs: dict[str, Any] = {**params, **self.provider_params}
         key, headers = self._secrets()
         if self.api_base:
             kwargs["api_base"] = self.api_base
         if self.api_key_env:
             kwargs["api_key"] = key or ""
-        elif self.api_base:
+        elif self.api_base and not self.model.startswith("vertex_ai/"):  # Vertex: Google OAuth
             kwargs["api_key"] = "sk-no-key-needed"  # OpenAI-compatible local servers
         if headers:
             kwargs["extra_headers"] = headers

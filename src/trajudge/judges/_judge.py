@@ -40,7 +40,7 @@ from trajudge.judges._local import (
 from trajudge.judges._logprobs import TOP_LOGPROBS
 from trajudge.judges._prompt import SYSTEM_PROMPT, Prompt, Shown, build_prompt, default_template
 from trajudge.judges._rubric import Rubric, load_rubric
-from trajudge.judges._spec import JudgeSpec, reasoning_cap
+from trajudge.judges._spec import JudgeSpec, reasoning_cap, vertex_params
 from trajudge.judges._verdict import response_schema, verdict_model
 from trajudge.trajectories import InputError, Trajectory
 
@@ -226,6 +226,7 @@ class Judge:
                     backoff_max_s=max(spec.retry_backoff_s, 30.0),
                     mode=spec.mode,
                     cache=self.cache,
+                    provider_params=vertex_params(spec),
                 )
             return self._client
 

@@ -40,12 +40,14 @@ batch discount); a model the cost map does not know costs None, a loopback endpo
 Latency is not measured per request in a batch (None).
 
 Providers: litellm's OpenAI-format batches (``openai``, ``azure`` (Azure OpenAI's global
-batches), ``litellm_proxy``, and any OpenAI-compatible server through ``api_base``), and
+batches), ``litellm_proxy``, and any OpenAI-compatible server through ``api_base``),
 Anthropic's Message Batches (``anthropic``, through the anthropic SDK:
-:mod:`trajudge.judges._provider_batch_anthropic`), with judges whose requests are
-``json_schema_mode`` (an ``api_base``, or ``mode: json_schema_mode``; OpenAI, Azure OpenAI,
-Anthropic (through litellm's forced tool or ``output_format``) and vLLM honour it). Vertex AI
-and Bedrock batches are refused with the reason (:data:`REFUSED`).
+:mod:`trajudge.judges._provider_batch_anthropic`) and Vertex AI batch prediction jobs
+(``vertex_ai`` Gemini models: :mod:`trajudge.judges._provider_batch_vertex`), with judges
+whose requests are ``json_schema_mode`` (an ``api_base``, or ``mode: json_schema_mode``;
+OpenAI, Azure OpenAI, Anthropic (through litellm's forced tool or ``output_format``), Gemini
+and vLLM honour it).
+Bedrock batches are refused with the reason (:data:`REFUSED`).
 """
 
 from __future__ import annotations
@@ -74,13 +76,12 @@ from trajudge.trajectories import InputError, canonical_json
 if TYPE_CHECKING:
     from trajudge.store import Store
 
-#: litellm providers whose batches the engine sends: OpenAI's JSONL format, and Anthropic's
-#: Message Batches (:mod:`trajudge.judges._provider_batch_anthropic`).
-SUPPORTED_PROVIDERS = ("openai", "azure", "litellm_proxy", "anthropic")
+#: litellm providers whose batches the engine sends: OpenAI's JSONL format, Anthropic's
+#: Message Batches (:mod:`trajudge.judges._provider_batch_anthropic`) and Vertex AI batch
+#: prediction jobs (:mod:`trajudge.judges._provider_batch_vertex`).
+SUPPORTED_PROVIDERS = ("openai", "azure", "litellm_proxy", "anthropic", "vertex_ai")
 #: Providers whose batches litellm can make that this engine refuses, and why.
 REFUSED = {
-    "vertex_ai": "litellm reads Vertex AI batch files from storage.googleapis.com (no "
-    "endpoint override) with Google OAuth credentials, so trajudge cannot test them offline",
     "bedrock": "Bedrock batches (model invocation jobs over S3) are not implemented in "
     "trajudge yet",
 }
@@ -108,6 +109,7 @@ class _Target:
     api_base: str | None
     api_key_env: str | None
     headers: tuple[tuple[str, str], ...]
+    place: tuple[str | None, ...] = ()  # Vertex AI: project, location, bucket
 
 
 @dataclass
@@ -258,6 +260,12 @@ class ProviderBatchEngine:
                 "model",
                 "Anthropic batches need the anthropic SDK: pip install 'trajudge[anthropic]'",
             )
+        place: tuple[str | None, ...] = ()
+        if provider == "vertex_ai":
+            from trajudge.judges._provider_batch_vertex import place_of
+
+            at = place_of(call)  # refused here when the judge names no bucket
+            place = (at.project, at.location, at.bucket)
         if client.instructor_mode != "json_schema_mode":
             raise InputError(
                 where,
@@ -273,13 +281,19 @@ class ProviderBatchEngine:
             client.api_base,
             client.api_key_env,
             tuple(sorted(client.extra_headers.items())),
+            place,
         )
 
     def body(self, call: PreparedCall) -> dict[str, Any]:
         """The request body of ``call``: what the local engine would send, as litellm builds
         it (``return_raw_request`` runs litellm's transformation and stops before the network;
         its result for a judge and parameters is reused with each call's messages when litellm
-        passed the messages through unchanged)."""
+        passed the messages through unchanged; Vertex AI's, whose messages litellm moves, from
+        :func:`~trajudge.judges._provider_batch_vertex.vertex_body`'s template)."""
+        if call.judge.model.startswith("vertex_ai/") and call.messages:
+            from trajudge.judges._provider_batch_vertex import vertex_body
+
+            return vertex_body(self, call)
         return self._request(call)[0]
 
     def _request(self, call: PreparedCall) -> tuple[dict[str, Any], str | None]:
@@ -321,6 +335,10 @@ class ProviderBatchEngine:
             from trajudge.judges._provider_batch_anthropic import submit
 
             return await submit(self, target, chunk, emit)
+        if target.provider == "vertex_ai":
+            from trajudge.judges._provider_batch_vertex import submit as vertex_submit
+
+            return await vertex_submit(self, litellm, target, chunk, emit)
         creds = _credentials(client)
         data = b"\n".join(chunk.lines) + b"\n"
         try:
@@ -385,6 +403,10 @@ class ProviderBatchEngine:
             from trajudge.judges._provider_batch_anthropic import collect
 
             return await collect(self, litellm, job, emit)
+        if job.provider == "vertex_ai":
+            from trajudge.judges._provider_batch_vertex import collect as vertex_collect
+
+            return await vertex_collect(self, litellm, job, emit)
         creds = _credentials(job.client)
         status = None
         while True:

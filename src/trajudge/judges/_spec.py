@@ -43,6 +43,20 @@ _ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
 LOCAL_DEFAULTS: dict[str, Any] = {"timeout": 1800.0, "max_tokens": 160}
 
 
+class VertexSpec(BaseModel):
+    """Where a ``vertex_ai/`` judge runs: its Google Cloud ``project`` and ``location`` (litellm
+    otherwise reads ``VERTEXAI_PROJECT`` / ``VERTEXAI_LOCATION``, or the credentials' project),
+    and the Cloud Storage ``bucket`` (``name`` or ``name/prefix``) that ``--engine batch``
+    stages batch input and output in (otherwise ``GCS_BUCKET_NAME``). Credentials are Google's
+    Application Default Credentials (``GOOGLE_APPLICATION_CREDENTIALS``), never written here."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    project: str | None = Field(default=None, min_length=1)
+    location: str | None = Field(default=None, min_length=1)
+    bucket: str | None = Field(default=None, min_length=1)
+
+
 class JudgeSpec(BaseModel):
     """How to build a judge: the ``judges:`` entries of ``trajudge.yaml`` use these fields.
 
@@ -67,7 +81,8 @@ class JudgeSpec(BaseModel):
     ``logprobs`` asks the provider for token log-probabilities, from which each judgment
     records the probability of every allowed score (or category) and the expected score
     (G-Eval style; see :mod:`trajudge.judges._logprobs`); where the provider returns none,
-    the judge says so once and leaves them empty.
+    the judge says so once and leaves them empty. ``vertex`` says where a ``vertex_ai/``
+    model runs (:class:`VertexSpec`).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -94,6 +109,7 @@ class JudgeSpec(BaseModel):
     reference: Literal["passing", "spec"] = "passing"
     max_pairs: int | None = Field(default=None, ge=1)
     logprobs: bool = False
+    vertex: VertexSpec | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -112,6 +128,11 @@ class JudgeSpec(BaseModel):
                 f"api_base does not apply to {self.model!r}, which runs embedded; for a server "
                 "of your own use model 'openai/<name>' with api_base"
             )
+        if self.vertex is not None and not self.model.startswith("vertex_ai/"):
+            raise ValueError(
+                f"vertex (project, location, bucket) applies to vertex_ai/ models, not "
+                f"{self.model!r}"
+            )
         for header, env in self.extra_headers.items():
             if not re.fullmatch(r"[A-Za-z0-9!#$%&'*+.^_`|~-]+", header):
                 raise ValueError(f"extra_headers: {header!r} is not an HTTP header name")
@@ -121,6 +142,15 @@ class JudgeSpec(BaseModel):
                     "(header values are read from the environment, never written in a file)"
                 )
         return self
+
+
+def vertex_params(spec: JudgeSpec) -> dict[str, str]:
+    """The litellm arguments of ``spec.vertex``'s project and location (none set: none)."""
+    where = spec.vertex
+    if where is None:
+        return {}
+    pairs = (("vertex_project", where.project), ("vertex_location", where.location))
+    return {name: value for name, value in pairs if value is not None}
 
 
 def reasoning_cap(spec: JudgeSpec, rubric: Rubric) -> int:

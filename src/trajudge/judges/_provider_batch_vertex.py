@@ -1,0 +1,273 @@
+"""Vertex AI batch prediction for ``--engine batch`` (``vertex_ai/`` Gemini judges).
+
+A batch is a Vertex ``batchPredictionJob`` over a JSONL file in Cloud Storage:
+
+- each row is ``{"request": <GenerateContentRequest>}``: the very ``generateContent`` body
+  the local engine sends for the call (litellm's own request transformation, through
+  :meth:`~trajudge.judges._provider_batch.ProviderBatchEngine.body`), with the row's
+  ``custom_id`` as the label :data:`LABEL` (Vertex echoes each request in its output row);
+- the file is uploaded with ``litellm.acreate_file(purpose="batch", passthrough=True)``
+  (litellm's upload of a native Vertex batch file, named by the model, into the judge's
+  bucket; its ``api_base`` is the Cloud Storage endpoint, see below) and the job created with
+  ``litellm.acreate_batch`` (``POST .../batchPredictionJobs`` at the judge's ``api_base``, or
+  Vertex's regional endpoint), which writes the output next to the input;
+- the job is polled (``GET .../batchPredictionJobs/{id}``) until its state maps (litellm's own
+  mapping) to ``completed``, ``failed``, ``expired`` or ``cancelled``; its output folder
+  (``outputInfo.gcsOutputDirectory``) is listed and each ``predictions*.jsonl`` read; each
+  row (``{"request", "status", "response", "processed_time"}``) is turned into a call result
+  by :func:`vertex_result`: a response goes through litellm's own Gemini response
+  transformation (the one a direct call's answer goes through), then the local engine's
+  parsing; a row whose ``status`` carries an error becomes the error litellm raises for it
+  (:mod:`trajudge.judges._vertex_api`).
+
+Why trajudge reads the job and the output itself: litellm's ``afile_content`` for Vertex
+downloads from a hard-coded ``https://storage.googleapis.com`` (no endpoint override: tests
+could only reach a fake through an HTTPS proxy and a forged CA, which is not the path a
+user runs), and its ``aretrieve_batch`` drops the job's ``error`` (a failed job would be
+stored without its reason). So the job ``GET`` and the Cloud Storage reads are plain calls of
+Google's REST APIs here, with the token litellm's Vertex credentials give (Application Default
+Credentials, or ``VERTEXAI_CREDENTIALS``, as litellm reads them); the Cloud Storage endpoint
+is ``https://storage.googleapis.com``, or ``STORAGE_EMULATOR_HOST`` (the variable Google's
+client libraries honour, e.g. for fake-gcs-server), for the upload as for the reads. The
+tests run this very code against a fake on loopback through ``api_base`` and
+``STORAGE_EMULATOR_HOST``, with a service-account key whose ``token_uri`` is the fake's.
+
+Where a judge runs: its ``vertex:`` ``project``, ``location`` and ``bucket``
+(:class:`~trajudge.judges._spec.VertexSpec`), else litellm's ``VERTEXAI_PROJECT``,
+``VERTEXAI_LOCATION`` (default ``us-central1``) and ``GCS_BUCKET_NAME``. No credential or
+token is ever stored: the store keeps the job id and the ``gs://`` input file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import functools
+import json
+import os
+import uuid
+import weakref
+from dataclasses import dataclass
+from typing import Any
+
+from trajudge.judges._call import PreparedCall
+from trajudge.judges._client import CallResult, _one_line
+from trajudge.judges._engine import Emit
+from trajudge.judges._provider_batch import (
+    TERMINAL,
+    ProviderBatchEngine,
+    _Chunk,
+    _Job,
+    _retrying,
+    _Target,
+)
+from trajudge.judges._vertex_api import (
+    DEFAULT_LOCATION,
+    Place,
+    VertexREST,
+    job_error,
+    project_of,
+    storage_base,
+    vertex_result,
+)
+from trajudge.trajectories import InputError, canonical_json
+
+#: The request label that carries a row's ``custom_id`` (a GCP label: lowercase, digits).
+LABEL = "trajudge_custom_id"
+
+
+@dataclass(frozen=True)
+class _Template:
+    """A request body as JSON text cut at each message's content: ``pieces[0]``, the content
+    of message ``slots[0]``, ``pieces[1]``, ... (cut once, so no content is searched)."""
+
+    pieces: tuple[str, ...]
+    slots: tuple[int, ...]
+
+    def fill(self, call: PreparedCall) -> dict[str, Any]:
+        parts = [self.pieces[0]]
+        for slot, piece in zip(self.slots, self.pieces[1:], strict=True):
+            parts += [json.dumps(call.messages[slot]["content"], ensure_ascii=False), piece]
+        return dict(json.loads("".join(parts)))
+
+
+#: Per engine: the template of each judge, parameters and message roles (None: litellm does
+#: not pass every content through whole, so each body is built by litellm).
+_TEMPLATES: weakref.WeakKeyDictionary[ProviderBatchEngine, dict[Any, _Template | None]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def vertex_body(engine: ProviderBatchEngine, call: PreparedCall) -> dict[str, Any]:
+    """The ``generateContent`` body of ``call``, as :meth:`ProviderBatchEngine.body` builds it
+    (litellm's ``return_raw_request``, ~50 ms a call) but from a template per judge, parameters
+    and message roles: the body built once with a placeholder for each message's content, each
+    call's contents put in their place. A template is used only where litellm passed every
+    content through whole, and only once the body it gives for the first call is the very
+    body litellm builds for it."""
+    templates = _TEMPLATES.setdefault(engine, {})
+    roles = tuple(m.get("role") for m in call.messages)
+    sig = (id(call.judge), canonical_json(call.params), roles)
+    if sig not in templates:
+        templates[sig] = None
+        template = _template(engine, call)
+        real = engine._request(call)[0]
+        if template is not None and template.fill(call) == real:
+            templates[sig] = template
+        return real
+    template = templates[sig]
+    return engine._request(call)[0] if template is None else template.fill(call)
+
+
+def _template(engine: ProviderBatchEngine, call: PreparedCall) -> _Template | None:
+    """The body litellm builds for ``call`` with placeholders for the contents, cut at each
+    (None: a placeholder is not there exactly once as a whole JSON string)."""
+    marks = [json.dumps(f"trajudge-content-{uuid.uuid4().hex}") for _ in call.messages]
+    shaped = dataclasses.replace(
+        call,
+        messages=[
+            {**m, "content": json.loads(k)} for m, k in zip(call.messages, marks, strict=True)
+        ],
+    )
+    text = json.dumps(engine._request(shaped)[0], ensure_ascii=False)
+    if any(text.count(k) != 1 for k in marks):
+        return None
+    at = sorted((text.index(k), i) for i, k in enumerate(marks))
+    pieces, last = [], 0
+    for pos, i in at:
+        pieces.append(text[last:pos])
+        last = pos + len(marks[i])
+    pieces.append(text[last:])
+    return _Template(tuple(pieces), tuple(i for _, i in at))
+
+
+def place_of(call: PreparedCall) -> Place:
+    """The project, location and bucket of ``call``'s judge (module docstring); a judge with no
+    bucket, or without google-auth installed, is refused before anything is sent."""
+    spec = call.judge.spec
+    try:
+        import google.auth  # noqa: F401  # litellm's Vertex credentials need it
+    except ImportError:
+        raise InputError(
+            f"judge {spec.name}",
+            None,
+            "model",
+            "Vertex AI batches need google-auth: pip install 'trajudge[vertex]'",
+        ) from None
+    where = spec.vertex
+    bucket = (where.bucket if where else None) or os.environ.get("GCS_BUCKET_NAME")
+    if not bucket:
+        raise InputError(
+            f"judge {spec.name}",
+            None,
+            "vertex.bucket",
+            "Vertex AI batches stage their files in Cloud Storage: set `vertex: {bucket: ...}` "
+            "on the judge (or GCS_BUCKET_NAME)",
+        )
+    project = (where.project if where else None) or os.environ.get("VERTEXAI_PROJECT")
+    location = (
+        (where.location if where else None)
+        or os.environ.get("VERTEXAI_LOCATION")
+        or DEFAULT_LOCATION
+    )
+    return Place(project, location, bucket)
+
+
+async def submit(
+    engine: ProviderBatchEngine, litellm: Any, target: _Target, chunk: _Chunk, emit: Emit
+) -> _Job | None:
+    """Upload ``chunk`` as a Vertex batch file, create its job and record it (None: it was
+    refused, and its requests are errors this run)."""
+    first = chunk.calls[0][1]
+    client, place = first.judge.client(), place_of(first)
+    rows = bytearray()
+    for (cid, _), line in zip(chunk.calls, chunk.lines, strict=True):
+        body = json.loads(line)["body"]
+        request = {**body, "labels": {**(body.get("labels") or {}), LABEL: cid}}
+        rows += json.dumps({"request": request}, ensure_ascii=False).encode() + b"\n"
+    where = {"vertex_location": place.location, "timeout": client.timeout}
+    if place.project:
+        where["vertex_project"] = place.project
+    credentials = os.environ.get("VERTEXAI_CREDENTIALS")
+    if credentials:  # a path or the JSON itself: passed through, never stored
+        where["vertex_credentials"] = credentials
+    try:
+        uploaded = await _retrying(
+            client,
+            lambda: litellm.acreate_file(
+                file=("trajudge-batch.jsonl", bytes(rows), "application/jsonl"),
+                purpose="batch",
+                custom_llm_provider="vertex_ai",
+                passthrough=True,  # the rows are Vertex's own format already
+                model=target.model,
+                api_base=storage_base(),
+                gcs_bucket_name=place.bucket,
+                **where,
+            ),
+        )
+        batch = await _retrying(
+            client,
+            lambda: litellm.acreate_batch(
+                completion_window=engine.completion_window,
+                endpoint="/v1/chat/completions",
+                input_file_id=uploaded.id,
+                custom_llm_provider="vertex_ai",
+                api_base=client.api_base,
+                **where,
+            ),
+        )
+    except Exception as exc:  # nothing was accepted
+        error = "could not submit the batch: " + _one_line(exc, 1)
+        for _, call in chunk.calls:
+            emit(call, CallResult(None, None, call.key or "", error=error, attempts=1))
+        return None
+    return engine._record(target, chunk, batch.id, uploaded.id, batch.status)
+
+
+async def collect(engine: ProviderBatchEngine, litellm: Any, job: _Job, emit: Emit) -> None:
+    """Poll the job of ``job`` until it has ended, then emit each request's result."""
+    from litellm.llms.vertex_ai.batches.transformation import VertexAIBatchTransformation
+
+    first = next(iter(job.calls.values()))
+    place = place_of(first)
+    api = VertexREST(job.client, place)
+    convert = (
+        VertexAIBatchTransformation.transform_vertex_ai_batch_response_to_openai_batch_response
+    )
+    try:
+        project = place.project or await project_of(place)
+        status = None
+        while True:
+            raw = await _retrying(job.client, lambda: api.job(job.batch_id, project))
+            batch = convert(raw)  # type: ignore[arg-type,unused-ignore]  # Vertex's job
+            if batch.status != status:
+                status = batch.status
+                engine.store.update_provider_batch(
+                    job.pk, status=status, output_file_id=batch.output_file_id,
+                    detail=job_error(raw),
+                )  # fmt: skip
+            if status in TERMINAL:
+                break
+            await asyncio.sleep(engine.poll_interval_s)
+        rows: dict[str, dict[str, Any]] = {}
+        directory = (raw.get("outputInfo") or {}).get("gcsOutputDirectory")
+        if directory:
+            for uri in await _retrying(job.client, lambda: api.outputs(directory)):
+                rows.update(await _retrying(job.client, functools.partial(api.rows, uri, LABEL)))
+    finally:
+        await api.close()
+    failure = job_error(raw)
+    results = {
+        cid: vertex_result(
+            litellm,
+            job.client,
+            call.key or "",
+            call.judge.verdict_model,
+            rows.get(cid),
+            job.batch_id,
+            status,
+            failure,
+        )
+        for cid, call in job.calls.items()
+    }
+    engine._finish(job, status, results, emit)
