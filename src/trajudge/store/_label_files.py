@@ -267,6 +267,10 @@ def import_labels(
     rows: list[dict[str, Any]] = []
     seen: dict[tuple[Any, ...], str] = {}
     for where, rec in _read_rows(p, kind):
+        if _text(src, where, "other_id", rec.get("other_id"), required=False, max_len=400):
+            raise InputError(
+                src, where, "other_id", "a pair label: import pair labels with --pairs"
+            )
         missing = [c for c in required if c not in rec]
         if missing:
             raise InputError(src, where, missing[0], f"missing column (found: {', '.join(rec)})")
