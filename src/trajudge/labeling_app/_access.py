@@ -8,6 +8,10 @@ first and label afterwards. An adjudicator (a name given with ``trajudge label
 only one who may save an adjudication. The Label page shows judge verdicts only when the
 server was started with ``--show-judges``.
 
+Under a pairwise rubric the same rule holds per pair: a pair's judgments and the other labels
+of it (on the pair page and the Review page) only after the viewer labeled that pair, every
+pair for an adjudicator, who alone adjudicates; the Export page gives pair labels the same way.
+
 The pages read labels and judgments only through these functions. Each one takes the viewer
 (or the viewer's name) and applies the rule itself, so a page cannot show what it was never
 given. (The queue and the progress bars read only who labeled which item, never a value.)
