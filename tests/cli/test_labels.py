@@ -140,3 +140,58 @@ def test_label_command_gives_the_adjudicator_role_by_name(
     assert calls[0].to_env()["TRAJUDGE_LABEL_ADJUDICATORS"] == "lead,Ann B."
     res = runner.invoke(app, [*args, "--adjudicator", "a,b"])
     assert res.exit_code == 2 and "--adjudicator: 'a,b'" in res.output and len(calls) == 1
+
+
+def test_pair_labels_export_import_round_trip(store: Store, db_url: str, tmp_path: Path) -> None:
+    store.save_pair_label(DS, "t0", "t1", "pref", "ann", "B", left_id="t1", note="n")
+    store.save_pair_label(DS, "t0", "t2", "pref", "bob", "tie", left_id="t0")
+    out = tmp_path / "pairs.jsonl"
+    res = runner.invoke(app, ["labels", "export", DS, "--out", str(out), "--db", db_url])
+    assert res.exit_code == 0, res.output
+    # item labels only, and the pair labels pointed at rather than silently left out
+    assert "wrote 2 labels" in res.output and "2 pair labels not written" in res.output
+    args = ["labels", "export", DS, "--out", str(out), "--pairs", "--db", db_url]
+    res = runner.invoke(app, args)
+    assert res.exit_code == 0, res.output
+    assert "wrote 2 pair labels" in res.output
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [(r["other_id"], r["category"], r["left_id"]) for r in rows] == [
+        ("t1", "B", "t1"),
+        ("t2", "tie", "t0"),
+    ]
+    other = tmp_path / "other.db"
+    Store(f"sqlite:///{other}").import_dataset(
+        DS, [Trajectory(id=f"t{i}", task_id=f"k{i}") for i in range(3)]
+    )
+    args = ["labels", "import", str(out), "--dataset", DS, "--pairs"]
+    res = runner.invoke(app, [*args, "--db", f"sqlite:///{other}"])
+    assert res.exit_code == 0, res.output
+    assert "2 added, 0 updated, 0 unchanged" in res.output
+    copied = Store(f"sqlite:///{other}")
+    got = [copied.pair_item_labels(DS, "t0", b, "pref")[0] for b in ("t1", "t2")]
+    assert [(r["category"], r["left_id"], r["note"]) for r in got] == [
+        ("B", "t1", "n"),
+        ("tie", "t0", None),
+    ]
+
+
+def test_bad_pair_label_row_is_one_line_exit_2(store: Store, db_url: str, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.csv"
+    bad.write_text(
+        "trajectory_id,other_id,rubric_id,annotator,category\nt0,t1,pref,q,A\nt0,t2,pref,q,better\n"
+    )
+    args = ["labels", "import", str(bad), "--dataset", DS, "--pairs", "--db", db_url]
+    res = runner.invoke(app, args)
+    assert res.exit_code == 2
+    assert "Traceback" not in res.output
+    lines = [x for x in res.output.splitlines() if x.strip()]
+    assert len(" ".join(lines).split(f"{bad}:")) == 2  # one message
+    line = " ".join(res.output.split())
+    assert f"{bad}: line 3: category: 'better' is not A, B or tie" in line
+    assert store.pair_labels_frame(DS).empty  # the good line 2 was not written either
+    # the same file without --pairs: refused by name, nothing written
+    res = runner.invoke(app, ["labels", "import", str(bad), "--dataset", DS, "--db", db_url])
+    assert res.exit_code == 2
+    assert "line 2: other_id: a pair label: import pair labels with --pairs" in " ".join(
+        res.output.split()
+    )

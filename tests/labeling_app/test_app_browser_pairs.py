@@ -6,6 +6,7 @@ original numbering against the layout each pair was shown in."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -157,6 +158,34 @@ def _wait_text(page: Any, text: str) -> None:
     )
 
 
+_IDLE = """() => {
+  const app = document.querySelector("[data-testid='stApp']");
+  return !!app && app.dataset.testConnectionState === "CONNECTED"
+    && app.dataset.testScriptState === "notRunning";
+}"""
+
+
+def _review_page(page: Any, until: str) -> str:
+    """Open the Review page from the navigation (the session kept) and wait until it is idle
+    and shows its heading and ``until``; the page's visible text."""
+    page.get_by_role("link", name="Review").click()
+    handle = page.wait_for_function(
+        f"""(t) => {{
+          const body = document.body.innerText;
+          return ({_IDLE})() && body.includes("Review disagreements") && body.includes(t)
+            ? body : null;
+        }}""",
+        arg=until,
+        timeout=TIMEOUT_MS,
+        polling=100,
+    )
+    return str(handle.json_value())
+
+
+def _back_to_pairs(page: Any) -> None:
+    page.get_by_role("link", name="Label pairs").click()
+
+
 def _everything(page: Any) -> str:
     """The markup of the page and of every frame in it (hidden parts included)."""
     return "\n".join(f.content() for f in page.frames)
@@ -190,6 +219,14 @@ def test_label_three_pairs_by_keyboard(
             page.get_by_role("button", name="Start labeling").click()
             left, right = _shown_pair(page)
             try:
+                # Review before any label of hers: nothing listed, nothing of the judge (not
+                # even hidden in the markup of the other tab)
+                body = _review_page(page, "Nothing to review.")
+                assert "Only pairs you have labeled are shown" in body
+                markup = _everything(page)
+                assert JUDGE_NAME not in markup and REASONING not in markup
+                _back_to_pairs(page)
+                assert _shown_pair(page) == (left, right)  # the same pair, still open
                 for n, key in enumerate(keys, start=1):
                     shown.append((left, right))
                     if XSS_ID in (left, right):
@@ -212,10 +249,23 @@ def test_label_three_pairs_by_keyboard(
                     page.keyboard.press("n")
                     if n < len(keys):
                         left, right = _shown_pair(page, not_=f"{left}\n{right}")
+                _wait_text(page, "You: 3 / 6 done")
+                # Review after her labels: the judge flipped on every pair (A, then B: a
+                # split), so each pair she labeled is a disagreement, shown with the verdicts
+                body = _review_page(page, f"judge {JUDGE_NAME} (ab, sample 0)")
+                assert REASONING in body
+                # the pair picked for review, named by its verdict lines (the judge said A
+                # in order ab and B in order ba): one of the three she labeled
+                a = re.search(rf"{JUDGE_NAME} \(ab, sample 0\): A \((.+?)\) better", body)
+                b = re.search(rf"{JUDGE_NAME} \(ba, sample 0\): B \((.+?)\) better", body)
+                assert a is not None and b is not None, body
+                reviewed = (a.group(1), b.group(1))
+                assert reviewed in judged and {*reviewed} in [{*pair} for pair in shown]
+                assert f"{name}: " in body  # her own label beside the verdicts
+                page.screenshot(path=str(tmp_path / "review.png"))
             except Exception:
                 page.screenshot(path=str(tmp_path / "stuck.png"), full_page=True)
                 raise
-            _wait_text(page, "You: 3 / 6 done")
         finally:
             browser.close()
     assert dialogs == []  # no alert() ever ran

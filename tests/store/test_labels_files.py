@@ -154,3 +154,27 @@ def test_only_dataset_leaves_out_and_counts_rows_of_other_trajectories(tmp_path:
     s = import_labels(store, f, "d", only_dataset=True)
     assert (s.added, s.outside) == (1, 2)
     assert store.labels_frame("d")["trajectory_id"].tolist() == ["a"]
+
+
+@pytest.mark.parametrize("fmt", LABEL_FORMATS)
+def test_a_nominal_label_keeps_its_category_through_a_round_trip(
+    store: Store, tmp_path: Path, fmt: str
+) -> None:
+    store.save_label(DS, "t0", "kinds", "ann", None, category="wrong_tool", note="n")
+    store.save_label(DS, "t1", "r", "ann", 2.0)
+    out = tmp_path / f"labels.{fmt}"
+    assert export_labels(store, DS, out) == 2
+    store.import_dataset("copy", [Trajectory(id=f"t{i}", task_id=f"k{i}") for i in range(4)])
+    summary = import_labels(store, out, "copy")
+    assert (summary.added, summary.updated, summary.unchanged) == (2, 0, 0)
+    got = [store.item_labels("copy", t)[0] for t in ("t0", "t1")]
+    assert [(r["value"], r["category"]) for r in got] == [(None, "wrong_tool"), (2.0, None)]
+
+
+def test_a_row_with_both_a_value_and_a_category_is_refused(store: Store, tmp_path: Path) -> None:
+    path = tmp_path / "both.csv"
+    path.write_text("trajectory_id,rubric_id,annotator,value,category\nt0,r,a,2,wrong_tool\n")
+    with pytest.raises(InputError) as info:
+        import_labels(store, path, DS)
+    assert (info.value.record, info.value.field) == ("line 2", "category")
+    assert store.labels_frame(DS).empty

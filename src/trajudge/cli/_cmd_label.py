@@ -115,13 +115,26 @@ def labels_export_cmd(
         typer.Option("--format", help="csv, jsonl or parquet (default: from the suffix)."),
     ] = None,
     rubric: Annotated[str | None, typer.Option(help="Only labels of this rubric id.")] = None,
+    pairs: Annotated[
+        bool,
+        typer.Option("--pairs", help="Pair labels (pairwise rubrics) instead of item labels."),
+    ] = False,
     db: DbOption = DEFAULT_DB,
 ) -> None:
-    """Write a dataset's labels to CSV, JSONL or Parquet (atomically)."""
-    from trajudge.store import Store, export_labels
+    """Write a dataset's labels (or, with --pairs, its pair labels) to CSV, JSONL or Parquet
+    (atomically)."""
+    from trajudge.store import Store, export_labels, export_pair_labels
 
-    n = export_labels(Store(db), dataset, out, fmt=fmt, rubric_id=rubric)
+    store = Store(db)
+    if pairs:
+        n = export_pair_labels(store, dataset, out, fmt=fmt, rubric_id=rubric)
+        console.print(f"wrote {n} pair labels to {out}", highlight=False)
+        return
+    n = export_labels(store, dataset, out, fmt=fmt, rubric_id=rubric)
     console.print(f"wrote {n} labels to {out}", highlight=False)
+    n_pairs = len(store.pair_labels_frame(dataset, rubric_id=rubric))
+    if n_pairs:  # not lost from view: the other kind of label is one flag away
+        console.print(f"({n_pairs} pair labels not written: export them with --pairs)")
 
 
 @labels_app.command("import")
@@ -137,14 +150,18 @@ def labels_import_cmd(
         LabelFormat | None,
         typer.Option("--format", help="csv, jsonl or parquet (default: from the suffix)."),
     ] = None,
+    pairs: Annotated[
+        bool,
+        typer.Option("--pairs", help="A file of pair labels (as written by export --pairs)."),
+    ] = False,
     db: DbOption = DEFAULT_DB,
 ) -> None:
-    """Import labels made elsewhere: every row is checked first, then all are written."""
-    from trajudge.store import Store, import_labels
+    """Import labels (or, with --pairs, pair labels) made elsewhere: every row is checked
+    first, then all are written."""
+    from trajudge.store import Store, import_labels, import_pair_labels
 
-    s = import_labels(
-        Store(db), file, dataset, annotator_column=annotator_column, source=source, fmt=fmt
-    )
+    load = import_pair_labels if pairs else import_labels
+    s = load(Store(db), file, dataset, annotator_column=annotator_column, source=source, fmt=fmt)
     console.print(
         f"{s.dataset}: {s.added} added, {s.updated} updated, {s.unchanged} unchanged",
         highlight=False,

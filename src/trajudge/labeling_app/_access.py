@@ -8,6 +8,10 @@ first and label afterwards. An adjudicator (a name given with ``trajudge label
 only one who may save an adjudication. The Label page shows judge verdicts only when the
 server was started with ``--show-judges``.
 
+Under a pairwise rubric the same rule holds per pair: a pair's judgments and the other labels
+of it (on the pair page and the Review page) only after the viewer labeled that pair, every
+pair for an adjudicator, who alone adjudicates; the Export page gives pair labels the same way.
+
 The pages read labels and judgments only through these functions. Each one takes the viewer
 (or the viewer's name) and applies the rule itself, so a page cannot show what it was never
 given. (The queue and the progress bars read only who labeled which item, never a value.)
@@ -22,7 +26,7 @@ from typing import Any
 import pandas as pd
 
 from trajudge.labeling_app._config import AppConfig
-from trajudge.store import Store, labels_export_frame
+from trajudge.store import Store, labels_export_frame, pair_labels_export_frame
 
 
 @dataclass(frozen=True)
@@ -232,3 +236,64 @@ def pair_page_judgments(
     if not (config.show_judges and shown):
         return []
     return _pair_judgments(store, dataset, pair, rubric_id)
+
+
+def pairs_labeled_by(labels: pd.DataFrame, name: str) -> set[tuple[str, str]]:
+    """Pairs ``name`` gave a label (not a skip, not an adjudication) in a pair-labels frame."""
+    if labels.empty:
+        return set()
+    own = labels[
+        (labels["annotator"] == name)
+        & ~labels["adjudication"].astype(bool)
+        & ~labels["skipped"].astype(bool)
+    ]
+    return set(zip(own["trajectory_id"].astype(str), own["other_id"].astype(str), strict=True))
+
+
+def _on_pairs(frame: pd.DataFrame, pairs: set[tuple[str, str]]) -> pd.DataFrame:
+    if frame.empty:
+        return frame
+    keys = zip(frame["trajectory_id"].astype(str), frame["other_id"].astype(str), strict=True)
+    return frame[[k in pairs for k in keys]].reset_index(drop=True)
+
+
+def pair_review_data(store: Store, dataset: str, rubric_id: str, viewer: Viewer) -> ReviewData:
+    """Pair labels and pairwise judgments of the rubric for the Review tables: every pair for
+    an adjudicator, else only the pairs the viewer has labeled (as :func:`review_data`)."""
+    labels = store.pair_labels_frame(dataset, rubric_id=rubric_id, source="human")
+    judgments = store.judgments_frame(dataset)
+    if not judgments.empty:
+        keep = (judgments["rubric_id"] == rubric_id) & judgments["other_id"].notna()
+        judgments = judgments[keep].reset_index(drop=True)
+    if viewer.adjudicator:
+        return ReviewData(labels, judgments)
+    mine = pairs_labeled_by(labels, viewer.name)
+    return ReviewData(_on_pairs(labels, mine), _on_pairs(judgments, mine))
+
+
+def save_pair_adjudication(
+    store: Store,
+    dataset: str,
+    rubric_id: str,
+    viewer: Viewer,
+    pair: tuple[str, str],
+    category: str,
+    *,
+    note: str | None = None,
+) -> None:
+    """Save the final label of a pair (``A``, ``B`` or ``tie`` in its original numbering);
+    only an adjudicator may (:class:`NotAllowed`)."""
+    if not viewer.adjudicator:
+        raise NotAllowed("only an adjudicator saves adjudications (trajudge label --adjudicator)")
+    store.save_pair_label(
+        dataset, pair[0], pair[1], rubric_id, viewer.name, category, note=note, adjudication=True
+    )
+
+
+def pair_export_frame(store: Store, dataset: str, viewer: Viewer) -> pd.DataFrame:
+    """The pair labels the viewer may download: everyone's for an adjudicator, else their
+    own."""
+    frame = pair_labels_export_frame(store, dataset)
+    if viewer.adjudicator:
+        return frame
+    return frame[frame["annotator"] == viewer.name].reset_index(drop=True)

@@ -8,6 +8,7 @@ before). Each save also moves on the progress and the recent-labels list the pag
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import streamlit as st
@@ -28,24 +29,50 @@ def annotator_queue(cfg: AppConfig, dataset: str, rubric: Rubric, me: str) -> Qu
     return get_queue(cfg.db_url, dataset, cfg.rubric, me, cfg.strategy, cfg.overlap, pool)
 
 
-def advance(cfg: AppConfig, dataset: str, rubric: Rubric, me: str) -> None:
-    """Put the next open item of the queue on screen (None when the queue is done)."""
+def advance_in(queue: Queue, find: Callable[[int, frozenset[str]], tuple[int, str] | None]) -> None:
+    """Put the next open entry of ``queue`` on screen (None when the queue is done), the one
+    on screen remembered for Back. ``find(start, exclude)`` is the queue scan (items or
+    pairs): the first open ``(position, id)`` at or after ``start``, ids in ``exclude`` left
+    out."""
     ss = st.session_state
-    store = get_store(cfg.db_url)
-    queue = annotator_queue(cfg, dataset, rubric, me)
     current = ss[S.CURRENT]
     if current is not None:
         ss[S.VISITED] = [*ss[S.VISITED], current][-200:]
     exclude = frozenset([current]) if current is not None else frozenset()
-    found = next_item(store, dataset, rubric.id, queue, start=ss[S.CURSOR], exclude=exclude)
+    found = find(ss[S.CURSOR], exclude)
     if found is None:
         S.show_item(None)
         ss[S.CURSOR] = len(queue)
     else:
-        pos, tid = found
-        S.show_item(tid)
-        # the current item stays open until labeled: only move the cursor up to it
+        pos, key = found
+        S.show_item(key)
+        # the entry on screen stays open until labeled: only move the cursor up to it
         ss[S.CURSOR] = pos
+
+
+def advance(cfg: AppConfig, dataset: str, rubric: Rubric, me: str) -> None:
+    """Put the next open item of the queue on screen (None when the queue is done)."""
+    store = get_store(cfg.db_url)
+    queue = annotator_queue(cfg, dataset, rubric, me)
+    advance_in(
+        queue,
+        lambda start, exclude: next_item(
+            store, dataset, rubric.id, queue, start=start, exclude=exclude
+        ),
+    )
+
+
+def after_save(
+    key: str, before: list[dict[str, Any]], me: str, *, skipped: bool, text: str
+) -> None:
+    """What every save moves on in the session: the progress kept between fragment runs (from
+    the labels of ``key`` read before the save), the recent-labels list, the message."""
+    ss = st.session_state
+    if ss[S.PROGRESS] is not None:
+        ss[S.PROGRESS] = progress_after_save(ss[S.PROGRESS], before, me, skipped=skipped)
+    if ss[S.RECENT] is not None:
+        ss[S.RECENT] = [key, *(k for k in ss[S.RECENT] if k != key)][:RECENT_MAX]
+    S.set_flash(key, "success", f"Saved: {text}")
 
 
 def _criteria_values(
@@ -90,11 +117,7 @@ def _save(
         unsure=bool(ss.get(S.widget_key("unsure", tid))),
         skipped=skipped,
     )
-    if ss[S.PROGRESS] is not None:
-        ss[S.PROGRESS] = progress_after_save(ss[S.PROGRESS], before, me, skipped=skipped)
-    if ss[S.RECENT] is not None:
-        ss[S.RECENT] = [tid, *(t for t in ss[S.RECENT] if t != tid)][:RECENT_MAX]
-    S.set_flash(tid, "success", f"Saved: {level_text(rubric, value)}")
+    after_save(tid, before, me, skipped=skipped, text=level_text(rubric, value))
 
 
 def _on_screen(tid: str, *, warn: bool = True) -> bool:
@@ -136,14 +159,27 @@ def on_skip(cfg: AppConfig, dataset: str, rubric: Rubric, tid: str) -> None:
     advance(cfg, dataset, rubric, st.session_state[S.ANNOTATOR])
 
 
+def next_if_labeled(
+    key: str, labeled: Callable[[], bool], move: Callable[[], None], *, noun: str
+) -> None:
+    """Next: move on only from the entry (item or pair) on screen, once it has a label or a
+    skip."""
+    if not _on_screen(key, warn=False):  # a second Next for the same entry: already moved on
+        return
+    if not labeled():
+        S.set_flash(key, "warning", f"Give a label or skip this {noun} first.")
+        return
+    move()
+
+
 def on_next(cfg: AppConfig, dataset: str, rubric: Rubric, tid: str) -> None:
-    if not _on_screen(tid, warn=False):  # a second Next for the same item: already moved on
-        return
     me = st.session_state[S.ANNOTATOR]
-    if own_label(get_store(cfg.db_url), dataset, tid, rubric.id, me) is None:
-        S.set_flash(tid, "warning", "Give a label or skip this item first.")
-        return
-    advance(cfg, dataset, rubric, me)
+    next_if_labeled(
+        tid,
+        lambda: own_label(get_store(cfg.db_url), dataset, tid, rubric.id, me) is not None,
+        lambda: advance(cfg, dataset, rubric, me),
+        noun="item",
+    )
 
 
 def on_back() -> None:

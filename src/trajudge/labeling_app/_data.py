@@ -126,7 +126,4 @@ def get_pair_queue(
 @st.cache_data(ttl=30, show_spinner=False)
 def get_pair_pool(db_url: str, dataset: str, rubric_id: str) -> tuple[str, ...]:
     """The annotators who labeled pairs of the rubric (refreshed every 30 s)."""
-    frame = get_store(db_url).pair_labels_frame(dataset, rubric_id=rubric_id, source="human")
-    if frame.empty:
-        return ()
-    return tuple(sorted(set(frame.loc[~frame["adjudication"].astype(bool), "annotator"])))
+    return tuple(get_store(db_url).pair_label_annotators(dataset, rubric_id))

@@ -9,6 +9,7 @@ of the page (sign-in, another page, the sidebar) counts them again.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -167,27 +168,35 @@ def label_panel(cfg: AppConfig, dataset: str, rubric: Rubric, tid: str) -> None:
                 st.dataframe(pd.DataFrame(history)[cols], hide_index=True)
 
 
-def my_labels(cfg: AppConfig, dataset: str, rubric: Rubric) -> None:
-    """Jump back to any item this annotator labeled, to see or edit the label.
+def recent_picker(
+    read: Callable[[], list[str]], label: str, fmt: Callable[[str], str] = str
+) -> None:
+    """Jump back to any item (or pair) this annotator labeled, to see or edit the label.
 
     The list is drawn only while its expander is open (a selectbox whose options change with
     every label costs the browser more on each item than the rest of the sidebar); it is read
-    on a full run of the page and kept up to date by each save.
+    (``read``) on a full run of the page and kept up to date by each save.
     """
     ss = st.session_state
     box = st.sidebar.expander("Your recent labels", key=S.RECENT_OPEN, on_change="rerun")
     if not box.open:
         return
     if ss[S.RECENT] is None:
-        store = get_store(cfg.db_url)
-        ss[S.RECENT] = store.annotator_label_ids(dataset, rubric.id, ss[S.ANNOTATOR])
+        ss[S.RECENT] = read()
     done: list[str] = ss[S.RECENT]
     with box:
         if not done:
             st.text("None yet.")
             return
-        st.selectbox("Item", done, key="open-pick")
+        st.selectbox(label, done, key="open-pick", format_func=fmt)
         st.button("Open", on_click=on_open, args=("open-pick",))
+
+
+def my_labels(cfg: AppConfig, dataset: str, rubric: Rubric) -> None:
+    """The recent-labels picker of the label page."""
+    me = st.session_state[S.ANNOTATOR]
+    store = get_store(cfg.db_url)
+    recent_picker(lambda: store.annotator_label_ids(dataset, rubric.id, me), "Item")
 
 
 def signed_in_page() -> tuple[AppConfig, str, str]:
@@ -207,17 +216,25 @@ def signed_in_page() -> tuple[AppConfig, str, str]:
     return cfg, str(me), str(dataset)
 
 
-def _progress(cfg: AppConfig, dataset: str, rubric: Rubric, queue: Queue) -> Progress:
-    """The progress kept in the session (counted when there is none: on a full run)."""
+def session_progress(queue: Queue, count: Callable[[], Progress]) -> Progress:
+    """The progress kept in the session, counted (``count``) when there is none: on a full
+    run of the page; a fragment run moves it on from the saves."""
     ss = st.session_state
     p: Progress | None = ss[S.PROGRESS]
     if p is None:
-        n_items = get_count(cfg.db_url, dataset)
-        p = progress(get_store(cfg.db_url), dataset, rubric.id, queue, n_items)
+        p = count()
     elif p.mine_total != len(queue):  # the queue was built again (another pool)
         p = replace(p, mine_total=len(queue))
     ss[S.PROGRESS] = p
     return p
+
+
+def _progress(cfg: AppConfig, dataset: str, rubric: Rubric, queue: Queue) -> Progress:
+    store = get_store(cfg.db_url)
+    return session_progress(
+        queue,
+        lambda: progress(store, dataset, rubric.id, queue, get_count(cfg.db_url, dataset)),
+    )
 
 
 def _item_view(cfg: AppConfig, dataset: str, rubric: Rubric, tid: str) -> ItemView | None:
@@ -275,11 +292,7 @@ def page_label() -> None:
     cfg, me, dataset = signed_in_page()
     ss = st.session_state
     rubric = get_rubric(cfg.rubric)
-    # a full run: count the progress and read the labels and the item again (a fragment run
-    # keeps them)
-    ss[S.PROGRESS] = None
-    ss[S.RECENT] = None
-    ss[S.ITEM] = None
+    S.start_full_run()
     if ss[S.CURRENT] is None and ss[S.CURSOR] == 0:
         advance(cfg, dataset, rubric, me)
     item_and_panel(cfg, dataset, rubric, me)

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
 from trajudge.labeling_app import _state as S
-from trajudge.labeling_app._access import export_frame, viewer_for
+from trajudge.labeling_app._access import export_frame, pair_export_frame, viewer_for
 from trajudge.labeling_app._config import (
     AppConfig,
     check_adjudicator_password,
@@ -13,7 +14,7 @@ from trajudge.labeling_app._config import (
     password_required,
     validate_annotator,
 )
-from trajudge.labeling_app._data import get_datasets, get_store
+from trajudge.labeling_app._data import get_datasets, get_rubric, get_store
 from trajudge.labeling_app._page_label import signed_in_page
 from trajudge.store import LABEL_FORMATS, encode_labels
 from trajudge.trajectories import InputError
@@ -76,26 +77,36 @@ def page_login() -> None:
         st.rerun()
 
 
-def page_export() -> None:
-    cfg, me, dataset = signed_in_page()
-    viewer = viewer_for(cfg, me)
-    st.title("Export labels")
-    frame = export_frame(get_store(cfg.db_url), dataset, viewer)
-    if viewer.adjudicator:
-        st.text(f"{len(frame)} labels in dataset {dataset} (all annotators, all rubrics).")
-    else:  # other annotators' labels stay hidden, as on the Review page
-        st.text(
-            f"{len(frame)} of your labels in dataset {dataset} (all rubrics); "
-            "an adjudicator exports everyone's."
-        )
-    st.dataframe(frame.head(200), hide_index=True, width="stretch")
+def _downloads(frame: pd.DataFrame, dataset: str, kind: str) -> None:
+    """One download button per file format for ``frame`` (labels or pair labels)."""
     cols = st.columns(len(LABEL_FORMATS))
     for col, fmt in zip(cols, LABEL_FORMATS, strict=True):
         col.download_button(
             f"Download {fmt.upper()}",
             data=encode_labels(frame, fmt),
-            file_name=f"{dataset}-labels.{fmt}",
+            file_name=f"{dataset}-{kind}.{fmt}",
             mime=_MIME[fmt],
-            key=f"download-{fmt}",
+            key=f"download-{kind}-{fmt}",
             on_click="ignore",
         )
+
+
+def page_export() -> None:
+    """The labels and pair labels the viewer may download: everyone's for an adjudicator,
+    else their own (other annotators' labels stay hidden, as on the Review page)."""
+    cfg, me, dataset = signed_in_page()
+    viewer = viewer_for(cfg, me)
+    store = get_store(cfg.db_url)
+    st.title("Export labels")
+    whose = "all annotators" if viewer.adjudicator else "yours; an adjudicator exports everyone's"
+    pairwise = get_rubric(cfg.rubric).mode == "pairwise"
+    kinds = [("pair-labels", pair_export_frame), ("labels", export_frame)]
+    for kind, read in kinds if pairwise else kinds[::-1]:
+        frame = read(store, dataset, viewer)
+        noun = kind.replace("-", " ")
+        st.subheader(noun.capitalize(), divider="gray")
+        st.text(f"{len(frame)} {noun} in dataset {dataset} (all rubrics, {whose}).")
+        if frame.empty:
+            continue
+        st.dataframe(frame.head(200), hide_index=True, width="stretch")
+        _downloads(frame, dataset, kind)

@@ -12,7 +12,6 @@ The pair and its panel are one ``st.fragment``, as on the label page.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 import pandas as pd
@@ -27,10 +26,15 @@ from trajudge.labeling_app._access import (
     pair_review,
     viewer_for,
 )
-from trajudge.labeling_app._actions import on_back, on_open
+from trajudge.labeling_app._actions import on_back
 from trajudge.labeling_app._config import AppConfig
 from trajudge.labeling_app._data import get_pairs, get_rubric, get_store
-from trajudge.labeling_app._page_label import _ENTER_FOR_NEXT, signed_in_page
+from trajudge.labeling_app._page_label import (
+    _ENTER_FOR_NEXT,
+    recent_picker,
+    session_progress,
+    signed_in_page,
+)
 from trajudge.labeling_app._pair_actions import (
     SCREEN_SIDE,
     SIDE_TEXT,
@@ -161,38 +165,24 @@ def pair_panel(cfg: AppConfig, dataset: str, rubric: Rubric, me: str, key: str) 
 
 
 def my_pairs(cfg: AppConfig, dataset: str, rubric: Rubric, me: str) -> None:
-    """Jump back to any pair this annotator labeled (drawn only while its expander is open)."""
-    ss = st.session_state
-    box = st.sidebar.expander("Your recent labels", key=S.RECENT_OPEN, on_change="rerun")
-    if not box.open:
-        return
-    if ss[S.RECENT] is None:
+    """The recent-labels picker of the pair page: the pairs this annotator labeled."""
+
+    def read() -> list[str]:
         frame = get_store(cfg.db_url).pair_labels_frame(dataset, rubric_id=rubric.id)
         mine = frame[(frame["annotator"] == me) & ~frame["adjudication"].astype(bool)]
         mine = mine.sort_values("updated_at", ascending=False, kind="stable")
-        ss[S.RECENT] = [
-            pair_key(str(a), str(b))
-            for a, b in zip(mine["trajectory_id"], mine["other_id"], strict=True)
-        ][:200]
-    done: list[str] = ss[S.RECENT]
-    with box:
-        if not done:
-            st.text("None yet.")
-            return
-        st.selectbox("Pair", done, key="open-pick", format_func=pair_title)
-        st.button("Open", on_click=on_open, args=("open-pick",))
+        pairs = zip(mine["trajectory_id"], mine["other_id"], strict=True)
+        return [pair_key(str(a), str(b)) for a, b in pairs][:200]
+
+    recent_picker(read, "Pair", pair_title)
 
 
 def _progress(cfg: AppConfig, dataset: str, rubric: Rubric, queue: Queue) -> Progress:
-    ss = st.session_state
-    p: Progress | None = ss[S.PROGRESS]
-    if p is None:
+    def count() -> Progress:
         n_pairs = len(get_pairs(cfg.db_url, dataset, rubric.id, cfg.max_pairs).pairs)
-        p = pair_progress(get_store(cfg.db_url), dataset, rubric.id, queue, n_pairs)
-    elif p.mine_total != len(queue):
-        p = replace(p, mine_total=len(queue))
-    ss[S.PROGRESS] = p
-    return p
+        return pair_progress(get_store(cfg.db_url), dataset, rubric.id, queue, n_pairs)
+
+    return session_progress(queue, count)
 
 
 def _views(cfg: AppConfig, dataset: str, key: str, left: str) -> tuple[ItemView, ItemView] | None:
@@ -254,9 +244,7 @@ def page_label_pairs() -> None:
     cfg, me, dataset = signed_in_page()
     ss = st.session_state
     rubric = get_rubric(cfg.rubric)
-    ss[S.PROGRESS] = None
-    ss[S.RECENT] = None
-    ss[S.ITEM] = None
+    S.start_full_run()
     if ss[S.CURRENT] is None and ss[S.CURSOR] == 0:
         advance_pair(cfg, dataset, rubric, me)
     pair_and_panel(cfg, dataset, rubric, me)

@@ -1,4 +1,5 @@
-"""The review page: disagreements side by side, settled with an adjudication label.
+"""The review page: disagreements side by side, settled with an adjudication label (under a
+pairwise rubric, of pairs: ``_page_review_pairs``).
 
 Blind labeling holds here too: an annotator reviews only items they have labeled, and only an
 adjudicator sees every item and saves adjudications (the rule lives in ``_access``).
@@ -23,6 +24,7 @@ from trajudge.labeling_app._access import (
 from trajudge.labeling_app._config import AppConfig
 from trajudge.labeling_app._data import get_rubric, get_store, get_trajectory
 from trajudge.labeling_app._page_label import signed_in_page
+from trajudge.labeling_app._page_review_pairs import review_pairs
 from trajudge.labeling_app._review import annotator_disagreements, judge_human_disagreements
 from trajudge.labeling_app._view import build_item_view
 from trajudge.labeling_app._widgets import label_value, level_text, render_item
@@ -132,10 +134,14 @@ def page_review() -> None:
     viewer = viewer_for(cfg, me)
     rubric = get_rubric(cfg.rubric)
     st.title("Review disagreements")
+    what = "pair" if rubric.mode == "pairwise" else "item"
     if viewer.adjudicator:
-        st.text("Adjudicator: every item is shown.")
+        st.text(f"Adjudicator: every {what} is shown.")
     else:
-        st.text("Only items you have labeled are shown (labeling stays blind until then).")
+        st.text(f"Only {what}s you have labeled are shown (labeling stays blind until then).")
+    if rubric.mode == "pairwise":
+        review_pairs(cfg, dataset, rubric, viewer)
+        return
     data = review_data(get_store(cfg.db_url), dataset, rubric.id, viewer)
     judge_tab, human_tab = st.tabs(["Judge vs human", "Annotator vs annotator"])
     with judge_tab:

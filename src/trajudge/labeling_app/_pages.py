@@ -1,5 +1,5 @@
-"""The page list: sign-in until an annotator is known, then label, review and export (or,
-under a pairwise rubric, the pair page)."""
+"""The page list: sign-in until an annotator is known, then label (under a pairwise rubric,
+the pair page), review and export."""
 
 from __future__ import annotations
 
@@ -18,10 +18,11 @@ def pages() -> list[st.Page]:
     if st.session_state[S.ANNOTATOR] is None:
         return [st.Page(page_login, title="Sign in", url_path="signin", default=True)]
     if get_rubric(st.session_state[S.CONFIG].rubric).mode == "pairwise":
-        # a pairwise rubric labels pairs; the review and export pages are for single labels
-        return [st.Page(page_label_pairs, title="Label pairs", url_path="pairs", default=True)]
+        label = st.Page(page_label_pairs, title="Label pairs", url_path="pairs", default=True)
+    else:
+        label = st.Page(page_label, title="Label", url_path="label", default=True)
     return [
-        st.Page(page_label, title="Label", url_path="label", default=True),
+        label,  # the review and export pages serve items and pairs alike
         st.Page(page_review, title="Review", url_path="review"),
         st.Page(page_export, title="Export", url_path="export"),
     ]

@@ -13,7 +13,7 @@ import streamlit as st
 from trajudge.judges import Rubric
 from trajudge.labeling_app import _state as S
 from trajudge.labeling_app._access import own_pair_label
-from trajudge.labeling_app._actions import RECENT_MAX, _on_screen
+from trajudge.labeling_app._actions import _on_screen, advance_in, after_save, next_if_labeled
 from trajudge.labeling_app._config import AppConfig
 from trajudge.labeling_app._data import get_pair_pool, get_pair_queue, get_store
 from trajudge.labeling_app._pairs import (
@@ -24,7 +24,7 @@ from trajudge.labeling_app._pairs import (
     shown_side,
     stored_category,
 )
-from trajudge.labeling_app._queue import Queue, progress_after_save
+from trajudge.labeling_app._queue import Queue
 
 # what each scale value of a pairwise rubric means on the screen: A is the left side
 SCREEN_SIDE: dict[str, Side] = {"A": "left", "B": "right", "tie": "tie"}
@@ -40,21 +40,14 @@ def pair_queue(cfg: AppConfig, dataset: str, rubric: Rubric, me: str) -> Queue:
 
 def advance_pair(cfg: AppConfig, dataset: str, rubric: Rubric, me: str) -> None:
     """Put the next open pair of the queue on screen (None when the queue is done)."""
-    ss = st.session_state
     store = get_store(cfg.db_url)
     queue = pair_queue(cfg, dataset, rubric, me)
-    current = ss[S.CURRENT]
-    if current is not None:
-        ss[S.VISITED] = [*ss[S.VISITED], current][-200:]
-    exclude = frozenset([current]) if current is not None else frozenset()
-    found = next_pair(store, dataset, rubric.id, queue, start=ss[S.CURSOR], exclude=exclude)
-    if found is None:
-        S.show_item(None)
-        ss[S.CURSOR] = len(queue)
-    else:
-        pos, key = found
-        S.show_item(key)
-        ss[S.CURSOR] = pos  # the pair on screen stays open until labeled
+    advance_in(
+        queue,
+        lambda start, exclude: next_pair(
+            store, dataset, rubric.id, queue, start=start, exclude=exclude
+        ),
+    )
 
 
 def _save_pair(cfg: AppConfig, dataset: str, rubric: Rubric, key: str, side: Side | None) -> None:
@@ -79,11 +72,8 @@ def _save_pair(cfg: AppConfig, dataset: str, rubric: Rubric, key: str, side: Sid
         unsure=bool(ss.get(S.widget_key("punsure", key))),
         skipped=side is None,
     )
-    if ss[S.PROGRESS] is not None:
-        ss[S.PROGRESS] = progress_after_save(ss[S.PROGRESS], before, me, skipped=side is None)
-    if ss[S.RECENT] is not None:
-        ss[S.RECENT] = [key, *(k for k in ss[S.RECENT] if k != key)][:RECENT_MAX]
-    S.set_flash(key, "success", f"Saved: {'skipped' if side is None else SIDE_TEXT[side]}")
+    text = "skipped" if side is None else SIDE_TEXT[side]
+    after_save(key, before, me, skipped=side is None, text=text)
 
 
 def on_pair_value(cfg: AppConfig, dataset: str, rubric: Rubric, key: str, side: Side) -> None:
@@ -111,10 +101,11 @@ def on_pair_skip(cfg: AppConfig, dataset: str, rubric: Rubric, key: str) -> None
 
 
 def on_pair_next(cfg: AppConfig, dataset: str, rubric: Rubric, key: str) -> None:
-    if not _on_screen(key, warn=False):  # a second Next for the same pair: already moved on
-        return
     me = st.session_state[S.ANNOTATOR]
-    if own_pair_label(get_store(cfg.db_url), dataset, pair_of(key), rubric.id, me) is None:
-        S.set_flash(key, "warning", "Give a label or skip this pair first.")
-        return
-    advance_pair(cfg, dataset, rubric, me)
+    store = get_store(cfg.db_url)
+    next_if_labeled(
+        key,
+        lambda: own_pair_label(store, dataset, pair_of(key), rubric.id, me) is not None,
+        lambda: advance_pair(cfg, dataset, rubric, me),
+        noun="pair",
+    )

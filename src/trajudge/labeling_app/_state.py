@@ -89,6 +89,15 @@ def reset_queue_position() -> None:
     ss[VISITED] = []
 
 
+def start_full_run() -> None:
+    """A full run of a label page: count the progress and read the recent labels and the
+    item on screen again (a fragment run keeps them)."""
+    ss = st.session_state
+    ss[PROGRESS] = None
+    ss[RECENT] = None
+    ss[ITEM] = None
+
+
 def widget_key(kind: str, trajectory_id: str, extra: str = "") -> str:
     """The key of a per-item widget (note, unsure, criterion), unique per trajectory."""
     return f"w:{kind}:{extra}:{trajectory_id}"

@@ -30,6 +30,7 @@ EXPORT_COLUMNS = [
     "rubric_id",
     "annotator",
     "value",
+    "category",
     "criteria",
     "note",
     "unsure",
@@ -251,7 +252,8 @@ def import_labels(
     without it, such a row is an error. Every row is still validated.
 
     Columns: ``trajectory_id``, ``rubric_id``, the annotator column, ``value`` (a number;
-    empty only when ``skipped`` is true), and optionally ``note``, ``unsure``, ``skipped``,
+    empty when ``category`` holds a nominal rubric's category name, or the row is
+    ``skipped``), and optionally ``category``, ``note``, ``unsure``, ``skipped``,
     ``adjudication`` and ``criteria`` (a JSON object). A label that already exists for the
     same trajectory, rubric and annotator is edited with its previous values kept as history.
     """
@@ -267,13 +269,26 @@ def import_labels(
     rows: list[dict[str, Any]] = []
     seen: dict[tuple[Any, ...], str] = {}
     for where, rec in _read_rows(p, kind):
+        if _text(src, where, "other_id", rec.get("other_id"), required=False, max_len=400):
+            raise InputError(
+                src, where, "other_id", "a pair label: import pair labels with --pairs"
+            )
         missing = [c for c in required if c not in rec]
         if missing:
             raise InputError(src, where, missing[0], f"missing column (found: {', '.join(rec)})")
         skipped = _flag(src, where, "skipped", rec.get("skipped"))
         value = _number(src, where, "value", rec["value"])
-        if value is None and not skipped:
-            raise InputError(src, where, "value", "must be a number (empty only when skipped)")
+        category = _text(src, where, "category", rec.get("category"), required=False, max_len=200)
+        if category is not None and value is not None:
+            raise InputError(src, where, "category", "a label has a value or a category, not both")
+        if value is None and category is None and not skipped:
+            raise InputError(
+                src,
+                where,
+                "value",
+                "must be a number, or category a nominal rubric's category (empty only when "
+                "skipped)",
+            )
         row = {
             "trajectory_id": _text(
                 src, where, "trajectory_id", rec["trajectory_id"], required=True, max_len=400
@@ -285,6 +300,7 @@ def import_labels(
                 src, where, annotator_column, rec[annotator_column], required=True, max_len=100
             ),
             "value": value,
+            "category": category,
             "note": _text(src, where, "note", rec.get("note"), required=False, max_len=100_000),
             "unsure": _flag(src, where, "unsure", rec.get("unsure")),
             "skipped": skipped,
@@ -323,6 +339,7 @@ def import_labels(
                 rubric_id=r["rubric_id"],
                 annotator=r["annotator"],
                 value=r["value"],
+                category=r["category"],
                 criteria=r["criteria"],
                 note=r["note"],
                 unsure=r["unsure"],

@@ -14,18 +14,20 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
-from sqlalchemy import Engine, Table, case, distinct, func, insert, select, update
+from sqlalchemy import Engine, select
 from sqlalchemy.engine import Connection
-from sqlalchemy.exc import IntegrityError
 
-from trajudge.store._schema import (
-    datasets,
-    judgments,
-    label_history,
-    labels,
-    rule_results,
-    trajectories,
+from trajudge.store._label_tables import (
+    ITEM_LABELS,
+    annotators,
+    counts,
+    history_rows,
+    item_rows,
+    labels_frame,
+    save_one,
+    upsert_with_history,
 )
+from trajudge.store._schema import judgments, labels, rule_results, trajectories
 from trajudge.trajectories import InputError
 
 _IN_CHUNK = 500  # ids per IN (...) list: well below SQLite's bound-parameter limit
@@ -69,73 +71,12 @@ def check_label(
         raise InputError(src, None, "value", f"expected a finite number, got {value!r}")
 
 
-def require_trajectory(conn: Connection, src: str, dataset: str, trajectory_id: str) -> None:
-    """Raise :class:`InputError` unless ``trajectory_id`` is a trajectory of ``dataset``."""
-    found = conn.execute(
-        select(trajectories.c.id).where(
-            trajectories.c.dataset == dataset, trajectories.c.id == trajectory_id
-        )
-    ).first()
-    if found is not None:
-        return
-    if conn.execute(select(datasets.c.name).where(datasets.c.name == dataset)).first() is None:
-        names = conn.execute(select(datasets.c.name).order_by(datasets.c.name)).scalars()
-        known = ", ".join(names) or "none"
-        raise InputError(src, None, "dataset", f"no dataset {dataset!r} (known: {known})")
-    raise InputError(
-        src,
-        None,
-        "trajectory_id",
-        f"unknown trajectory id {trajectory_id!r} in dataset {dataset!r}",
-    )
-
-
 def encode_criteria(criteria: Mapping[str, Any] | None) -> str | None:
     """Per-criterion values as canonical JSON text, or None when there are none."""
     return json.dumps(dict(criteria), sort_keys=True) if criteria else None
 
 
-def upsert_with_history(
-    conn: Connection,
-    table: Table,
-    history: Table,
-    history_key: str,
-    key: Mapping[str, Any],
-    values: Mapping[str, Any],
-    ts: str,
-) -> tuple[int, str]:
-    """Insert or edit one label row (of ``labels`` or ``pair_labels``) in the caller's
-    transaction, the previous values copied to ``history`` first (its ``history_key`` column
-    points at the row). Returns ``(id, what)``: "added", "updated" or "unchanged" (identical
-    values: no history row, nothing written)."""
-    where = [table.c[k] == v for k, v in key.items()]
-    # FOR UPDATE: a concurrent editor of the same label waits, then reads what we wrote, so no
-    # edit is lost from the history (a no-op on SQLite, whose BEGIN IMMEDIATE already serialises)
-    current = select(table).where(*where).with_for_update()
-    prev = conn.execute(current).mappings().first()
-    if prev is None:
-        try:
-            with conn.begin_nested():
-                result = conn.execute(
-                    insert(table).values(**key, created_at=ts, updated_at=ts, **values)
-                )
-            pk = result.inserted_primary_key
-            assert pk is not None
-            return int(pk[0]), "added"
-        except IntegrityError:
-            # another connection inserted the same key between our SELECT and INSERT (possible
-            # on server databases; SQLite's BEGIN IMMEDIATE serialises writers): edit it instead
-            prev = conn.execute(current).mappings().one()
-    if all(prev[k] == v for k, v in values.items()):
-        return int(prev["id"]), "unchanged"
-    kept = {c.name: prev[c.name] for c in history.columns if c.name in prev and c.name != "id"}
-    conn.execute(insert(history).values(**kept, **{history_key: prev["id"]}, changed_at=ts))
-    conn.execute(update(table).where(table.c.id == prev["id"]).values(updated_at=ts, **values))
-    return int(prev["id"]), "updated"
-
-
-def write_label(
-    conn: Connection,
+def label_row(
     *,
     dataset: str,
     trajectory_id: str,
@@ -148,15 +89,9 @@ def write_label(
     skipped: bool,
     source: str,
     adjudication: bool,
-    ts: str,
     category: str | None = None,
-) -> tuple[int, str]:
-    """Insert or edit one label inside the caller's transaction.
-
-    Returns ``(label_id, what)`` with ``what`` one of ``"added"``, ``"updated"`` (the previous
-    values were copied to ``label_history`` first) or ``"unchanged"`` (identical values: no
-    history row, nothing written).
-    """
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``(key, values)`` of one label row: the columns naming it and those an edit changes."""
     key = {
         "dataset": dataset,
         "trajectory_id": trajectory_id,
@@ -173,7 +108,19 @@ def write_label(
         "skipped": skipped,
         "source": source,
     }
-    return upsert_with_history(conn, labels, label_history, "label_id", key, values, ts)
+    return key, values
+
+
+def write_label(conn: Connection, *, ts: str, **fields: Any) -> tuple[int, str]:
+    """Insert or edit one label (the fields of :func:`label_row`) inside the caller's
+    transaction.
+
+    Returns ``(label_id, what)`` with ``what`` one of ``"added"``, ``"updated"`` (the previous
+    values were copied to ``label_history`` first) or ``"unchanged"`` (identical values: no
+    history row, nothing written).
+    """
+    key, values = label_row(**fields)
+    return upsert_with_history(conn, ITEM_LABELS, key, values, ts)
 
 
 class LabelsMixin:
@@ -209,8 +156,6 @@ class LabelsMixin:
         Raises :class:`~trajudge.trajectories.InputError` (and writes nothing) for a missing
         dataset, a trajectory id that is not in it, or a field :func:`check_label` refuses.
         """
-        from trajudge.store._store import now_iso
-
         check_label(
             self.url,
             rubric_id=rubric_id,
@@ -219,48 +164,31 @@ class LabelsMixin:
             skipped=skipped,
             category=category,
         )
-        with self.write_engine.begin() as conn:
-            require_trajectory(conn, self.url, dataset, trajectory_id)
-            label_id, _ = write_label(
-                conn,
-                dataset=dataset,
-                trajectory_id=trajectory_id,
-                rubric_id=rubric_id,
-                annotator=annotator,
-                value=None if value is None else float(value),
-                criteria=encode_criteria(criteria),
-                note=note,
-                unsure=unsure,
-                skipped=skipped,
-                source=source,
-                adjudication=adjudication,
-                ts=now_iso(),
-                category=category,
-            )
-        return label_id
+        key, values = label_row(
+            dataset=dataset,
+            trajectory_id=trajectory_id,
+            rubric_id=rubric_id,
+            annotator=annotator,
+            value=None if value is None else float(value),
+            criteria=encode_criteria(criteria),
+            note=note,
+            unsure=unsure,
+            skipped=skipped,
+            source=source,
+            adjudication=adjudication,
+            category=category,
+        )
+        return save_one(self.write_engine, ITEM_LABELS, self.url, key, values)
 
     def labels_frame(
         self, dataset: str, *, rubric_id: str | None = None, source: str | None = None
     ) -> pd.DataFrame:
         """Current labels of a dataset as a DataFrame."""
-        q = select(labels).where(labels.c.dataset == dataset)
-        if rubric_id is not None:
-            q = q.where(labels.c.rubric_id == rubric_id)
-        if source is not None:
-            q = q.where(labels.c.source == source)
-        with self.engine.connect() as conn:
-            rows = conn.execute(q.order_by(labels.c.id)).mappings().all()
-        return pd.DataFrame([dict(r) for r in rows], columns=[c.name for c in labels.columns])
+        return labels_frame(self.engine, ITEM_LABELS, dataset, rubric_id=rubric_id, source=source)
 
     def label_history(self, label_id: int) -> list[dict[str, Any]]:
         """Earlier versions of one label, oldest first."""
-        with self.engine.connect() as conn:
-            rows = conn.execute(
-                select(label_history)
-                .where(label_history.c.label_id == label_id)
-                .order_by(label_history.c.id)
-            ).mappings()
-            return [dict(r) for r in rows]
+        return history_rows(self.engine, ITEM_LABELS, label_id)
 
     # -- queries for the labeling app ---------------------------------------------------------
     def trajectory_keys(self, dataset: str) -> list[tuple[str, str | None]]:
@@ -277,19 +205,7 @@ class LabelsMixin:
         self, dataset: str, rubric_id: str | None = None, *, source: str = "human"
     ) -> list[str]:
         """Annotators with at least one (non-adjudication) label, sorted."""
-        q = (
-            select(labels.c.annotator)
-            .where(
-                labels.c.dataset == dataset,
-                labels.c.source == source,
-                labels.c.adjudication.is_(False),
-            )
-            .distinct()
-        )
-        if rubric_id is not None:
-            q = q.where(labels.c.rubric_id == rubric_id)
-        with self.engine.connect() as conn:
-            return sorted(r[0] for r in conn.execute(q))
+        return annotators(self.engine, ITEM_LABELS, dataset, rubric_id, source=source)
 
     def labels_on_items(
         self, dataset: str, rubric_id: str, ids: Sequence[str], *, source: str = "human"
@@ -315,33 +231,15 @@ class LabelsMixin:
 
         With ``annotator`` the counts are that annotator's; without, everyone's.
         """
-        q = select(
-            func.count(),
-            func.coalesce(func.sum(case((labels.c.skipped.is_(True), 1), else_=0)), 0),
-            func.count(distinct(labels.c.trajectory_id)),
-        ).where(
-            labels.c.dataset == dataset,
-            labels.c.rubric_id == rubric_id,
-            labels.c.adjudication.is_(False),
-            labels.c.source == source,
+        return counts(
+            self.engine, ITEM_LABELS, dataset, rubric_id, annotator=annotator, source=source
         )
-        if annotator is not None:
-            q = q.where(labels.c.annotator == annotator)
-        with self.engine.connect() as conn:
-            total, skipped, items = conn.execute(q).one()
-        return {"labeled": int(total) - int(skipped), "skipped": int(skipped), "items": int(items)}
 
     def item_labels(
         self, dataset: str, trajectory_id: str, rubric_id: str | None = None
     ) -> list[dict[str, Any]]:
         """Every label on one trajectory (all annotators, adjudications included)."""
-        q = select(labels).where(
-            labels.c.dataset == dataset, labels.c.trajectory_id == trajectory_id
-        )
-        if rubric_id is not None:
-            q = q.where(labels.c.rubric_id == rubric_id)
-        with self.engine.connect() as conn:
-            return [dict(r) for r in conn.execute(q.order_by(labels.c.id)).mappings()]
+        return item_rows(self.engine, ITEM_LABELS, dataset, (trajectory_id,), rubric_id)
 
     def annotator_label_ids(
         self, dataset: str, rubric_id: str, annotator: str, *, limit: int = 200

@@ -13,14 +13,88 @@ from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
-from sqlalchemy import Engine, case, func, select
+from sqlalchemy import Engine, select
+from sqlalchemy.engine import Connection
 
-from trajudge.store._labels import check_label, require_trajectory, upsert_with_history
-from trajudge.store._schema import pair_label_history, pair_labels
+from trajudge.store._label_tables import (
+    PAIR_LABELS,
+    annotators,
+    counts,
+    history_rows,
+    item_rows,
+    labels_frame,
+    save_one,
+    upsert_with_history,
+)
+from trajudge.store._labels import check_label
+from trajudge.store._schema import pair_labels
 from trajudge.trajectories import InputError
 
 PAIR_CATEGORIES = ("A", "B", "tie")
 _IN_CHUNK = 200
+
+
+def check_pair_label(
+    src: str,
+    where: str | None,
+    *,
+    trajectory_id: str,
+    other_id: str,
+    category: str | None,
+    left_id: str | None,
+) -> None:
+    """Refuse what no pair label may be (``where`` names the record in an error): a category
+    other than A, B or tie, a pair of one trajectory with itself, a ``left_id`` not of the
+    pair."""
+    if category is not None and category not in PAIR_CATEGORIES:
+        raise InputError(src, where, "category", f"{category!r} is not A, B or tie")
+    if trajectory_id == other_id:
+        raise InputError(src, where, "other_id", "a pair needs two different trajectories")
+    if left_id is not None and left_id not in (trajectory_id, other_id):
+        raise InputError(src, where, "left_id", f"{left_id!r} is not one of the pair")
+
+
+def pair_label_row(
+    *,
+    dataset: str,
+    trajectory_id: str,
+    other_id: str,
+    rubric_id: str,
+    annotator: str,
+    category: str | None,
+    left_id: str | None,
+    note: str | None,
+    unsure: bool,
+    skipped: bool,
+    source: str,
+    adjudication: bool,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``(key, values)`` of one pair-label row: the columns naming it and those an edit
+    changes."""
+    key = {
+        "dataset": dataset,
+        "trajectory_id": trajectory_id,
+        "other_id": other_id,
+        "rubric_id": rubric_id,
+        "annotator": annotator,
+        "adjudication": adjudication,
+    }
+    values = {
+        "category": category,
+        "left_id": left_id,
+        "note": note,
+        "unsure": unsure,
+        "skipped": skipped,
+        "source": source,
+    }
+    return key, values
+
+
+def write_pair_label(conn: Connection, *, ts: str, **fields: Any) -> tuple[int, str]:
+    """Insert or edit one pair label (the fields of :func:`pair_label_row`) inside the
+    caller's transaction; ``(id, what)`` as :func:`trajudge.store._labels.write_label`."""
+    key, values = pair_label_row(**fields)
+    return upsert_with_history(conn, PAIR_LABELS, key, values, ts)
 
 
 class PairLabelsMixin:
@@ -53,69 +127,53 @@ class PairLabelsMixin:
         shown on the left. Raises :class:`InputError` (writing nothing) for an unknown dataset
         or trajectory, a pair of one trajectory with itself, or a bad field.
         """
-        from trajudge.store._store import now_iso
-
-        src = self.url
         check_label(
-            src,
+            self.url,
             rubric_id=rubric_id,
             annotator=annotator,
             value=None,
             skipped=skipped,
             category=category,
         )
-        if category is not None and category not in PAIR_CATEGORIES:
-            raise InputError(src, None, "category", f"{category!r} is not A, B or tie")
-        if trajectory_id == other_id:
-            raise InputError(src, None, "other_id", "a pair needs two different trajectories")
-        if left_id is not None and left_id not in (trajectory_id, other_id):
-            raise InputError(src, None, "left_id", f"{left_id!r} is not one of the pair")
-        key = {
-            "dataset": dataset,
-            "trajectory_id": trajectory_id,
-            "other_id": other_id,
-            "rubric_id": rubric_id,
-            "annotator": annotator,
-            "adjudication": adjudication,
-        }
-        values = {
-            "category": category,
-            "left_id": left_id,
-            "note": note,
-            "unsure": unsure,
-            "skipped": skipped,
-            "source": source,
-        }
-        with self.write_engine.begin() as conn:
-            require_trajectory(conn, src, dataset, trajectory_id)
-            require_trajectory(conn, src, dataset, other_id)
-            label_id, _ = upsert_with_history(
-                conn, pair_labels, pair_label_history, "pair_label_id", key, values, now_iso()
-            )
-        return label_id
+        check_pair_label(
+            self.url,
+            None,
+            trajectory_id=trajectory_id,
+            other_id=other_id,
+            category=category,
+            left_id=left_id,
+        )
+        key, values = pair_label_row(
+            dataset=dataset,
+            trajectory_id=trajectory_id,
+            other_id=other_id,
+            rubric_id=rubric_id,
+            annotator=annotator,
+            category=category,
+            left_id=left_id,
+            note=note,
+            unsure=unsure,
+            skipped=skipped,
+            source=source,
+            adjudication=adjudication,
+        )
+        return save_one(self.write_engine, PAIR_LABELS, self.url, key, values)
 
     def pair_labels_frame(
         self, dataset: str, *, rubric_id: str | None = None, source: str | None = None
     ) -> pd.DataFrame:
         """Current pair labels of a dataset as a DataFrame (one row per label)."""
-        q = select(pair_labels).where(pair_labels.c.dataset == dataset)
-        if rubric_id is not None:
-            q = q.where(pair_labels.c.rubric_id == rubric_id)
-        if source is not None:
-            q = q.where(pair_labels.c.source == source)
-        with self.engine.connect() as conn:
-            rows = conn.execute(q.order_by(pair_labels.c.id)).mappings().all()
-        return pd.DataFrame([dict(r) for r in rows], columns=[c.name for c in pair_labels.columns])
+        return labels_frame(self.engine, PAIR_LABELS, dataset, rubric_id=rubric_id, source=source)
 
     def pair_label_history(self, pair_label_id: int) -> list[dict[str, Any]]:
         """Earlier versions of one pair label, oldest first."""
-        q = (
-            select(pair_label_history)
-            .where(pair_label_history.c.pair_label_id == pair_label_id)
-            .order_by(pair_label_history.c.id)
-        )
-        with self.engine.connect() as conn:
-            return [dict(r) for r in conn.execute(q).mappings()]
+        return history_rows(self.engine, PAIR_LABELS, pair_label_id)
+
+    def pair_label_annotators(
+        self, dataset: str, rubric_id: str | None = None, *, source: str = "human"
+    ) -> list[str]:
+        """Annotators with at least one (non-adjudication) pair label, sorted."""
+        return annotators(self.engine, PAIR_LABELS, dataset, rubric_id, source=source)
 
     def pair_labels_on(
         self,
@@ -154,42 +212,12 @@ class PairLabelsMixin:
     ) -> dict[str, int]:
         """``labeled`` and ``skipped`` pair labels (an annotator's, or everyone's) and the
         distinct ``items`` (pairs) touched."""
-        q = select(
-            func.count(),
-            func.coalesce(func.sum(case((pair_labels.c.skipped.is_(True), 1), else_=0)), 0),
-        ).where(
-            pair_labels.c.dataset == dataset,
-            pair_labels.c.rubric_id == rubric_id,
-            pair_labels.c.adjudication.is_(False),
-            pair_labels.c.source == source,
+        return counts(
+            self.engine, PAIR_LABELS, dataset, rubric_id, annotator=annotator, source=source
         )
-        pairs = (
-            select(pair_labels.c.trajectory_id, pair_labels.c.other_id)
-            .where(
-                pair_labels.c.dataset == dataset,
-                pair_labels.c.rubric_id == rubric_id,
-                pair_labels.c.adjudication.is_(False),
-                pair_labels.c.source == source,
-            )
-            .distinct()
-        )
-        if annotator is not None:
-            q = q.where(pair_labels.c.annotator == annotator)
-            pairs = pairs.where(pair_labels.c.annotator == annotator)
-        with self.engine.connect() as conn:
-            total, skipped = conn.execute(q).one()
-            items = conn.execute(select(func.count()).select_from(pairs.subquery())).scalar_one()
-        return {"labeled": int(total) - int(skipped), "skipped": int(skipped), "items": int(items)}
 
     def pair_item_labels(
         self, dataset: str, trajectory_id: str, other_id: str, rubric_id: str
     ) -> list[dict[str, Any]]:
         """Every label of one pair under one rubric (all annotators, adjudications too)."""
-        q = select(pair_labels).where(
-            pair_labels.c.dataset == dataset,
-            pair_labels.c.trajectory_id == trajectory_id,
-            pair_labels.c.other_id == other_id,
-            pair_labels.c.rubric_id == rubric_id,
-        )
-        with self.engine.connect() as conn:
-            return [dict(r) for r in conn.execute(q.order_by(pair_labels.c.id)).mappings()]
+        return item_rows(self.engine, PAIR_LABELS, dataset, (trajectory_id, other_id), rubric_id)
