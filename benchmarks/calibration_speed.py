@@ -19,11 +19,13 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
 from trajudge.calibration import (
+    Estimate,
     SyntheticJudge,
     analyze,
     bootstrap_kappa,
@@ -99,7 +101,17 @@ def write_judgekit_files(judgments: pd.DataFrame, labels: pd.DataFrame, stem: st
             fh.writelines(json.dumps(r) + "\n" for r in records)
 
 
-def ours(judgments: pd.DataFrame, labels: pd.DataFrame, n_boot: int) -> dict[str, object]:
+@dataclass
+class Ours:
+    """trajudge's timings and figures on the benchmark data."""
+
+    kappa_seconds: float
+    analyze_seconds: float
+    numbers: dict[str, Estimate]
+    kappa_alone: Estimate
+
+
+def ours(judgments: pd.DataFrame, labels: pd.DataFrame, n_boot: int) -> Ours:
     merged = judgments.merge(labels[["item", "label"]], on="item")
     t = time.perf_counter()
     kappa, _ = bootstrap_kappa(merged["label"], merged["verdict"], merged["item"],
@@ -111,25 +123,22 @@ def ours(judgments: pd.DataFrame, labels: pd.DataFrame, n_boot: int) -> dict[str
     position = report.probes["position"]
     stability = report.probes["stability"]
     assert position is not None and stability is not None and report.flip_rate is not None
-    return {
-        "kappa_seconds": t_kappa,
-        "analyze_seconds": t_all,
-        "numbers": {
+    return Ours(
+        kappa_seconds=t_kappa,
+        analyze_seconds=t_all,
+        numbers={
             "cohen kappa": report.kappa,
             "label accuracy": report.agreement,
             "choice agreement": report.agreement,
             "position preference": position.estimate,
             "swap flip rate": report.flip_rate,
         },
-        "kappa_alone": kappa,
-    }
+        kappa_alone=kappa,
+    )
 
 
-def _fmt(value: object) -> str:
-    if isinstance(value, float):
-        return f"{value:.6f}"
-    v = value  # an Estimate
-    return f"{v.value:.6f} [{v.low:.4f}, {v.high:.4f}]"  # type: ignore[attr-defined]
+def _fmt(v: Estimate) -> str:
+    return f"{v.value:.6f} [{v.low:.4f}, {v.high:.4f}]"
 
 
 def main() -> None:
@@ -141,10 +150,10 @@ def main() -> None:
     print(f"data: {args.items} items x 2 orders x 3 samples = {len(judgments)} verdicts")
     big = ours(judgments, labels, args.boot)
     small = ours(judgments, labels, JUDGEKIT_BOOT)
-    for n, r in ((args.boot, big), (JUDGEKIT_BOOT, small)):
-        print(f"trajudge, {n} resamples: bootstrap kappa {r['kappa_seconds']:.2f} s; "
+    for n, o in ((args.boot, big), (JUDGEKIT_BOOT, small)):
+        print(f"trajudge, {n} resamples: bootstrap kappa {o.kappa_seconds:.2f} s; "
               f"whole analyze (kappa, AC1, rates, 5 bias probes, corrected rate) "
-              f"{r['analyze_seconds']:.2f} s")  # fmt: skip
+              f"{o.analyze_seconds:.2f} s")  # fmt: skip
     python = ensure_judgekit()
     if python is None:
         return
@@ -160,13 +169,13 @@ def main() -> None:
     print(f"judgekit run_audit ({JUDGEKIT_BOOT} resamples, binary + pairwise): {audit_s:.1f} s "
           f"(subprocess wall {wall:.1f} s)")  # fmt: skip
     print(f"ratio judgekit / trajudge at {JUDGEKIT_BOOT} resamples each: "
-          f"{audit_s / small['analyze_seconds']:.1f}x")  # fmt: skip
+          f"{audit_s / small.analyze_seconds:.1f}x")  # fmt: skip
     print(f"ratio judgekit ({JUDGEKIT_BOOT}) / trajudge ({args.boot}) resamples: "
-          f"{audit_s / big['analyze_seconds']:.1f}x")  # fmt: skip
+          f"{audit_s / big.analyze_seconds:.1f}x")  # fmt: skip
     print(f"\n{'statistic':22s}  {f'trajudge ({args.boot} resamples)':34s}  "
           f"judgekit ({JUDGEKIT_BOOT} resamples)")  # fmt: skip
     results = {**theirs["binary"]["results"], **theirs["pairwise"]["results"]}
-    for name, value in big["numbers"].items():  # type: ignore[union-attr]
+    for name, value in big.numbers.items():
         r = results.get(name)
         jk = (
             "not computed"
@@ -175,12 +184,12 @@ def main() -> None:
         )
         print(f"{name:22s}  {_fmt(value):34s}  {jk}")
         if r is not None:
-            ours_value = value if isinstance(value, float) else value.value  # type: ignore[attr-defined]
+            ours_value = value.value
             agree = "equal" if abs(ours_value - r["value"]) < 1e-12 else "DIFFERENT"
             print(
                 f"{'':22s}  point estimates {agree} (|diff| = {abs(ours_value - r['value']):.2e})"
             )
-    others = sorted(set(results) - set(big["numbers"]))  # type: ignore[arg-type]
+    others = sorted(set(results) - set(big.numbers))
     print(f"judgekit-only on these data: {', '.join(others)}")
 
 

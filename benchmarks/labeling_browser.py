@@ -453,8 +453,10 @@ def main() -> None:
     for v in variants:
         med, p95 = summary(v.next_ms)
         save = f"{statistics.median(v.save_ms):7.0f} ms" if v.save_ms else ""
-        elements, browser = statistics.median(v.elements), statistics.median(v.browser_ms)
-        print(f"{v.name:<16} {med:>10.0f} {p95:>8.0f} {browser:>11.0f} {elements:>9.0f}   {save}")
+        elements, browser_ms = statistics.median(v.elements), statistics.median(v.browser_ms)
+        print(
+            f"{v.name:<16} {med:>10.0f} {p95:>8.0f} {browser_ms:>11.0f} {elements:>9.0f}   {save}"
+        )
     print("browser ms: the page's main-thread work per Next (Chromium's TaskDuration), median")
     print("elements: element containers on the page after Next, median")
     bare_med = summary(bare.next_ms)[0]

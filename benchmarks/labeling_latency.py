@@ -18,6 +18,7 @@ end to end in a real browser by ``labeling_browser.py``; this script splits the 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import random
 import statistics
@@ -32,6 +33,7 @@ from sqlalchemy import insert
 from trajudge.judges import load_rubric
 from trajudge.labeling_app import (
     AppConfig,
+    Strategy,
     build_item_view,
     build_queue,
     disagreement_scores,
@@ -176,10 +178,11 @@ def main() -> None:
     rubric = load_rubric(RUBRIC)
     t, dis = timed(lambda: disagreement_scores(store.judgments_frame(DATASET), rubric))
     print(f"  judgments_frame + disagreement_scores {t * 1000:8.1f} ms ({len(dis):,} scored)")
-    for strategy in ("random", "stratified", "disagreement"):
+    strategies: tuple[Strategy, ...] = ("random", "stratified", "disagreement")
+    for strategy in strategies:
         t, q = timed(
-            lambda s=strategy: build_queue(
-                items, me, strategy=s, overlap=0.2, pool=pool, disagreement=dis
+            functools.partial(
+                build_queue, items, me, strategy=strategy, overlap=0.2, pool=pool, disagreement=dis
             )
         )
         print(f"  build_queue {strategy:<14} {t * 1000:8.1f} ms  ({len(q):,} items for {me})")
@@ -210,7 +213,7 @@ def main() -> None:
         fetch.append(t2 - t0)
         view_only.append(t2 - t1)
         assert view.steps
-        t, _ = timed(lambda t=tid: store.save_label(DATASET, t, RUBRIC, me, 3.0, note="ok"))
+        t, _ = timed(functools.partial(store.save_label, DATASET, tid, RUBRIC, me, 3.0, note="ok"))
         save.append(t)
 
     print("\nper click (server side, warm queue)")

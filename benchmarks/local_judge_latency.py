@@ -29,7 +29,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
@@ -76,8 +76,10 @@ async def measure(judge: Judge, n: int) -> list[dict[str, Any]]:
 
     async def one(i: int) -> None:
         t = chosen[i // 2 % len(chosen)]
-        ref = spec_reference(t.task_id, list(specs[t.task_id].reference), t.input)
-        order = "ab" if i % 2 == 0 else "ba"
+        expected = specs[t.task_id].reference
+        assert expected is not None  # every demo task expects at least one action
+        ref = spec_reference(t.task_id, list(expected), t.input)
+        order: Literal["ab", "ba"] = "ab" if i % 2 == 0 else "ba"
         async with sem:
             t0 = time.perf_counter()
             j = await judge.ajudge_one(t, other=ref, other_expected=True, order=order)

@@ -23,6 +23,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from trajudge.rules import check_dataset
 from trajudge.trajectories import from_tau_bench
@@ -49,7 +50,7 @@ class Clock:
         self.cpu += time.process_time() - self._c
 
 
-def chunk_text(records: list[dict], copy_from: int, copies: int) -> str:
+def chunk_text(records: list[dict[str, Any]], copy_from: int, copies: int) -> str:
     """``copies`` copies of the records, trial numbers shifted so every (task, trial) is new."""
     n_trials = 1 + max(r["trial"] for r in records)
     out = []

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -254,18 +254,25 @@ def core_task_ids(
     return list(named)
 
 
-def core_results(store: Store, dataset: str, judges: list[Judge], tasks: list[str]) -> pd.DataFrame:
-    """One row per core trajectory: passed when its gates passed and every judge's mean
-    score (over orders and samples, of the judge's current configuration only) meets the
-    rubric's pass threshold; None when a judge only errored on it."""
-    rules = store.rule_results(dataset)
+def core_results(
+    store: Store,
+    dataset: str,
+    judges: list[Judge],
+    tasks: list[str],
+    gates: Collection[str] = ("gate",),
+) -> pd.DataFrame:
+    """One row per core trajectory: passed when its gates passed (``gates``: the severities
+    that skipped the judges) and every judge's mean score (over orders and samples, of the
+    judge's current configuration only) meets the rubric's pass threshold; None when a judge
+    only errored on it."""
+    rules = store.gate_results(dataset, gates)
     frame = store.judgments_frame(dataset)
     frame = frame[frame["config_sha256"].isin([j.config_sha256 for j in judges])]
     rows = []
     for t in store.trajectories(dataset):
         if t.task_id not in tasks:
             continue
-        passed: bool | None = bool(rules.get(t.id, {}).get("gates_passed", True))
+        passed: bool | None = rules.get(t.id, True)
         for judge in judges if passed else []:
             mine = frame[(frame["judge"] == judge.name) & (frame["trajectory_id"] == t.id)]
             scores = mine[mine["error"].isna()]["score"].dropna()
@@ -373,7 +380,11 @@ def run_pipeline(
         spec_path = cfg.specs.path if cfg.specs is not None else None
         with _phase(summary, "rules", console):
             checked = check_stored_dataset(store, name, spec_path, keep_reports=False)
-            summary.gate_failures = checked.summary.gate_failures
+            summary.gate_failures = (
+                checked.summary.gate_failures  # severity "gate": the stored gates_passed
+                if set(cfg.gates) == {"gate"}
+                else sum(not ok for ok in store.gate_results(name, cfg.gates).values())
+            )
             if console is not None:
                 console.print(
                     f"{checked.summary.trajectories} trajectories checked; "
@@ -396,7 +407,7 @@ def run_pipeline(
                 if judges:
                     _score(store, name, judges, cfg, task_specs, defaults, summary, console, core)
                 ok, reason = core_gate(
-                    core_results(store, name, judges, core),
+                    core_results(store, name, judges, core, cfg.gates),
                     min_pass_rate=cfg.layers.min_pass_rate,
                 )
                 summary.core, summary.core_passed = reason, ok
@@ -454,6 +465,7 @@ def run_pipeline(
                 primary_source=rep.primary,
                 dev_items=dev,
                 rubric_dirs=cfg.rubric_dirs,
+                gates=cfg.gates,
             )
             summary.paths = write_report(summary.report, rep.out, rep.formats)
         return summary

@@ -3,11 +3,11 @@ from token log-probabilities (the fake server reports them in OpenAI's shape).
 
 The judge writes 4 for GOOD (labelled 5) and TRICKY (labelled 2, a fail) runs alike, so no
 cut on the sampled score tells them apart; its token probabilities do: GOOD 4 (0.9) or 5
-(0.1), expected 4.1; TRICKY 4 (0.5) or 2 (0.5), expected 3.0; BAD 1 (1.0), expected 1.0. A
-pass probability calibrated on the expected score separates the kinds on the holdout
-(κ = 1), one on the
-sampled score cannot (κ as before). ``calibrate`` is the method that reads ``--feature``
-(``threshold`` cuts the sampled score's mean).
+(0.1), expected 4.1; TRICKY 4 (0.5) or 2 (0.5), expected 3.0; BAD 1 (1.0), expected 1.0.
+Both ``calibrate`` and ``threshold`` read ``--feature``. On the expected score they separate
+the kinds on the holdout (κ = 1): the threshold's dev candidates are 1.0, 3.0 and 4.1, and
+only a cut at 4.1 passes the GOOD runs alone. On the sampled score they cannot (κ as
+before): the candidates are 1 (everything passes, κ = 0) and 4 (the rubric's own cut).
 """
 
 from __future__ import annotations
@@ -79,19 +79,65 @@ def test_align_on_expected_scores_separates_what_the_sampled_score_cannot(
     before = [int(SCORE[kind(t.input or "")] >= 4) for t in hold]  # the rubric's cut: 4
     k0 = f"{cohen_kappa_score(y, before):.2f}"
     assert k0 != "1.00"
-    after: dict[str, str] = {}
-    for feature in ("expected_score", "score"):
-        args = ["align", DATASET, "--judge", "lp", "--config", str(config), "--db", url,
-                "--method", "calibrate", "--dev-share", "0.5", "--feature", feature,
-                "--name", f"lp-{feature}", "--n-boot", "200"]  # fmt: skip
+    after: dict[tuple[str, str], str] = {}
+    for method in ("calibrate", "threshold"):
+        for feature in ("expected_score", "score"):
+            name = f"lp-{method}-{feature}"
+            args = ["align", DATASET, "--judge", "lp", "--config", str(config), "--db", url,
+                    "--method", method, "--dev-share", "0.5", "--feature", feature,
+                    "--name", name, "--n-boot", "200"]  # fmt: skip
+            result = runner.invoke(app, args)
+            assert result.exit_code == 0, result.output
+            out = " ".join(result.output.split())
+            m = re.search(rf"{method} │ κ │ {k0} \[[^]]+\] │ ([\d.-]+) \[", out)
+            assert m is not None, out
+            after[method, feature] = m.group(1)
+            store = Store(url)
+            record = store.aligned_judge(name)
+            store.close()
+            assert record is not None and record["rule"]["feature"] == feature
+            if method == "threshold":
+                cut = EXPECTED["GOOD"] if feature == "expected_score" else 4.0
+                assert record["rule"]["cut"] == pytest.approx(cut)
+    assert after == {
+        ("calibrate", "expected_score"): "1.00",
+        ("calibrate", "score"): k0,
+        ("threshold", "expected_score"): "1.00",
+        ("threshold", "score"): k0,
+    }
+
+
+def test_expected_score_missing_is_one_line_naming_judge_and_field(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    judge = {  # no logprobs: no expected score
+        "name": "plain",
+        "model": "openai/fake",
+        "api_base": fake_llm.api_base,
+        "rubric": RUBRIC,
+        "max_retries": 0,
+    }
+    config = tmp_path / "trajudge.yaml"
+    config.write_text(yaml.safe_dump({"judges": [judge], "cache": str(tmp_path / "c.db")}))
+    url = f"sqlite:///{tmp_path / 's.db'}"
+    store = Store(url)
+    trajs = trajectories(8)
+    store.import_dataset(DATASET, trajs)
+    fake_llm.decide = _decide
+    summary = score_dataset(store, DATASET, [Judge(JudgeSpec.model_validate(judge))])
+    assert summary.errors == 0
+    n_calls = len(store.judgments_frame(DATASET))
+    assert n_calls == len(trajs)  # pointwise, one sample: one call each
+    for t in trajs:
+        store.save_label(DATASET, t.id, RUBRIC, "ann", LABEL[kind(t.input or "")])
+    store.close()
+    for method in ("threshold", "calibrate"):
+        args = ["align", DATASET, "--judge", "plain", "--config", str(config), "--db", url,
+                "--method", method, "--feature", "expected_score"]  # fmt: skip
         result = runner.invoke(app, args)
-        assert result.exit_code == 0, result.output
-        out = " ".join(result.output.split())
-        m = re.search(rf"calibrate │ κ │ {k0} \[[^]]+\] │ ([\d.-]+) \[", out)
-        assert m is not None, out
-        after[feature] = m.group(1)
-        store = Store(url)
-        record = store.aligned_judge(f"lp-{feature}")
-        store.close()
-        assert record is not None and record["rule"]["feature"] == feature
-    assert after == {"expected_score": "1.00", "score": k0}
+        assert result.exit_code == 2, result.output
+        assert result.output == (
+            f"error: --feature: judge 'plain': {n_calls} of {n_calls} calls have no "
+            "expected_score (judged without `logprobs: true`, or the provider returned no "
+            "token probabilities): use --feature score\n"
+        )

@@ -89,3 +89,33 @@ def test_label_escalated_without_an_aligned_judge_is_one_clear_error(
     assert result.exit_code == 2
     assert "no aligned judge escalated any item (run trajudge align first)" in result.output
     assert len([line for line in result.output.splitlines() if line.strip()]) == 1
+
+
+def test_label_escalated_with_a_pairwise_rubric_is_refused(
+    tmp_path: Path, fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # an aligned judge escalated trajectories of the dataset (the case that used to open a pair
+    # queue ordered by something else); pairs are never escalated, so the app must not start
+    url = f"sqlite:///{tmp_path / 's.db'}"
+    store = Store(url)
+    tasks = [f"t{i:02d}" for i in range(40)]
+    build(store, fake_llm, n_tasks=40, unlabelled=set(tasks[::3]))
+    opts = AlignOptions(judge="fake", methods=["calibrate"], dev_share=0.5, target=0.85)
+    align_judge(store, DATASET, opts, n_boot=50)
+    assert escalation_scores(store, DATASET)  # escalated items exist
+    store.close()
+    started: list[object] = []
+    monkeypatch.setattr("trajudge.labeling_app.serve", lambda *a, **k: started.append(a) or 0)
+    for extra in (["--dataset", DATASET], []):
+        args = ["label", *extra, "--rubric", "trajectory_preference", "--strategy", "escalated"]
+        result = typer.testing.CliRunner().invoke(app, [*args, "--db", url])
+        assert result.exit_code == 2, result.output
+        assert result.output.startswith(
+            "error: --strategy escalated: rubric 'trajectory_preference' is pairwise"
+        )
+        assert len([line for line in result.output.splitlines() if line.strip()]) == 1
+    assert started == []
+    # the same rubric with another strategy still starts the app
+    args = ["label", "--rubric", "trajectory_preference", "--strategy", "disagreement"]
+    assert typer.testing.CliRunner().invoke(app, [*args, "--db", url]).exit_code == 0
+    assert len(started) == 1

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -77,6 +80,20 @@ def test_tau_bench_file(tau_bench_file: Path, db_url: str) -> None:
     )
     store = Store(db_url)
     assert len(store.task_specs("gpt-4o-airline")) == 50
+    before = store.trajectory_sha256s("gpt-4o-airline")
+    store.close()
+    # the same file again changes nothing: in this process, and in a new one whose string
+    # hashing (set and dict order of str keys) differs
+    again = run(str(tau_bench_file), "--db", db_url)
+    assert "imported 200 trajectories (0 added, 0 updated, 200 unchanged)" in again.stdout
+    env = {**os.environ, "PYTHONHASHSEED": "12345", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    code = "from trajudge.cli import main; main()"
+    cmd = [sys.executable, "-c", code, "import", str(tau_bench_file), "--db", db_url]
+    other = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    assert other.returncode == 0, other.stderr
+    assert "imported 200 trajectories (0 added, 0 updated, 200 unchanged)" in other.stdout
+    store = Store(db_url)
+    assert store.trajectory_sha256s("gpt-4o-airline") == before
     store.close()
 
 

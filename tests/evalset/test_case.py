@@ -104,3 +104,20 @@ def test_case_frame_has_one_row_per_case() -> None:
     assert frame["core"].tolist() == [False, True]
     assert frame["tags"].tolist() == [[], ["timeout"]]
     assert isinstance(cases[0], EvalCase)
+
+
+def test_inferred_required_tools_are_the_ones_every_passing_trial_got_to_work() -> None:
+    from trajudge.evalset import infer_tools
+
+    failed_pay = Step(tool="pay", ok=False, error="declined")
+    search = Step(tool="search")
+    passing = [
+        traj("a", trial=0, outcome=True, steps=[search, failed_pay, Step(tool="pay")]),
+        traj("a", trial=1, outcome=True, steps=[search, failed_pay, Step(tool="wire")]),
+    ]
+    candidate = traj("a", trial=2, outcome=False, steps=[Step(tool="pay"), Step(tool="drop")])
+    spec = infer_tools(candidate, TaskSpec(task_id="a"), passing)
+    # search worked in both passing trials; pay worked in trial 0 only (trial 1 merely tried)
+    assert spec.required_tools == ["search"]
+    # drop: called here, by no passing trial; pay was called by both, so it is not forbidden
+    assert spec.forbidden_tools == ["drop"]

@@ -279,3 +279,42 @@ def test_a_judge_whose_every_call_fails_is_reported_not_a_crash(
     assert row["n_items"] == 0 and row["kappa"]["value"] is None
     assert row["reliability"]["pass^k"]["1"]["value"] is None
     assert next(r for r in report["judges"] if r["judge"] == "fake")["kappa"]["value"] is not None
+
+
+def _regression_specs(tmp: Path) -> None:
+    """Task a requires `lookup`, which none of its trials calls: a failed REGRESSION check."""
+    specs = {
+        "defaults": {"forbidden_tools": ["drop_database"]},
+        "tasks": {
+            "a": {"required_tools": ["lookup"], "severities": {"required_tools": "regression"}}
+        },
+    }
+    (tmp / "specs.yaml").write_text(yaml.safe_dump(specs))
+
+
+def test_configured_gates_are_the_gates_of_judging_the_report_and_the_core_layer(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    # with `gates: [gate, regression]` task a's trials skip the judges, so they are gate
+    # failures in the report too (not passes the judge never saw), as c-0 (forbidden tool) is
+    fake_llm.decide = score_by_marker
+    config = write_project(tmp_path, fake_llm, gates=["gate", "regression"])
+    _regression_specs(tmp_path)
+    result = invoke(config, f"sqlite:///{tmp_path / 's.db'}")
+    assert result.exit_code == 0, result.output
+    gated = {"a-0", "a-1", "a-2", GATED}
+    assert len(fake_llm.requests) == 9 - len(gated)  # judged: b-0..2, c-1, c-2
+    assert f"{len(gated)} failed a gate (their judge calls are skipped)" in result.output
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert report["n_gate_failed"] == len(gated)
+    # the rule-gate source: task a 0/3, b 3/3, c 2/3 pass their gates -> pass^1 = (0+1+2/3)/3
+    rules = report["sources"]["rules"]["pass^k"]["1"]
+    assert rules["value"] == pytest.approx((0 + 1 + 2 / 3) / 3)
+
+    # the core layer reads the same gates: task a's trials fail it (they were not judged)
+    config = write_project(
+        tmp_path, fake_llm, gates=["gate", "regression"], layers={"core_tasks": ["a"]}
+    )
+    _regression_specs(tmp_path)
+    result = invoke(config, f"sqlite:///{tmp_path / 's2.db'}")
+    assert result.exit_code == 1 and "core set failed" in result.output, result.output

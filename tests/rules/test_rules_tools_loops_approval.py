@@ -17,6 +17,24 @@ def test_required_tools():
     assert check(traj("a"), "required_tools") is None  # empty list: does not apply
 
 
+def test_required_tool_needs_a_successful_call():
+    failed = Step(tool="lookup_order", ok=False, error="timeout")
+    t = Trajectory(id="t-0", task_id="t", steps=[failed, failed, Step(tool="refund")])
+    r = check(t, "required_tools", required_tools=["lookup_order", "refund", "notify"])
+    # lookup_order: 2 calls, both failed; refund: 1 ok call; notify: never called -> 1 of 3
+    assert r is not None and not r.passed and r.score == pytest.approx(1 / 3)
+    assert r.data == {"missing": ["lookup_order", "notify"], "failed": {"lookup_order": 2}}
+    assert r.detail == (
+        "missing: lookup_order, notify (lookup_order was called 2 times but never succeeded)"
+    )
+    # one success among failures is enough
+    retried = Trajectory(id="t-1", task_id="t", steps=[failed, Step(tool="lookup_order")])
+    assert check(retried, "required_tools", required_tools=["lookup_order"]).passed
+    once = Trajectory(id="t-2", task_id="t", steps=[failed])
+    r = check(once, "required_tools", required_tools=["lookup_order"])
+    assert r is not None and "called 1 time but never succeeded" in r.detail
+
+
 def test_forbidden_tools_is_a_gate_with_counts():
     r = check(traj("a", "rm", "b", "rm"), "forbidden_tools", forbidden_tools=["rm", "drop"])
     # 2 of 4 calls forbidden -> score 0.5

@@ -28,13 +28,14 @@ class AlignOptions(BaseModel):
     and ``salt`` (whole tasks per side). ``labels`` is the label source (``human`` or a
     reference source such as ``env_reward``; default: the config's ``labels.source``).
 
-    ``calibrate``: ``calibration`` (isotonic or platt) on ``feature`` (the mean score, or the
-    mean expected score from token probabilities; ``auto`` takes the expected score when every
-    judgment of the judge has one). ``fewshot``: at most ``max_examples`` dev disagreements
-    become examples (each cut to ``example_chars``), the new rubric is written to
-    ``rubric_out``, and the holdout is scored again with it: at most ``max_holdout_tasks``
-    labelled holdout tasks (None: all), since every one costs new judge calls. Trust or
-    escalate: the confidence cut keeps agreement >= ``target`` with risk ``alpha``.
+    ``threshold`` (its cut) and ``calibrate`` (``calibration``: isotonic or platt) fit on
+    ``feature`` (the mean score, or the mean expected score from token probabilities; ``auto``
+    takes the expected score when every judgment of the judge has one); ``stack`` adds it.
+    ``fewshot``: at most ``max_examples`` dev disagreements become examples (each cut to
+    ``example_chars``), the new rubric is written to ``rubric_out``, and the holdout is scored
+    again with it: at most ``max_holdout_tasks`` labelled holdout tasks (None: all), since
+    every one costs new judge calls. Trust or escalate: the confidence cut keeps agreement
+    >= ``target`` with risk ``alpha``.
     """
 
     model_config = ConfigDict(extra="forbid")

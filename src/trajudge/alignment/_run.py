@@ -56,20 +56,24 @@ class AlignmentRun:
 
 
 def _feature(opts: AlignOptions, data: JudgeItems) -> str:
-    has = "expected_score" in data.items and data.items["expected_score"].notna().all()
+    """The column every method fits on: ``--feature``, or for ``auto`` the expected score when
+    every call has one (else the score). An expected score asked for and missing from some
+    calls is an error naming the judge and how many calls lack it."""
+    calls = data.rows
+    lacking = int(calls["expected_score"].isna().sum()) if "expected_score" in calls else len(calls)
+    has = lacking == 0 and "expected_score" in data.items
     if opts.feature == "expected_score" and not has:
         raise InputError(
             "--feature",
             None,
             None,
-            f"judge {data.judge!r} has calls without an expected score (judged without "
-            "`logprobs: true`, or the provider returned no token probabilities): use score",
+            f"judge {data.judge!r}: {lacking} of {len(calls)} calls have no expected_score "
+            "(judged without `logprobs: true`, or the provider returned no token "
+            "probabilities): use --feature score",
         )
-    return (
-        "expected_score"
-        if opts.feature == "auto" and has
-        else ("score" if opts.feature == "auto" else opts.feature)
-    )
+    if opts.feature == "auto":
+        return "expected_score" if has else "score"
+    return opts.feature
 
 
 def _varying(items: pd.DataFrame, columns: Sequence[str]) -> list[str]:
@@ -89,7 +93,7 @@ def _rule(
     if used == "threshold":
         fit = result.methods["threshold"].params
         assert isinstance(fit, ThresholdFit)
-        return {"method": used, "feature": "score", "cut": fit.value, "fit": fit.to_dict()}
+        return {"method": used, "feature": feature, "cut": fit.value, "fit": fit.to_dict()}
     if used == "calibrate":
         cal = result.methods["calibrate"].params
         assert isinstance(cal, Calibrator)
@@ -221,6 +225,7 @@ def align_judge(
             methods=core,
             calibration=opts.calibration,
             features=[feature],
+            threshold_on=feature,
             stack_features=stack_feats,
             rule_columns=_varying(data.items, data.rule_columns) if "stack" in core else (),
             trust="calibrate" if "calibrate" in core else "votes",

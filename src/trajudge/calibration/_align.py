@@ -158,6 +158,7 @@ def align(
     criterion: Criterion = "kappa",
     calibration: Method = "isotonic",
     features: Sequence[str] | None = None,
+    threshold_on: str = "score",
     stack_features: Sequence[str] = ("score", "score_sd"),
     rule_columns: Sequence[str] = (),
     trust: TrustSource | None = "auto",
@@ -181,11 +182,14 @@ def align(
         optional ``vote_share`` (the "before" probability; else ``verdict``) and
         ``vote_agreement`` (the confidence for ``trust="votes"``).
     methods : sequence of {"threshold", "calibrate", "stack"}
-        ``threshold``: :func:`fit_threshold` on ``score``; ``calibrate``:
+        ``threshold``: :func:`fit_threshold` on ``threshold_on``; ``calibrate``:
         :func:`fit_calibrator`; ``stack`` (optional): :func:`fit_stack` on the features and
         ``rule_columns``. Each is compared with the judge as it stands.
     criterion :
         For ``threshold``.
+    threshold_on :
+        The column ``threshold`` fits its cut on and applies it to (default ``score``, the
+        mean sampled score; ``expected_score`` for the mean expected score).
     calibration, features :
         Model and feature columns for ``calibrate`` (default ``["score"]``; isotonic takes
         one column, e.g. ``expected_score``; ``platt`` one or more, e.g. ``["score",
@@ -213,7 +217,10 @@ def align(
         item on a side, or what the fitting functions refuse (one class only on dev, ...).
     """
     feats = list(features) if features is not None else ["score"]
-    numeric = [*_REQUIRED[3:], "vote_share", "vote_agreement", *feats, *stack_features]
+    if "threshold" in methods and threshold_on not in items.columns:
+        raise ValueError(f"threshold_on: items have no column {threshold_on!r}")
+    numeric = [*_REQUIRED[3:], "vote_share", "vote_agreement", *feats, threshold_on,
+               *stack_features]  # fmt: skip
     dev, hold, rest = _split(items, [*numeric, *rule_columns])
     boot: dict[str, Any] = {"n_boot": n_boot, "seed": seed, "level": level}
     y_dev, y_hold = dev.col("label"), hold.col("label")
@@ -223,8 +230,8 @@ def align(
     probability: dict[str, tuple[Calibrator, FloatArray]] = {}  # model, dev out-of-fold
     for method in dict.fromkeys(methods):
         if method == "threshold":
-            fit = fit_threshold(dev.col("score"), y_dev, criterion=criterion)
-            after = apply_threshold(hold.col("score"), fit)
+            fit = fit_threshold(dev.col(threshold_on), y_dev, criterion=criterion)
+            after = apply_threshold(hold.col(threshold_on), fit)
             cmp = compare_verdicts(y_hold, before, after, hold.tasks, **boot)
             results[method] = MethodResult(method, fit, cmp, None)
             continue

@@ -95,7 +95,7 @@ def align_cmd(
             "--feature",
             help="auto (default: expected_score when every call has one, else score), score "
             "or expected_score (from token probabilities: the judge's `logprobs: true`); "
-            "read by calibrate and stack.",
+            "read by threshold, calibrate and stack.",
         ),
     ] = None,
     target: Annotated[

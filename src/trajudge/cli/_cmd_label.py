@@ -68,6 +68,7 @@ def label_cmd(
 ) -> None:
     """Start the labeling app (Streamlit) on the store. With a pairwise rubric (e.g.
     --rubric trajectory_preference) it labels pairs of trials of the same task."""
+    from trajudge.judges import load_rubric
     from trajudge.labeling_app import AppConfig, escalation_scores, is_loopback, serve
     from trajudge.store import Store
 
@@ -88,6 +89,14 @@ def label_cmd(
         adjudicators=tuple(adjudicator or ()),
         max_pairs=max_pairs,
     )
+    if strategy == "escalated" and load_rubric(rubric).mode == "pairwise":
+        # trajudge align fits on single trajectories, so what it escalates are trajectories:
+        # no pair is ever escalated, and a pair queue "by escalation" would be another order
+        raise fail(
+            f"--strategy escalated: rubric {rubric!r} is pairwise, and aligned judges escalate "
+            "single trajectories, not pairs (use --strategy disagreement to put the pairs the "
+            "judges disagree on first)"
+        )
     if strategy == "escalated" and dataset is not None:
         store = Store(db)
         try:

@@ -59,7 +59,7 @@ def infer_tools(trajectory: Trajectory, spec: TaskSpec, passing: Sequence[Trajec
     """``spec`` with required and forbidden tools inferred (only ever on request).
 
     * required: the tools named in ``spec.reference``, plus the tools every passing trial of
-      the same task called (when there is at least one).
+      the same task called successfully (``ok``: the required-tools check counts only those).
     * forbidden: tools this trajectory called that no passing trial called (only when there
       is a passing trial), never one that is required.
 
@@ -69,9 +69,8 @@ def infer_tools(trajectory: Trajectory, spec: TaskSpec, passing: Sequence[Trajec
     required.update(c.tool for c in spec.reference or [])
     forbidden = set(spec.forbidden_tools)
     if passing:
-        used = [set(t.tools) for t in passing]
-        required.update(set.intersection(*used))
-        forbidden.update(set(trajectory.tools).difference(*used))
+        required.update(set.intersection(*({s.tool for s in t.steps if s.ok} for t in passing)))
+        forbidden.update(set(trajectory.tools).difference(*(set(t.tools) for t in passing)))
     forbidden -= required
     return spec.model_copy(
         update={"required_tools": sorted(required), "forbidden_tools": sorted(forbidden)}

@@ -215,6 +215,7 @@ def build_report(
     jury: bool = False,
     inconsistent_as: str | None = None,
     aligned: Sequence[dict[str, Any]] | None = None,
+    gates: Collection[str] = ("gate",),
 ) -> Report:
     """The report of a stored dataset: judges against labels, pass^k per source, CI gates.
 
@@ -258,6 +259,9 @@ def build_report(
         store. One judged here under its name, or fitted here on a judge that is here, is a
         judge of the report with its own cut (measured on its holdout tasks when fitted
         here); the ones fitted here get an Alignment section.
+    gates :
+        The rule severities that gate (``trajudge.yaml``'s ``gates``: the ones whose failure
+        skipped the judges); default ``gate``, the stored ``gates_passed``.
 
     Notes
     -----
@@ -267,7 +271,7 @@ def build_report(
     judge and never scored. ``length`` is the rendered character count.
     """
     parse_gates(fail_under)  # a bad expression fails before any work
-    inputs = store_inputs(store, dataset, label_source=label_source, aligned=aligned)
+    inputs = store_inputs(store, dataset, label_source=label_source, aligned=aligned, gates=gates)
     judgments = validate_table(inputs.judgments, "judgments", source=f"{store.url} judgments")
     labels = validate_table(inputs.labels, "labels", source=f"{store.url} labels")
     tables = Tables(

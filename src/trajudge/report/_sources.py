@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -418,8 +418,11 @@ def store_inputs(
     *,
     label_source: str = "human",
     aligned: Sequence[dict[str, Any]] | None = (),
+    gates: Collection[str] = ("gate",),
 ) -> StoreInputs:
     """Read judgments, labels, trajectories and gate results of a dataset for the report.
+
+    ``gates``: the rule severities that gate (:meth:`Store.gate_results`).
 
     ``aligned``: aligned-judge records to apply (None: every aligned judge in the store); the
     ones judged under their name here, or fitted here on a judge that is here, are.
@@ -441,7 +444,7 @@ def store_inputs(
 
     fp = fingerprint(each())
     trajs = pd.DataFrame(rows, columns=[*_COLUMNS, "system", "length", "agent_model", "tags"])
-    results = store.gate_results(dataset)
+    results = store.gate_results(dataset, gates)
     trajs["gates_passed"] = [results.get(i) for i in trajs["trajectory_id"]]
     notes: list[str] = []
     records = store.aligned_judges() if aligned is None else list(aligned)

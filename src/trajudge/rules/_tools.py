@@ -9,19 +9,29 @@ from trajudge.rules._models import CheckResult, result
 
 
 def check_required_tools(p: Prepared, c: CompiledSpec) -> CheckResult | None:
-    """Every tool in ``required_tools`` is called at least once; score = share called."""
-    required = c.spec.required_tools
+    """Every tool in ``required_tools`` has at least one successful call (``ok`` true): a
+    call that failed did not do the tool's work. Score = share of required tools that
+    succeeded; ``data`` lists the ``missing`` ones and, of those, the ``failed`` ones (called,
+    never successfully) with their call counts."""
+    required = list(dict.fromkeys(c.spec.required_tools))
     if not required:
         return None
-    called = set(p.tools)
-    missing = [t for t in dict.fromkeys(required) if t not in called]
-    n = len(dict.fromkeys(required))
+    succeeded = {s.tool for s in p.steps if s.ok}
+    attempts = Counter(t for t in p.tools if t not in succeeded)
+    missing = [t for t in required if t not in succeeded]
+    failed = {t: attempts[t] for t in missing if attempts[t]}
+    why = [
+        f"{t} was called {k} time{'s' * (k != 1)} but never succeeded" for t, k in failed.items()
+    ]
+    detail = f"missing: {', '.join(missing)}" if missing else ""
+    if why:
+        detail += f" ({'; '.join(why)})"
     return result(
         "required_tools",
         not missing,
-        (n - len(missing)) / n,
-        f"missing: {', '.join(missing)}" if missing else "",
-        {"missing": missing},
+        (len(required) - len(missing)) / len(required),
+        detail,
+        {"missing": missing, "failed": failed},
         c.severity("required_tools"),
     )
 

@@ -18,7 +18,7 @@ import pickle
 import sqlite3
 import tempfile
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -468,14 +468,29 @@ class Store(JudgmentsMixin, LabelsMixin, PairLabelsMixin, ProviderBatchesMixin, 
                 conn.execute(insert(rule_results), [values[i] for i in chunk])
         return len(ids)
 
-    def gate_results(self, dataset: str) -> dict[str, bool]:
+    def gate_results(self, dataset: str, gates: Collection[str] = ("gate",)) -> dict[str, bool]:
         """Whether every gate passed, by trajectory id, for the trajectories with a stored rule
-        result (the ``gates_passed`` of :meth:`rule_results` without reading the reports)."""
-        query = select(rule_results.c.trajectory_id, rule_results.c.gates_passed).where(
+        result. ``gates``: the severities that gate (``trajudge.yaml``'s ``gates``, what skips
+        the judges); the default is the stored ``gates_passed`` (severity ``gate``), read
+        without the reports; any other list is read from the stored checks' severities."""
+        if set(gates) == {"gate"}:
+            query = select(rule_results.c.trajectory_id, rule_results.c.gates_passed).where(
+                rule_results.c.dataset == dataset
+            )
+            with self.engine.connect() as conn:
+                return {r.trajectory_id: bool(r.gates_passed) for r in conn.execute(query)}
+        wanted = set(gates)
+        query = select(rule_results.c.trajectory_id, rule_results.c.data).where(
             rule_results.c.dataset == dataset
         )
+        out: dict[str, bool] = {}
         with self.engine.connect() as conn:
-            return {r.trajectory_id: bool(r.gates_passed) for r in conn.execute(query)}
+            for r in conn.execute(query):
+                checks = json.loads(r.data)["results"]
+                out[r.trajectory_id] = not any(
+                    c["severity"] in wanted and not c["passed"] for c in checks
+                )
+        return out
 
     def rule_results(self, dataset: str) -> dict[str, dict[str, Any]]:
         """Stored rule results by trajectory id (each: gates_passed, score, spec_sha256, data)."""

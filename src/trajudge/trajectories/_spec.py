@@ -150,7 +150,8 @@ class TaskSpec(BaseModel):
     ``weights`` and ``severities`` are keyed by check name (``reference_match``,
     ``side_effects``, ... or a custom check's name) and override the rule engine's defaults.
     ``max_step_ratio`` bounds ``len(steps) / len(reference)``; ``max_failure_rate`` bounds the
-    share of tool calls that returned ``ok=False``.
+    share of tool calls that returned ``ok=False``. A tool in ``required_tools`` counts as
+    used only once a call of it succeeded (``ok=True``): failed calls alone leave it missing.
     """
 
     model_config = ConfigDict(extra="forbid")
