@@ -30,7 +30,8 @@ for a benchmark that runs the server in another process.
 
 ``server.batches`` serves OpenAI's batch API (files, batches, output and error files) over the
 same answers: see ``fake_batch.py``; ``server.anthropic`` serves Anthropic's Messages and
-Message Batches APIs over them: see ``fake_anthropic.py``.
+Message Batches APIs over them: see ``fake_anthropic.py``; ``server.bedrock`` serves
+Bedrock's InvokeModel and batch inference jobs and the S3 they use: see ``fake_bedrock.py``.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ if str(Path(__file__).resolve().parent) not in sys.path:  # loaded by path from 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fake_anthropic import FakeAnthropic
 from fake_batch import FakeBatches
+from fake_bedrock import FakeBedrock
 
 
 def _sample(schema: dict[str, Any], defs: dict[str, Any], choose: Callable[[str, list[Any]], Any]):
@@ -137,6 +139,8 @@ class FakeLLM:
         self.batches = FakeBatches(self._answer)
         #: Anthropic's Messages and Message Batches APIs over the same answers
         self.anthropic = FakeAnthropic(self._answer)
+        #: Bedrock's runtime and batch inference, and S3, over the same answers
+        self.bedrock = FakeBedrock(self._answer)
 
     # -- lifecycle ----------------------------------------------------------------------------
     def start(self) -> FakeLLM:
@@ -182,6 +186,7 @@ class FakeLLM:
             self._released.clear()
         self.batches.reset()
         self.anthropic.reset()
+        self.bedrock.reset()
 
     def _run(self) -> None:
         asyncio.set_event_loop(self._loop)
@@ -193,6 +198,7 @@ class FakeLLM:
         app.router.add_get("/calls", self._calls)
         self.batches.routes(app)
         self.anthropic.routes(app)
+        self.bedrock.routes(app)  # last: its S3 routes match /{bucket}/{key}
         self._runner = web.AppRunner(app)
         self._loop.run_until_complete(self._runner.setup())
         site = web.TCPSite(self._runner, "127.0.0.1", 0)

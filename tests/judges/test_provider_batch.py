@@ -262,11 +262,6 @@ def test_cost_is_at_the_batch_price() -> None:
             "model",
             "Vertex AI batch files from storage.googleapis.com",
         ),
-        (
-            {"model": "bedrock/anthropic.claude-3-haiku-20240307-v1:0", "api_base": None},
-            "model",
-            "Bedrock batches (model invocation jobs over S3) are not implemented",
-        ),
     ],
 )
 def test_judges_the_batch_api_cannot_serve_are_refused_before_anything_is_sent(

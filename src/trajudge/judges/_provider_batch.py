@@ -42,10 +42,12 @@ Latency is not measured per request in a batch (None).
 Providers: litellm's OpenAI-format batches (``openai``, ``azure`` (Azure OpenAI's global
 batches), ``litellm_proxy``, and any OpenAI-compatible server through ``api_base``), and
 Anthropic's Message Batches (``anthropic``, through the anthropic SDK:
-:mod:`trajudge.judges._provider_batch_anthropic`), with judges whose requests are
+:mod:`trajudge.judges._provider_batch_anthropic`), Amazon Bedrock's batch inference jobs
+(``bedrock``, Claude models, through litellm's Bedrock files and batches over S3:
+:mod:`trajudge.judges._provider_batch_bedrock`), with judges whose requests are
 ``json_schema_mode`` (an ``api_base``, or ``mode: json_schema_mode``; OpenAI, Azure OpenAI,
-Anthropic (through litellm's forced tool or ``output_format``) and vLLM honour it). Vertex AI
-and Bedrock batches are refused with the reason (:data:`REFUSED`).
+Anthropic and Claude on Bedrock (through litellm's forced tool or ``output_format``) and vLLM
+honour it). Vertex AI batches are refused with the reason (:data:`REFUSED`).
 """
 
 from __future__ import annotations
@@ -58,6 +60,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from trajudge.judges import _provider_batch_bedrock as bedrock
 from trajudge.judges._batch_results import batch_errors, line_result
 from trajudge.judges._call import PreparedCall
 from trajudge.judges._client import (
@@ -74,15 +77,14 @@ from trajudge.trajectories import InputError, canonical_json
 if TYPE_CHECKING:
     from trajudge.store import Store
 
-#: litellm providers whose batches the engine sends: OpenAI's JSONL format, and Anthropic's
-#: Message Batches (:mod:`trajudge.judges._provider_batch_anthropic`).
-SUPPORTED_PROVIDERS = ("openai", "azure", "litellm_proxy", "anthropic")
+#: litellm providers whose batches the engine sends: OpenAI's JSONL format, Anthropic's
+#: Message Batches (:mod:`trajudge.judges._provider_batch_anthropic`) and Bedrock's model
+#: invocation jobs (:mod:`trajudge.judges._provider_batch_bedrock`).
+SUPPORTED_PROVIDERS = ("openai", "azure", "litellm_proxy", "anthropic", "bedrock")
 #: Providers whose batches litellm can make that this engine refuses, and why.
 REFUSED = {
     "vertex_ai": "litellm reads Vertex AI batch files from storage.googleapis.com (no "
     "endpoint override) with Google OAuth credentials, so trajudge cannot test them offline",
-    "bedrock": "Bedrock batches (model invocation jobs over S3) are not implemented in "
-    "trajudge yet",
 }
 #: Requests per batch (OpenAI's limit: 50,000 requests and 200 MB per input file).
 MAX_REQUESTS = 50_000
@@ -215,9 +217,9 @@ class ProviderBatchEngine:
                 chunk = filling[target] = _Chunk(
                     endpoint_of(target.provider),
                     anthropic=target.provider == "anthropic",
-                    beta=self._request(call)[1],
+                    beta=None if target.provider == "bedrock" else self._request(call)[1],
                 )
-            chunk.add(call, self.body(call))
+            chunk.add(call, bedrock.body(call) if target.provider == "bedrock" else self.body(call))
             if len(chunk.calls) >= self.max_requests or chunk.size >= MAX_BYTES:
                 await self._submit_into(jobs, litellm, target, filling.pop(target), emit)
         for target, chunk in filling.items():
@@ -258,6 +260,8 @@ class ProviderBatchEngine:
                 "model",
                 "Anthropic batches need the anthropic SDK: pip install 'trajudge[anthropic]'",
             )
+        if provider == "bedrock":
+            bedrock.check(where, client.model)
         if client.instructor_mode != "json_schema_mode":
             raise InputError(
                 where,
@@ -321,6 +325,8 @@ class ProviderBatchEngine:
             from trajudge.judges._provider_batch_anthropic import submit
 
             return await submit(self, target, chunk, emit)
+        if target.provider == "bedrock":
+            return await bedrock.submit(self, litellm, target, chunk, emit)
         creds = _credentials(client)
         data = b"\n".join(chunk.lines) + b"\n"
         try:
@@ -385,6 +391,8 @@ class ProviderBatchEngine:
             from trajudge.judges._provider_batch_anthropic import collect
 
             return await collect(self, litellm, job, emit)
+        if job.provider == "bedrock":
+            return await bedrock.collect(self, litellm, job, emit)
         creds = _credentials(job.client)
         status = None
         while True:
