@@ -159,7 +159,9 @@ def test_a_partly_failed_job_stores_errors_then_the_next_run_resubmits_only_thos
     aws: FakeLLM, db_url: str
 ) -> None:
     store = _store(db_url)
-    judge = _bedrock_judge(aws, "point", "trajectory_reasonableness")
+    # litellm's default route for Claude on Bedrock (Converse on a direct call): its batch
+    # records are InvokeModel bodies all the same
+    judge = _bedrock_judge(aws, "point", "trajectory_reasonableness", model=f"bedrock/{HAIKU}")
     # tasks 1 and 4 (1-0, 1-1, 4-0, 4-1: 4 of the 7 records) are answered 503
     aws.action_for = lambda body: "503" if _shows(body, "task 1", "task 4") else None
     first = score_dataset(store, "ds", [judge], engine=_engine(store))
@@ -173,6 +175,11 @@ def test_a_partly_failed_job_stores_errors_then_the_next_run_resubmits_only_thos
     [row] = store.provider_batches("ds")
     assert (row["status"], row["requests"]) == ("completed", 7)
     assert row["output_file_id"].endswith(".jsonl.out")
+
+    assert all(
+        r["modelInput"]["anthropic_version"] == "bedrock-2023-05-31" for r in aws.bedrock.inputs()
+    )
+    assert [aws.bedrock.jobs[a]["modelId"] for a in aws.bedrock.created] == [HAIKU]
 
     aws.action_for = None
     second = score_dataset(store, "ds", [judge], engine=_engine(store))
@@ -296,3 +303,15 @@ def test_bedrock_judges_a_job_cannot_serve_are_refused_before_anything_is_sent(
     assert words in err.value.reason
     assert aws.bedrock.objects == {} and aws.bedrock.created == []
     assert store.judgments_frame("ds").empty
+
+
+def test_bedrock_batches_without_boto3_name_the_extra_to_install(
+    aws: FakeLLM, db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "boto3", None)  # as if it were not installed
+    store = _store(db_url)
+    judge = _bedrock_judge(aws, "point", "trajectory_reasonableness")
+    with pytest.raises(InputError) as err:
+        score_dataset(store, "ds", [judge], engine=_engine(store))
+    assert err.value.field == "model" and "pip install 'trajudge[bedrock]'" in err.value.reason
+    assert aws.bedrock.created == [] and store.judgments_frame("ds").empty

@@ -38,6 +38,7 @@ read (:data:`FAMILIES`).
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import json
 import os
 from typing import TYPE_CHECKING, Any
@@ -78,6 +79,10 @@ def model_id(model: str) -> str:
 
 def check(where: str, model: str) -> None:
     """Refuse, before anything is sent, a judge whose Bedrock batch cannot be made or read."""
+    if importlib.util.find_spec("boto3") is None:  # litellm polls jobs and signs with it
+        raise InputError(
+            where, None, "model", "Bedrock batches need boto3: pip install 'trajudge[bedrock]'"
+        )
     from litellm.llms.bedrock.base_aws_llm import BaseAWSLLM
 
     family = BaseAWSLLM.get_bedrock_invoke_provider(model_id(model))
