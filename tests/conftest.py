@@ -22,6 +22,7 @@ BOTH_BACKENDS = (
     "labeling_app/",
     "judges/test_batch.py",
     "judges/test_provider_batch.py",
+    "judges/test_provider_batch_bedrock.py",
     "judges/test_ray.py",
     "cli/test_labels.py",
 )
