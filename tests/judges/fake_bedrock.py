@@ -22,11 +22,11 @@ is recorded in ``access_keys``; the signature itself is not checked):
   (https://docs.aws.amazon.com/bedrock/latest/userguide/batch-inference-results.html).
 
 ``mode`` says how a job ends: ``"complete"`` (``Completed``); ``"hold"`` (``InProgress``
-until the test sets another mode); ``"stop:N"`` (the first N records run, then
-``Stopped``, as a job a user stopped); ``"fail"`` (``Failed`` with a ``message``, no
-output). ``created`` lists the job ARNs created, ``inputs()`` the records of their input files,
-``invoked`` the InvokeModel bodies received, ``access_keys`` and ``services`` the access key
-id and service name of each signed request.
+until the test sets another mode); ``"stop:N"`` (the first N records run, then ``Stopped``,
+as a job a user stopped; ``"stop:0"`` writes no output file); ``"fail"`` (``Failed`` with a
+``message``, no output). ``created`` lists the job ARNs created, ``inputs()`` the records
+of their input files, ``invoked`` the InvokeModel bodies received, ``access_keys`` and
+``services`` the access key id and service name of each signed request.
 """
 
 from __future__ import annotations
@@ -229,6 +229,9 @@ class FakeBedrock:
             "errorRecordCount": len(lines) - ok,
         }
         with self._lock:
+            if limit == 0:  # stopped before it ran a record: no output file
+                job.update(status="Stopped", endTime="2026-01-01T00:00:01Z")
+                return
             self.objects[(bucket, f"{prefix}{job_id}/{name}.out")] = (
                 "\n".join(lines) + "\n"
             ).encode()

@@ -162,16 +162,25 @@ def test_a_partly_failed_job_stores_errors_then_the_next_run_resubmits_only_thos
     # litellm's default route for Claude on Bedrock (Converse on a direct call): its batch
     # records are InvokeModel bodies all the same
     judge = _bedrock_judge(aws, "point", "trajectory_reasonableness", model=f"bedrock/{HAIKU}")
-    # tasks 1 and 4 (1-0, 1-1, 4-0, 4-1: 4 of the 7 records) are answered 503
-    aws.action_for = lambda body: "503" if _shows(body, "task 1", "task 4") else None
+    # tasks 1 and 4 (1-0, 1-1, 4-0, 4-1: 4 of the 7 records) fail: task 1 with a 429 (a
+    # throttled record), task 4 with a 503
+    aws.action_for = lambda body: (
+        "429" if _shows(body, "task 1") else "503" if _shows(body, "task 4") else None
+    )
     first = score_dataset(store, "ds", [judge], engine=_engine(store))
     assert (first.judged, first.errors) == (3, 4)
     frame = store.judgments_frame("ds")
     failed = frame[frame["error"].notna()]
     assert sorted(failed["trajectory_id"]) == ["1-0", "1-1", "4-0", "4-1"]
     assert failed["score"].isna().all() and failed["verdict"].isna().all()
-    # the record's error, as a direct call answered 503 raises it
-    assert all(e.startswith("ServiceUnavailableError after 1 attempt(s)") for e in failed["error"])
+    # each record's error, as litellm raises it for a direct call answered with that status
+    pairs = zip(failed["trajectory_id"], failed["error"], strict=True)
+    kinds = {t: e.split(" ", 1)[0] for t, e in pairs}
+    assert kinds == {
+        "1-0": "RateLimitError", "1-1": "RateLimitError",
+        "4-0": "ServiceUnavailableError", "4-1": "ServiceUnavailableError",
+    }  # fmt: skip
+    assert all('BedrockException - {"message": ' in e for e in failed["error"])
     [row] = store.provider_batches("ds")
     assert (row["status"], row["requests"]) == ("completed", 7)
     assert row["output_file_id"].endswith(".jsonl.out")
@@ -195,6 +204,8 @@ def test_a_partly_failed_job_stores_errors_then_the_next_run_resubmits_only_thos
     [
         ("fail", 0, "failed", "the job failed: fake: the role cannot read the input bucket"),
         ("stop:3", 3, "cancelled", "no result for this request (job cancelled)"),
+        # stopped before it wrote an output file: S3 answers NoSuchKey
+        ("stop:0", 0, "cancelled", "no result for this request (job cancelled)"),
     ],
 )
 def test_a_job_that_fails_or_is_stopped_leaves_errors_to_resubmit(
