@@ -24,9 +24,10 @@ is recorded in ``access_keys``; the signature itself is not checked):
 ``mode`` says how a job ends: ``"complete"`` (``Completed``); ``"hold"`` (``InProgress``
 until the test sets another mode); ``"stop:N"`` (the first N records run, then ``Stopped``,
 as a job a user stopped; ``"stop:0"`` writes no output file); ``"fail"`` (``Failed`` with a
-``message``, no output). ``created`` lists the job ARNs created, ``inputs()`` the records
-of their input files, ``invoked`` the InvokeModel bodies received, ``access_keys`` and
-``services`` the access key id and service name of each signed request.
+``message``, no output); ``"refuse"`` (CreateModelInvocationJob answers 400, no job).
+``created`` lists the job ARNs created, ``inputs()`` the records of their input files,
+``invoked`` the InvokeModel bodies received, ``access_keys`` and ``services`` the access key
+id and service name of each signed request.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ ACCOUNT = "123456789012"
 REGION = "us-east-1"
 CREDENTIAL = re.compile(r"^AWS4-HMAC-SHA256 Credential=([^/]+)/\d{8}/([a-z0-9-]+)/([a-z0-9-]+)/")
 FAILED_MESSAGE = "fake: the role cannot read the input bucket"
+REFUSED_MESSAGE = "fake: the service role is not assumable by bedrock.amazonaws.com"
 
 
 def _s3_uri(uri: str) -> tuple[str, str]:
@@ -157,6 +159,8 @@ class FakeBedrock:
             return web.json_response({"message": f"missing {exc}"}, status=400)
         if not all(isinstance(f, str) and f for f in fields):
             return web.json_response({"message": "modelId, jobName, roleArn required"}, status=400)
+        if self.mode == "refuse":
+            return web.json_response({"message": REFUSED_MESSAGE}, status=400)
         if _s3_uri(uri) not in self.objects:
             return web.json_response({"message": f"no input object {uri}"}, status=400)
         with self._lock:

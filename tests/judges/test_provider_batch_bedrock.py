@@ -231,6 +231,26 @@ def test_a_job_that_fails_or_is_stopped_leaves_errors_to_resubmit(
     assert store.judgments_frame("ds")["error"].isna().all()
 
 
+def test_a_job_bedrock_refuses_leaves_every_request_an_error_and_no_job_recorded(
+    aws: FakeLLM, db_url: str
+) -> None:
+    store = _store(db_url)
+    judge = _bedrock_judge(aws, "point", "trajectory_reasonableness")
+    aws.bedrock.mode = "refuse"
+    first = score_dataset(store, "ds", [judge], engine=_engine(store))
+    assert (first.judged, first.errors) == (0, 7)
+    errors = store.judgments_frame("ds")["error"].tolist()
+    assert len(errors) == 7 and len(set(errors)) == 1
+    assert errors[0].startswith("could not submit the batch: BedrockError after 1 attempt(s)")
+    assert "the service role is not assumable" in errors[0]
+    assert aws.bedrock.created == [] and store.provider_batches("ds") == []
+
+    aws.bedrock.mode = "complete"
+    second = score_dataset(store, "ds", [judge], engine=_engine(store))
+    assert (second.judged, second.errors) == (7, 0)
+    assert len(aws.bedrock.created) == 1 and aws.calls == 7
+
+
 def test_a_run_killed_after_submitting_resumes_by_collecting_the_same_job(
     aws: FakeLLM, db_url: str
 ) -> None:
