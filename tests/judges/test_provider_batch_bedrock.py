@@ -30,6 +30,7 @@ from trajudge.trajectories import InputError
 
 pytestmark = pytest.mark.timeout(300)
 HAIKU = "anthropic.claude-3-5-haiku-20241022-v1:0"
+SONNET = "anthropic.claude-sonnet-4-5-20250929-v1:0"
 SECRET = "wJalrXUtnFEMI-trajudge-test-secret-K7MDENG"
 ACCESS_KEY = "AKIATRAJUDGETEST0001"
 ROLE = "arn:aws:iam::123456789012:role/trajudge-batch"
@@ -104,6 +105,8 @@ def test_bedrock_jobs_store_the_local_engines_judgments_at_the_batch_price(
             _bedrock_judge(aws, "pair", "trajectory_preference", max_retries=0),
             _bedrock_judge(aws, "point", "trajectory_reasonableness", max_retries=0,
                            model="bedrock/invoke/us.anthropic.claude-3-5-haiku-20241022-v1:0"),
+            _bedrock_judge(aws, "sonnet", "trajectory_reasonableness", max_retries=0,
+                           model=f"bedrock/invoke/{SONNET}"),
         ]  # fmt: skip
 
     aws.action_for = _anthropic_fault
@@ -119,21 +122,26 @@ def test_bedrock_jobs_store_the_local_engines_judgments_at_the_batch_price(
     assert _rows(store, "batch") == _rows(store, "ds")
     assert (batch.judged, batch.errors) == (local.judged, local.errors)
     errors = store.judgments_frame("batch")["error"].dropna().tolist()
-    # task 3: reference 2 trials x 2 orders, pairs 2 orders, pointwise 2 trials: a 500
+    # task 3: reference 2 trials x 2 orders, pairs 2 orders, pointwise 2 trials (2 judges): a 500
     # (litellm maps Bedrock's 500 to ServiceUnavailableError, on a direct call as here)
     unavailable = "ServiceUnavailableError after 1 attempt(s): litellm.ServiceUnavailableError: "
-    assert sum(e.startswith(unavailable + "BedrockException - ") for e in errors) == 8
+    assert sum(e.startswith(unavailable + "BedrockException - ") for e in errors) == 10
     assert (
         sum(e.startswith("the verdict did not fit in max_tokens=") for e in errors) == 2
     )  # task 4
-    assert len(errors) == 10
+    assert len(errors) == 12
     # each record's modelInput is the InvokeModel body of the same request
     records = aws.bedrock.inputs()
     assert sorted(json.dumps(r["modelInput"], sort_keys=True) for r in records) == sent
     assert aws.calls == len(records)  # each request answered once, by its job
     # a job per model, with its Bedrock model id and the configured role
     jobs = [aws.bedrock.jobs[arn] for arn in aws.bedrock.created]
-    assert sorted(j["modelId"] for j in jobs) == [HAIKU, f"us.{HAIKU}"]
+    assert sorted(j["modelId"] for j in jobs) == [HAIKU, SONNET, f"us.{HAIKU}"]
+    # the rubric's schema as litellm sends it to each model: a forced tool, or structured
+    # outputs (``output_config.format``) where the model takes them
+    sonnet = [r["modelInput"] for r in records if r["modelInput"].get("output_config")]
+    assert len(sonnet) == 7 and all("tools" not in m for m in sonnet)
+    assert all("tools" in r["modelInput"] for r in records if r["modelInput"] not in sonnet)
     assert {j["roleArn"] for j in jobs} == {ROLE}
     rows = store.provider_batches("batch")
     assert {(r["provider"], r["status"]) for r in rows} == {("bedrock", "completed")}
