@@ -23,8 +23,10 @@ is recorded in ``access_keys``; the signature itself is not checked):
 
 ``mode`` says how a job ends: ``"complete"`` (``Completed``); ``"hold"`` (``InProgress``
 until the test sets another mode); ``"stop:N"`` (the first N records run, then ``Stopped``,
-as a job a user stopped; ``"stop:0"`` writes no output file); ``"fail"`` (``Failed`` with a
-``message``, no output); ``"refuse"`` (CreateModelInvocationJob answers 400, no job).
+as a job a user stopped; ``"stop:0"`` writes no output file); ``"partial:N"`` (the first N
+records run, then ``PartiallyCompleted``, as a job whose time ran out); ``"fail"``
+(``Failed`` with a ``message``, no output); ``"refuse"`` (CreateModelInvocationJob answers
+400, no job).
 ``created`` lists the job ARNs created, ``inputs()`` the records of their input files,
 ``invoked`` the InvokeModel bodies received, ``access_keys`` and ``services`` the access key
 id and service name of each signed request.
@@ -206,7 +208,8 @@ class FakeBedrock:
         if self.mode == "fail":
             job.update(status="Failed", message=FAILED_MESSAGE, endTime="2026-01-01T00:00:01Z")
             return
-        limit = int(self.mode.split(":", 1)[1]) if self.mode.startswith("stop:") else None
+        kind, _, n = self.mode.partition(":")
+        limit = int(n) if kind in ("stop", "partial") else None
         lines: list[str] = []
         ok = 0
         records = self._records(job)
@@ -233,7 +236,7 @@ class FakeBedrock:
             "errorRecordCount": len(lines) - ok,
         }
         with self._lock:
-            if limit == 0:  # stopped before it ran a record: no output file
+            if limit == 0 and kind == "stop":  # stopped before it ran a record: no output
                 job.update(status="Stopped", endTime="2026-01-01T00:00:01Z")
                 return
             self.objects[(bucket, f"{prefix}{job_id}/{name}.out")] = (
@@ -243,7 +246,7 @@ class FakeBedrock:
                 manifest
             ).encode()
         job.update(
-            status="Stopped" if limit is not None else "Completed",
+            status={"stop": "Stopped", "partial": "PartiallyCompleted"}.get(kind, "Completed"),
             endTime="2026-01-01T00:00:01Z",
             totalRecordCount=len(records),
             processedRecordCount=len(lines),

@@ -212,11 +212,13 @@ def test_a_partly_failed_job_stores_errors_then_the_next_run_resubmits_only_thos
     [
         ("fail", 0, "failed", "the job failed: fake: the role cannot read the input bucket"),
         ("stop:3", 3, "cancelled", "no result for this request (job cancelled)"),
+        # PartiallyCompleted (litellm's "completed"): the records it did not run have no line
+        ("partial:5", 5, "completed", "no result for this request (job completed)"),
         # stopped before it wrote an output file: S3 answers NoSuchKey
         ("stop:0", 0, "cancelled", "no result for this request (job cancelled)"),
     ],
 )
-def test_a_job_that_fails_or_is_stopped_leaves_errors_to_resubmit(
+def test_a_job_that_fails_is_stopped_or_partly_completed_leaves_errors_to_resubmit(
     aws: FakeLLM, db_url: str, mode: str, answered: int, status: str, reason: str
 ) -> None:
     store = _store(db_url)
