@@ -23,6 +23,7 @@ BOTH_BACKENDS = (
     "judges/test_batch.py",
     "judges/test_provider_batch.py",
     "judges/test_provider_batch_vertex.py",
+    "judges/test_provider_batch_bedrock.py",
     "judges/test_ray.py",
     "cli/test_labels.py",
 )

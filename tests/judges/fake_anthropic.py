@@ -69,8 +69,9 @@ def as_chat(params: dict[str, Any]) -> dict[str, Any]:
     messages += [{"role": m["role"], "content": _text(m["content"])} for m in params["messages"]]
     tools = params.get("tools") or []
     schema = next((t["input_schema"] for t in tools if t.get("name") == TOOL), None)
-    if schema is None:
-        schema = (params.get("output_format") or {}).get("schema") or {}
+    if schema is None:  # structured outputs: ``output_format``, or ``output_config.format``
+        fmt = params.get("output_format") or (params.get("output_config") or {}).get("format")
+        schema = (fmt or {}).get("schema") or {}
     chat = {k: params[k] for k in ("model", "max_tokens", "temperature") if k in params}
     return {
         **chat,

@@ -31,7 +31,9 @@ for a benchmark that runs the server in another process.
 ``server.batches`` serves OpenAI's batch API (files, batches, output and error files) over the
 same answers: see ``fake_batch.py``; ``server.anthropic`` serves Anthropic's Messages and
 Message Batches APIs over them: see ``fake_anthropic.py``; ``server.vertex`` serves Vertex AI
-(OAuth, Cloud Storage, Gemini, batch prediction jobs) over them: see ``fake_vertex.py``.
+(OAuth, Cloud Storage, Gemini, batch prediction jobs) over them: see ``fake_vertex.py``;
+``server.bedrock`` serves Bedrock's InvokeModel and batch inference jobs and the S3 they use:
+see ``fake_bedrock.py``.
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ if str(Path(__file__).resolve().parent) not in sys.path:  # loaded by path from 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fake_anthropic import FakeAnthropic
 from fake_batch import FakeBatches
+from fake_bedrock import FakeBedrock
 from fake_vertex import FakeVertex
 
 
@@ -141,6 +144,8 @@ class FakeLLM:
         self.anthropic = FakeAnthropic(self._answer)
         #: Vertex AI's Gemini, Cloud Storage, batch jobs and OAuth over the same answers
         self.vertex = FakeVertex(self._answer)
+        #: Bedrock's runtime and batch inference, and S3, over the same answers
+        self.bedrock = FakeBedrock(self._answer)
 
     # -- lifecycle ----------------------------------------------------------------------------
     def start(self) -> FakeLLM:
@@ -187,6 +192,7 @@ class FakeLLM:
         self.batches.reset()
         self.anthropic.reset()
         self.vertex.reset()
+        self.bedrock.reset()
 
     def _run(self) -> None:
         asyncio.set_event_loop(self._loop)
@@ -199,6 +205,7 @@ class FakeLLM:
         self.batches.routes(app)
         self.anthropic.routes(app)
         self.vertex.routes(app)
+        self.bedrock.routes(app)  # last: its S3 routes match /{bucket}/{key}
         self._runner = web.AppRunner(app)
         self._loop.run_until_complete(self._runner.setup())
         site = web.TCPSite(self._runner, "127.0.0.1", 0)

@@ -42,12 +42,13 @@ Latency is not measured per request in a batch (None).
 Providers: litellm's OpenAI-format batches (``openai``, ``azure`` (Azure OpenAI's global
 batches), ``litellm_proxy``, and any OpenAI-compatible server through ``api_base``),
 Anthropic's Message Batches (``anthropic``, through the anthropic SDK:
-:mod:`trajudge.judges._provider_batch_anthropic`) and Vertex AI batch prediction jobs
-(``vertex_ai`` Gemini models: :mod:`trajudge.judges._provider_batch_vertex`), with judges
-whose requests are ``json_schema_mode`` (an ``api_base``, or ``mode: json_schema_mode``;
-OpenAI, Azure OpenAI, Anthropic (through litellm's forced tool or ``output_format``), Gemini
-and vLLM honour it).
-Bedrock batches are refused with the reason (:data:`REFUSED`).
+:mod:`trajudge.judges._provider_batch_anthropic`), Vertex AI batch prediction jobs
+(``vertex_ai`` Gemini models: :mod:`trajudge.judges._provider_batch_vertex`) and Amazon
+Bedrock's batch inference jobs (``bedrock``, Claude models, through litellm's Bedrock files
+and batches over S3: :mod:`trajudge.judges._provider_batch_bedrock`), with judges whose
+requests are ``json_schema_mode`` (an ``api_base``, or ``mode: json_schema_mode``; OpenAI,
+Azure OpenAI, Anthropic and Claude on Bedrock (through litellm's forced tool or
+``output_format``), Gemini and vLLM honour it).
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from trajudge.judges import _provider_batch_bedrock as bedrock
 from trajudge.judges._batch_results import batch_errors, line_result
 from trajudge.judges._call import PreparedCall
 from trajudge.judges._client import (
@@ -77,14 +79,10 @@ if TYPE_CHECKING:
     from trajudge.store import Store
 
 #: litellm providers whose batches the engine sends: OpenAI's JSONL format, Anthropic's
-#: Message Batches (:mod:`trajudge.judges._provider_batch_anthropic`) and Vertex AI batch
-#: prediction jobs (:mod:`trajudge.judges._provider_batch_vertex`).
-SUPPORTED_PROVIDERS = ("openai", "azure", "litellm_proxy", "anthropic", "vertex_ai")
-#: Providers whose batches litellm can make that this engine refuses, and why.
-REFUSED = {
-    "bedrock": "Bedrock batches (model invocation jobs over S3) are not implemented in "
-    "trajudge yet",
-}
+#: Message Batches (:mod:`trajudge.judges._provider_batch_anthropic`), Vertex AI batch
+#: prediction jobs (:mod:`trajudge.judges._provider_batch_vertex`) and Bedrock's model
+#: invocation jobs (:mod:`trajudge.judges._provider_batch_bedrock`).
+SUPPORTED_PROVIDERS = ("openai", "azure", "litellm_proxy", "anthropic", "vertex_ai", "bedrock")
 #: Requests per batch (OpenAI's limit: 50,000 requests and 200 MB per input file).
 MAX_REQUESTS = 50_000
 MAX_BYTES = 190 * 1024 * 1024
@@ -217,9 +215,9 @@ class ProviderBatchEngine:
                 chunk = filling[target] = _Chunk(
                     endpoint_of(target.provider),
                     anthropic=target.provider == "anthropic",
-                    beta=self._request(call)[1],
+                    beta=None if target.provider == "bedrock" else self._request(call)[1],
                 )
-            chunk.add(call, self.body(call))
+            chunk.add(call, bedrock.body(call) if target.provider == "bedrock" else self.body(call))
             if len(chunk.calls) >= self.max_requests or chunk.size >= MAX_BYTES:
                 await self._submit_into(jobs, litellm, target, filling.pop(target), emit)
         for target, chunk in filling.items():
@@ -245,7 +243,7 @@ class ProviderBatchEngine:
         except Exception as exc:
             raise InputError(where, None, "model", f"litellm does not know it: {exc}") from None
         if provider not in SUPPORTED_PROVIDERS:
-            why = REFUSED.get(provider, f"{provider!r} has no batch API trajudge can send")
+            why = f"{provider!r} has no batch API trajudge can send"
             raise InputError(
                 where,
                 None,
@@ -266,6 +264,8 @@ class ProviderBatchEngine:
 
             at = place_of(call)  # refused here when the judge names no bucket
             place = (at.project, at.location, at.bucket)
+        if provider == "bedrock":
+            bedrock.check(where, client.model)
         if client.instructor_mode != "json_schema_mode":
             raise InputError(
                 where,
@@ -339,6 +339,8 @@ class ProviderBatchEngine:
             from trajudge.judges._provider_batch_vertex import submit as vertex_submit
 
             return await vertex_submit(self, litellm, target, chunk, emit)
+        if target.provider == "bedrock":
+            return await bedrock.submit(self, litellm, target, chunk, emit)
         creds = _credentials(client)
         data = b"\n".join(chunk.lines) + b"\n"
         try:
@@ -407,6 +409,8 @@ class ProviderBatchEngine:
             from trajudge.judges._provider_batch_vertex import collect as vertex_collect
 
             return await vertex_collect(self, litellm, job, emit)
+        if job.provider == "bedrock":
+            return await bedrock.collect(self, litellm, job, emit)
         creds = _credentials(job.client)
         status = None
         while True:
