@@ -7,18 +7,14 @@ fault tied to a request hits it on either engine and the two runs can be compare
 from __future__ import annotations
 
 import json
-import os
 import re
-import signal
-import subprocess
 import sys
-import textwrap
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from batch_kill import kill_after_submit
 from fake_llm import FakeLLM
 from test_batch import SPECS, TRAJECTORIES, _judge, _store
 
@@ -161,32 +157,7 @@ def test_a_run_killed_after_submitting_resumes_by_collecting_the_same_batch(
 ) -> None:
     store = _store(db_url)
     fake_llm.batches.mode = "hold"  # the batch stays in progress until the test says
-    script = textwrap.dedent(
-        f"""
-        from trajudge.judges import Judge, JudgeSpec, ProviderBatchEngine, score_dataset
-        from trajudge.store import Store
-        spec = JudgeSpec(name="point", model="openai/fake", api_base={fake_llm.api_base!r},
-                         rubric="trajectory_reasonableness", retry_backoff_s=0.01, max_retries=1)
-        store = Store({db_url!r})
-        engine = ProviderBatchEngine(store, "ds", poll_interval_s=0.05)
-        score_dataset(store, "ds", [Judge(spec)], engine=engine)
-        """
-    )
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    proc = subprocess.Popen([sys.executable, "-c", script], env=env)
-    try:
-        deadline = time.monotonic() + 180
-        while time.monotonic() < deadline:
-            assert proc.poll() is None, "the run ended before it was killed"
-            rows = store.provider_batches("ds")
-            if rows and rows[0]["status"] == "in_progress":  # recorded, and polled since
-                break
-            time.sleep(0.05)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    kill_after_submit(store, db_url, f'model="openai/fake", api_base={fake_llm.api_base!r}')
     assert len(store.judgments_frame("ds")) == 0
     assert len(fake_llm.batches.created) == 1 and fake_llm.calls == 0
 

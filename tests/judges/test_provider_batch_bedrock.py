@@ -11,18 +11,14 @@ tied to a request hits it on either engine and the runs compare row by row.
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
 import sys
-import textwrap
-import time
 from typing import Any
 
 import pytest
+from batch_kill import kill_after_submit
 from fake_llm import FakeLLM
 from test_batch import SPECS, TRAJECTORIES, _judge, _store
-from test_provider_batch import COLUMNS, ROOT, _anthropic_fault, _engine, _shows
+from test_provider_batch import COLUMNS, _anthropic_fault, _engine, _shows
 
 from trajudge.judges import LLMClient, batch_cost, score_dataset
 from trajudge.store import Store
@@ -266,32 +262,7 @@ def test_a_run_killed_after_submitting_resumes_by_collecting_the_same_job(
 ) -> None:
     store = _store(db_url)
     aws.bedrock.mode = "hold"  # the job stays in progress until the test says
-    script = textwrap.dedent(
-        f"""
-        from trajudge.judges import Judge, JudgeSpec, ProviderBatchEngine, score_dataset
-        from trajudge.store import Store
-        spec = JudgeSpec(name="point", model="bedrock/invoke/{HAIKU}", mode="json_schema_mode",
-                         rubric="trajectory_reasonableness", retry_backoff_s=0.01, max_retries=1)
-        store = Store({db_url!r})
-        engine = ProviderBatchEngine(store, "ds", poll_interval_s=0.05)
-        score_dataset(store, "ds", [Judge(spec)], engine=engine)
-        """
-    )
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    proc = subprocess.Popen([sys.executable, "-c", script], env=env)
-    try:
-        deadline = time.monotonic() + 180
-        while time.monotonic() < deadline:
-            assert proc.poll() is None, "the run ended before it was killed"
-            rows = store.provider_batches("ds")
-            if rows and rows[0]["status"] == "in_progress":  # recorded, and polled since
-                break
-            time.sleep(0.05)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    kill_after_submit(store, db_url, f'model="bedrock/invoke/{HAIKU}", mode="json_schema_mode"')
     assert len(store.judgments_frame("ds")) == 0
     assert len(aws.bedrock.created) == 1 and aws.calls == 0
 

@@ -11,17 +11,13 @@ the two runs can be compared row by row.
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
 import sys
-import textwrap
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from batch_kill import kill_after_submit
 from fake_llm import FakeLLM
 from fake_vertex import as_chat
 from test_batch import SPECS, TRAJECTORIES, _judge, _store
@@ -211,33 +207,11 @@ def test_a_vertex_run_killed_after_submitting_collects_the_same_job(
     store = _store(db_url)
     vertex.vertex.mode = "hold"  # the job stays running until the test says
     root = vertex.api_base.removesuffix("/v1")
-    script = textwrap.dedent(
-        f"""
-        from trajudge.judges import Judge, JudgeSpec, ProviderBatchEngine, score_dataset
-        from trajudge.store import Store
-        spec = JudgeSpec(name="point", model={MODEL!r}, api_base={root!r},
-                         mode="json_schema_mode", vertex={WHERE!r},
-                         rubric="trajectory_reasonableness", retry_backoff_s=0.01, max_retries=1)
-        store = Store({db_url!r})
-        engine = ProviderBatchEngine(store, "ds", poll_interval_s=0.05)
-        score_dataset(store, "ds", [Judge(spec)], engine=engine)
-        """
+    kill_after_submit(
+        store,
+        db_url,
+        f'model={MODEL!r}, api_base={root!r}, mode="json_schema_mode", vertex={WHERE!r}',
     )
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    proc = subprocess.Popen([sys.executable, "-c", script], env=env)
-    try:
-        deadline = time.monotonic() + 180
-        while time.monotonic() < deadline:
-            assert proc.poll() is None, "the run ended before it was killed"
-            rows = store.provider_batches("ds")
-            if rows and rows[0]["status"] == "in_progress":  # recorded, and polled since
-                break
-            time.sleep(0.05)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
     assert len(store.judgments_frame("ds")) == 0
     assert len(vertex.vertex.created) == 1 and vertex.calls == 0
 
