@@ -53,7 +53,6 @@ Azure OpenAI, Anthropic and Claude on Bedrock (through litellm's forced tool or
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import importlib.util
 import json
@@ -62,14 +61,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from trajudge.judges import _provider_batch_bedrock as bedrock
-from trajudge.judges._batch_results import batch_errors, line_result
 from trajudge.judges._call import PreparedCall
 from trajudge.judges._client import (
     CallResult,
     LLMClient,
     _import_litellm,
-    _one_line,
-    _retryable,
 )
 from trajudge.judges._engine import Emit, run_all
 from trajudge.store._batches import ITEM_KEY
@@ -86,11 +82,16 @@ SUPPORTED_PROVIDERS = ("openai", "azure", "litellm_proxy", "anthropic", "vertex_
 #: Requests per batch (OpenAI's limit: 50,000 requests and 200 MB per input file).
 MAX_REQUESTS = 50_000
 MAX_BYTES = 190 * 1024 * 1024
-TERMINAL = ("completed", "expired", "failed", "cancelled")
 ENDPOINT = "/v1/chat/completions"
 #: The batch endpoint (and each line's ``url``) where a provider's differs from OpenAI's:
 #: Azure OpenAI's global batches name it without the version prefix.
 ENDPOINTS = {"azure": "/chat/completions"}
+#: The module of each provider whose batches are not OpenAI's files and batches format.
+PROVIDER_MODULES = {
+    "anthropic": "_provider_batch_anthropic",
+    "vertex_ai": "_provider_batch_vertex",
+    "bedrock": "_provider_batch_bedrock",
+}
 
 
 def endpoint_of(provider: str) -> str:
@@ -330,46 +331,10 @@ class ProviderBatchEngine:
         chunk: _Chunk,
         emit: Emit,
     ) -> _Job | None:
-        client = chunk.calls[0][1].judge.client()
-        if chunk.anthropic:
-            from trajudge.judges._provider_batch_anthropic import submit
-
-            return await submit(self, target, chunk, emit)
-        if target.provider == "vertex_ai":
-            from trajudge.judges._provider_batch_vertex import submit as vertex_submit
-
-            return await vertex_submit(self, litellm, target, chunk, emit)
-        if target.provider == "bedrock":
-            return await bedrock.submit(self, litellm, target, chunk, emit)
-        creds = _credentials(client)
-        data = b"\n".join(chunk.lines) + b"\n"
-        try:
-            uploaded = await _retrying(
-                client,
-                lambda: litellm.acreate_file(
-                    file=("trajudge-batch.jsonl", data, "application/jsonl"),
-                    purpose="batch",
-                    custom_llm_provider=target.provider,
-                    **creds,
-                ),
-            )
-            batch = await _retrying(
-                client,
-                lambda: litellm.acreate_batch(
-                    completion_window=self.completion_window,
-                    endpoint=chunk.url,
-                    input_file_id=uploaded.id,
-                    custom_llm_provider=target.provider,
-                    metadata={"trajudge_dataset": self.dataset[:500]},
-                    **creds,
-                ),
-            )
-        except Exception as exc:  # nothing was accepted: every request is an error this run
-            error = "could not submit the batch: " + _one_line(exc, 1)
-            for _, call in chunk.calls:
-                emit(call, CallResult(None, None, call.key or "", error=error, attempts=1))
-            return None
-        return self._record(target, chunk, batch.id, uploaded.id, batch.status)
+        job: _Job | None = await _provider(target.provider).submit(
+            self, litellm, target, chunk, emit
+        )
+        return job
 
     def _record(
         self, target: _Target, chunk: _Chunk, batch_id: str, input_file_id: str, status: str
@@ -401,59 +366,7 @@ class ProviderBatchEngine:
 
     # -- collect ----------------------------------------------------------------------------
     async def _collect(self, litellm: Any, job: _Job, emit: Emit) -> None:
-        if job.provider == "anthropic":
-            from trajudge.judges._provider_batch_anthropic import collect
-
-            return await collect(self, litellm, job, emit)
-        if job.provider == "vertex_ai":
-            from trajudge.judges._provider_batch_vertex import collect as vertex_collect
-
-            return await vertex_collect(self, litellm, job, emit)
-        if job.provider == "bedrock":
-            return await bedrock.collect(self, litellm, job, emit)
-        creds = _credentials(job.client)
-        status = None
-        while True:
-            batch = await _retrying(
-                job.client,
-                lambda: litellm.aretrieve_batch(
-                    batch_id=job.batch_id, custom_llm_provider=job.provider, **creds
-                ),
-            )
-            if batch.status != status:
-                status = batch.status
-                self.store.update_provider_batch(
-                    job.pk,
-                    status=status,
-                    output_file_id=batch.output_file_id,
-                    error_file_id=batch.error_file_id,
-                    detail=batch_errors(batch),
-                )
-            if status in TERMINAL:
-                break
-            await asyncio.sleep(self.poll_interval_s)
-        lines: dict[str, dict[str, Any]] = {}
-        for fid in (batch.output_file_id, batch.error_file_id):
-            if not fid:
-                continue
-            content = await _retrying(job.client, _download(litellm, fid, job.provider, creds))
-            for text in content.content.decode().splitlines():
-                if text.strip():
-                    record = json.loads(text)
-                    lines[str(record.get("custom_id"))] = record
-        results = {
-            cid: line_result(
-                litellm,
-                job.client,
-                job.provider,
-                call.key or "",
-                call.judge.verdict_model,
-                lines.get(cid),
-                batch,
-            )
-            for cid, call in job.calls.items()
-        }
-        self._finish(job, status, results, emit)
+        await _provider(job.provider).collect(self, litellm, job, emit)
 
     def _finish(
         self, job: _Job, status: str | None, results: dict[str, CallResult], emit: Emit
@@ -470,29 +383,7 @@ class ProviderBatchEngine:
         )
 
 
-def _credentials(client: LLMClient) -> dict[str, Any]:
-    """api_base, api_key and extra headers, as the client sends them (never stored), and the
-    judge's timeout."""
-    kwargs = client._request_kwargs({})
-    creds = {k: v for k, v in kwargs.items() if k in ("api_base", "api_key", "extra_headers")}
-    return {**creds, "timeout": client.timeout}  # per file or batch call
-
-
-async def _retrying(client: LLMClient, make: Callable[[], Any]) -> Any:
-    """``await make()``, retried on transient failures (429, 5xx, connection) with the
-    client's ``max_retries`` and backoff."""
-    attempt = 0
-    while True:
-        try:
-            return await make()
-        except Exception as exc:
-            attempt += 1
-            if attempt > client.max_retries or not _retryable(exc):
-                raise
-            await asyncio.sleep(min(client.backoff_max_s, client.backoff_s * 2 ** (attempt - 1)))
-
-
-def _download(
-    litellm: Any, file_id: str, provider: str, creds: dict[str, Any]
-) -> Callable[[], Any]:
-    return lambda: litellm.afile_content(file_id=file_id, custom_llm_provider=provider, **creds)
+def _provider(name: str) -> Any:
+    """The module that submits and collects ``name``'s batches (``submit``, ``collect``)."""
+    module = PROVIDER_MODULES.get(name, "_provider_batch_openai")
+    return importlib.import_module(f"trajudge.judges.{module}")

@@ -17,20 +17,19 @@ anthropic SDK (its ``base_url`` is the judge's ``api_base``, as litellm's is):
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Any
 
 from trajudge.judges._batch_results import anthropic_result
-from trajudge.judges._client import CallResult, LLMClient, _one_line
+from trajudge.judges._client import LLMClient
 from trajudge.judges._engine import Emit
 from trajudge.judges._provider_batch import (
     ProviderBatchEngine,
     _Chunk,
     _Job,
-    _retrying,
     _Target,
 )
+from trajudge.judges._provider_batch_steps import _retrying, poll, refuse
 
 ENDED = "ended"
 #: Stored as the batch's input file: the requests travel inline, no file is uploaded.
@@ -75,7 +74,7 @@ class AnthropicBatches:
 
 
 async def submit(
-    engine: ProviderBatchEngine, target: _Target, chunk: _Chunk, emit: Emit
+    engine: ProviderBatchEngine, litellm: Any, target: _Target, chunk: _Chunk, emit: Emit
 ) -> _Job | None:
     """Create the Message Batch of ``chunk`` and record it (None: it was refused, and its
     requests are errors this run)."""
@@ -85,9 +84,7 @@ async def submit(
     try:
         batch = await _retrying(client, lambda: api.create(requests, chunk.beta))
     except Exception as exc:  # nothing was accepted
-        error = "could not submit the batch: " + _one_line(exc, 1)
-        for _, call in chunk.calls:
-            emit(call, CallResult(None, None, call.key or "", error=error, attempts=1))
+        refuse(chunk, exc, emit)
         return None
     finally:
         await api.close()
@@ -100,15 +97,13 @@ async def collect(engine: ProviderBatchEngine, litellm: Any, job: _Job, emit: Em
     """Poll the batch of ``job`` until it has ended, then emit each request's result."""
     api = AnthropicBatches(job.client)
     try:
-        status = None
-        while True:
-            batch = await _retrying(job.client, lambda: api.retrieve(job.batch_id))
-            if batch.processing_status != status:
-                status = batch.processing_status
-                engine.store.update_provider_batch(job.pk, status=status)
-            if status == ENDED:
-                break
-            await asyncio.sleep(engine.poll_interval_s)
+        _, status = await poll(
+            engine,
+            job,
+            lambda: api.retrieve(job.batch_id),
+            lambda b: (b.processing_status, {}),
+            (ENDED,),
+        )
         entries = await _retrying(job.client, lambda: api.results(job.batch_id))
     finally:
         await api.close()

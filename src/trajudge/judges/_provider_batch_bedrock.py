@@ -37,7 +37,6 @@ read (:data:`FAMILIES`).
 
 from __future__ import annotations
 
-import asyncio
 import importlib.util
 import json
 import os
@@ -132,67 +131,41 @@ async def submit(
 ) -> _Job | None:
     """Upload the chunk and create its model invocation job, and record it (None: it was
     refused, and its requests are errors this run)."""
-    from trajudge.judges._provider_batch import _retrying
+    from trajudge.judges._provider_batch_steps import submit_file
 
-    client = chunk.calls[0][1].judge.client()
-    extra = settings(client)
-    model = "bedrock/" + model_id(target.model)
+    where = {
+        "custom_llm_provider": "bedrock",
+        "model": "bedrock/" + model_id(target.model),
+        **settings(chunk.calls[0][1].judge.client()),
+    }
     data = b"\n".join(chunk.lines) + b"\n"
-    try:
-        uploaded = await _retrying(
-            client,
-            lambda: litellm.acreate_file(
-                file=("trajudge-batch.jsonl", data, "application/jsonl"),
-                purpose="batch",
-                custom_llm_provider="bedrock",
-                model=model,
-                **extra,
-            ),
-        )
-        job = await _retrying(
-            client,
-            lambda: litellm.acreate_batch(
-                completion_window=engine.completion_window,
-                endpoint=chunk.url,
-                input_file_id=uploaded.id,
-                custom_llm_provider="bedrock",
-                model=model,
-                **extra,
-            ),
-        )
-    except Exception as exc:  # nothing was accepted: every request is an error this run
-        error = "could not submit the batch: " + _one_line(exc, 1)
-        for _, call in chunk.calls:
-            emit(call, CallResult(None, None, call.key or "", error=error, attempts=1))
-        return None
-    return engine._record(target, chunk, job.id, uploaded.id, job.status)
+    return await submit_file(
+        engine, litellm, target, chunk, emit, data, where, {"endpoint": chunk.url, **where}
+    )
 
 
 async def collect(engine: ProviderBatchEngine, litellm: Any, job: _Job, emit: Emit) -> None:
     """Poll the job until it has ended, then emit each request's result."""
-    from trajudge.judges._provider_batch import TERMINAL, _retrying
+    from trajudge.judges._provider_batch_steps import _retrying, poll
 
     extra = settings(job.client)
-    status = None
-    while True:
-        batch = await _retrying(
-            job.client,
-            lambda: litellm.aretrieve_batch(
-                batch_id=job.batch_id, custom_llm_provider="bedrock", **extra
-            ),
-        )
+
+    def state(batch: Any) -> tuple[str, dict[str, Any]]:
         meta = batch.metadata or {}
-        if batch.status != status:
-            status = batch.status
-            engine.store.update_provider_batch(
-                job.pk,
-                status=status,
-                output_file_id=meta.get("output_file_uri") or None,
-                detail=redact(meta.get("failure_message") or "")[:2000] or None,
-            )
-        if status in TERMINAL:
-            break
-        await asyncio.sleep(engine.poll_interval_s)
+        return batch.status, {
+            "output_file_id": meta.get("output_file_uri") or None,
+            "detail": redact(meta.get("failure_message") or "")[:2000] or None,
+        }
+
+    batch, status = await poll(
+        engine,
+        job,
+        lambda: litellm.aretrieve_batch(
+            batch_id=job.batch_id, custom_llm_provider="bedrock", **extra
+        ),
+        state,
+    )
+    meta = batch.metadata or {}
     records: dict[str, dict[str, Any]] = {}
     uri = meta.get("output_file_uri")
     if status in WITH_OUTPUT and uri:

@@ -40,7 +40,6 @@ token is ever stored: the store keeps the job id and the ``gs://`` input file.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import functools
 import json
@@ -51,16 +50,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from trajudge.judges._call import PreparedCall
-from trajudge.judges._client import CallResult, _one_line
 from trajudge.judges._engine import Emit
 from trajudge.judges._provider_batch import (
-    TERMINAL,
     ProviderBatchEngine,
     _Chunk,
     _Job,
-    _retrying,
     _Target,
 )
+from trajudge.judges._provider_batch_steps import _retrying, poll, submit_file
 from trajudge.judges._vertex_api import (
     DEFAULT_LOCATION,
     Place,
@@ -191,37 +188,21 @@ async def submit(
     credentials = os.environ.get("VERTEXAI_CREDENTIALS")
     if credentials:  # a path or the JSON itself: passed through, never stored
         where["vertex_credentials"] = credentials
-    try:
-        uploaded = await _retrying(
-            client,
-            lambda: litellm.acreate_file(
-                file=("trajudge-batch.jsonl", bytes(rows), "application/jsonl"),
-                purpose="batch",
-                custom_llm_provider="vertex_ai",
-                passthrough=True,  # the rows are Vertex's own format already
-                model=target.model,
-                api_base=storage_base(),
-                gcs_bucket_name=place.bucket,
-                **where,
-            ),
-        )
-        batch = await _retrying(
-            client,
-            lambda: litellm.acreate_batch(
-                completion_window=engine.completion_window,
-                endpoint="/v1/chat/completions",
-                input_file_id=uploaded.id,
-                custom_llm_provider="vertex_ai",
-                api_base=client.api_base,
-                **where,
-            ),
-        )
-    except Exception as exc:  # nothing was accepted
-        error = "could not submit the batch: " + _one_line(exc, 1)
-        for _, call in chunk.calls:
-            emit(call, CallResult(None, None, call.key or "", error=error, attempts=1))
-        return None
-    return engine._record(target, chunk, batch.id, uploaded.id, batch.status)
+    upload = {
+        "custom_llm_provider": "vertex_ai",
+        "passthrough": True,  # the rows are Vertex's own format already
+        "model": target.model,
+        "api_base": storage_base(),
+        "gcs_bucket_name": place.bucket,
+        **where,
+    }
+    create = {
+        "endpoint": "/v1/chat/completions",
+        "custom_llm_provider": "vertex_ai",
+        "api_base": client.api_base,
+        **where,
+    }
+    return await submit_file(engine, litellm, target, chunk, emit, bytes(rows), upload, create)
 
 
 async def collect(engine: ProviderBatchEngine, litellm: Any, job: _Job, emit: Emit) -> None:
@@ -236,19 +217,15 @@ async def collect(engine: ProviderBatchEngine, litellm: Any, job: _Job, emit: Em
     )
     try:
         project = place.project or await project_of(place)
-        status = None
-        while True:
-            raw = await _retrying(job.client, lambda: api.job(job.batch_id, project))
+
+        def state(raw: dict[str, Any]) -> tuple[str, dict[str, Any]]:
             batch = convert(raw)  # type: ignore[arg-type,unused-ignore]  # Vertex's job
-            if batch.status != status:
-                status = batch.status
-                engine.store.update_provider_batch(
-                    job.pk, status=status, output_file_id=batch.output_file_id,
-                    detail=job_error(raw),
-                )  # fmt: skip
-            if status in TERMINAL:
-                break
-            await asyncio.sleep(engine.poll_interval_s)
+            return batch.status, {
+                "output_file_id": batch.output_file_id,
+                "detail": job_error(raw),
+            }
+
+        raw, status = await poll(engine, job, lambda: api.job(job.batch_id, project), state)
         rows: dict[str, dict[str, Any]] = {}
         directory = (raw.get("outputInfo") or {}).get("gcsOutputDirectory")
         if directory:

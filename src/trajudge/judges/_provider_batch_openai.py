@@ -1,0 +1,92 @@
+"""OpenAI-format batches (``openai``, ``azure``, ``litellm_proxy``, any OpenAI-compatible
+``api_base``) for :class:`~trajudge.judges.ProviderBatchEngine`: the input file is the
+chunk's JSONL as it is, uploaded and run through litellm's files and batches API with the
+judge's endpoint and credentials; the output and error files are read back by
+``custom_id``."""
+
+from __future__ import annotations
+
+import functools
+import json
+from typing import Any
+
+from trajudge.judges._batch_results import batch_errors, line_result
+from trajudge.judges._client import LLMClient
+from trajudge.judges._engine import Emit
+from trajudge.judges._provider_batch import (
+    ProviderBatchEngine,
+    _Chunk,
+    _Job,
+    _Target,
+)
+from trajudge.judges._provider_batch_steps import _retrying, poll, submit_file
+
+
+def _credentials(client: LLMClient) -> dict[str, Any]:
+    """api_base, api_key and extra headers, as the client sends them (never stored), and the
+    judge's timeout."""
+    kwargs = client._request_kwargs({})
+    creds = {k: v for k, v in kwargs.items() if k in ("api_base", "api_key", "extra_headers")}
+    return {**creds, "timeout": client.timeout}  # per file or batch call
+
+
+async def submit(
+    engine: ProviderBatchEngine, litellm: Any, target: _Target, chunk: _Chunk, emit: Emit
+) -> _Job | None:
+    """Upload ``chunk`` and create its batch, and record it (None: it was refused)."""
+    where = {
+        "custom_llm_provider": target.provider,
+        **_credentials(chunk.calls[0][1].judge.client()),
+    }
+    create = {
+        "endpoint": chunk.url,
+        "metadata": {"trajudge_dataset": engine.dataset[:500]},
+        **where,
+    }
+    data = b"\n".join(chunk.lines) + b"\n"
+    return await submit_file(engine, litellm, target, chunk, emit, data, where, create)
+
+
+async def collect(engine: ProviderBatchEngine, litellm: Any, job: _Job, emit: Emit) -> None:
+    """Poll the batch until it has ended, then read its output and error files and emit each
+    request's result."""
+    where = {"custom_llm_provider": job.provider, **_credentials(job.client)}
+    batch, status = await poll(
+        engine,
+        job,
+        lambda: litellm.aretrieve_batch(batch_id=job.batch_id, **where),
+        lambda b: (
+            b.status,
+            {
+                "output_file_id": b.output_file_id,
+                "error_file_id": b.error_file_id,
+                "detail": batch_errors(b),
+            },
+        ),
+    )
+    lines: dict[str, dict[str, Any]] = {}
+    for fid in (batch.output_file_id, batch.error_file_id):
+        if not fid:
+            continue
+        content = await _retrying(job.client, functools.partial(_content, litellm, fid, where))
+        for text in content.content.decode().splitlines():
+            if text.strip():
+                record = json.loads(text)
+                lines[str(record.get("custom_id"))] = record
+    results = {
+        cid: line_result(
+            litellm,
+            job.client,
+            job.provider,
+            call.key or "",
+            call.judge.verdict_model,
+            lines.get(cid),
+            batch,
+        )
+        for cid, call in job.calls.items()
+    }
+    engine._finish(job, status, results, emit)
+
+
+async def _content(litellm: Any, file_id: str, where: dict[str, Any]) -> Any:
+    return await litellm.afile_content(file_id=file_id, **where)
