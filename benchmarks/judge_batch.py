@@ -63,7 +63,7 @@ WARM = 8
 # -- the fake server, in its own process ------------------------------------------------------
 def serve() -> None:
     sys.path.insert(0, str(ROOT / "tests" / "judges"))
-    from fake_llm import FakeLLM
+    from fake_llm import FakeLLM  # type: ignore[import-not-found]  # tests/judges
 
     server = FakeLLM().start()
     print(server.api_base, flush=True)

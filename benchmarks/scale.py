@@ -30,6 +30,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import statistics
 import subprocess
@@ -96,7 +97,7 @@ class PeakRSS:
     """Peak RSS of this process, and of this process plus its descendants (sampled)."""
 
     def __init__(self, tree: bool) -> None:
-        import psutil
+        import psutil  # type: ignore[import-untyped]
 
         self.proc = psutil.Process()
         self.tree = tree
@@ -138,7 +139,7 @@ def rules_side(engine: str, data: Path, cpus: int) -> dict[str, Any]:
     if engine == "ray":
         import ray
 
-        ray.init(num_cpus=cpus, include_dashboard=False, logging_level="WARNING")
+        ray.init(num_cpus=cpus, include_dashboard=False, logging_level=logging.WARNING)
         ray.get(ray.remote(lambda: 0).remote())  # the cluster is up (not timed)
     with PeakRSS(tree=engine == "ray") as rss:
         t0 = time.perf_counter()
@@ -211,7 +212,7 @@ def judge_side(side: str, data: Path, api_base: str, conc: int, cpus: int) -> di
     if side == "ray":
         import ray
 
-        ray.init(num_cpus=cpus, include_dashboard=False, logging_level="WARNING")
+        ray.init(num_cpus=cpus, include_dashboard=False, logging_level=logging.WARNING)
         engine = RayEngine(conc, keep_workers=True)
     else:
         engine = LocalEngine(conc)
@@ -240,7 +241,7 @@ def spawn(args: list[str]) -> dict[str, Any]:
 
 def serve() -> None:
     sys.path.insert(0, str(ROOT / "tests" / "judges"))
-    from fake_llm import FakeLLM
+    from fake_llm import FakeLLM  # type: ignore[import-not-found]  # tests/judges
 
     server = FakeLLM().start()
     print(server.api_base, flush=True)
