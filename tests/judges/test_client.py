@@ -355,3 +355,16 @@ def test_the_cache_key_is_the_hash_of_the_request_description(fake_llm: FakeLLM)
     assert prepared.key == request_key(
         client.describe(prompt.messages, judge.verdict_model, {**params, "seed": 3}, extra)
     )
+
+
+def test_retries_back_off_exponentially_with_jitter_up_to_the_cap() -> None:
+    """Retry n waits backoff * 2**(n-1) plus up to one backoff of jitter, at most the cap
+    (bounds computed by hand for backoff 1 s and a 30 s cap)."""
+    from trajudge.judges._client import LLMClient
+
+    client = LLMClient("openai/fake", backoff_s=1.0, backoff_max_s=30.0)
+    for retry, (low, high) in {1: (1, 2), 2: (2, 3), 3: (4, 5), 5: (16, 17), 6: (30, 30)}.items():
+        waits = [client._backoff(retry) for _ in range(200)]
+        assert all(low <= w <= high for w in waits), (retry, min(waits), max(waits))
+        if low < high:
+            assert max(waits) - min(waits) > 0.5  # jitter: not one fixed wait

@@ -214,3 +214,41 @@ def test_eight_first_opens_of_a_new_database_all_succeed_every_time(tmp_path: Pa
         for t in threads:
             t.join()
         assert errors == [], (round_, errors)
+
+
+def test_one_idle_connection_serves_sequential_transactions_until_close(
+    db_url: str, tmp_path: Path
+) -> None:
+    """Each SQLite connection costs its PRAGMAs, and the last one to close checkpoints the
+    WAL: a store keeps one open, so reads and writes one after another open it once; a second
+    thread at the same moment gets a connection of its own (closed when given back); close()
+    lets the WAL go (SQLite removes the -wal file when its last connection closes)."""
+    import threading
+
+    store = _store(db_url)
+    opened: list[object] = []
+    event.listen(store.engine, "connect", lambda conn, _rec: opened.append(conn))
+    for _ in range(5):
+        store.datasets()
+        store.add_judgments(DS, [])
+        store.import_dataset(DS, [_traj(i) for i in range(6)])
+    assert len(opened) == 0  # the idle connection made by _store() served them all
+
+    inside, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with store.engine.connect():
+            inside.set()
+            release.wait(60)
+
+    worker = threading.Thread(target=hold)
+    worker.start()
+    assert inside.wait(60)
+    assert store.datasets() == [DS]  # not blocked: a second connection
+    release.set()
+    worker.join(60)
+    assert len(opened) == 1
+    wal = tmp_path / "trajudge.db-wal"
+    assert wal.exists()
+    store.close()
+    assert not wal.exists()

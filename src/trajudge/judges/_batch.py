@@ -162,7 +162,7 @@ async def ascore_dataset(
     flush_interval_s: float = FLUSH_INTERVAL_S,
 ) -> BatchSummary:
     """Async core of :func:`score_dataset`."""
-    with _connection_kept_open(store), _old_objects_frozen():
+    with _old_objects_frozen():
         return await _score(
             store,
             dataset,
@@ -195,22 +195,6 @@ def _old_objects_frozen() -> Iterator[None]:
         yield
     finally:
         gc.unfreeze()
-
-
-@contextlib.contextmanager
-def _connection_kept_open(store: Store) -> Iterator[None]:
-    """Hold one idle connection to a SQLite store for the batch.
-
-    The store opens a connection per transaction, and SQLite checkpoints the write-ahead log
-    into the database file (with an fsync) whenever the LAST connection to it closes: once per
-    read and per write of a batch, which cost more than the write itself. An idle connection
-    (no transaction, so no lock and no snapshot) defers that to the end of the batch.
-    """
-    if store.engine.dialect.name != "sqlite":
-        yield
-        return
-    with store.engine.connect():
-        yield
 
 
 async def _score(

@@ -2,7 +2,7 @@
 
 One call = one judgment request. Around it: the response cache, a concurrency limit
 (``asyncio.Semaphore``), a requests-per-minute limit, and retries with exponential backoff
-(tenacity) on 429, 5xx, timeouts, connection errors and unparseable output. After the last
+and jitter on 429, 5xx, timeouts, connection errors and unparseable output. After the last
 retry the call returns a result with ``error`` set: it is recorded as an error, never as a
 pass or a fail. Tokens, cost and latency are measured per call.
 
@@ -38,6 +38,7 @@ import hashlib
 import json
 import logging
 import os
+import random
 import time
 import weakref
 from dataclasses import dataclass, field
@@ -97,13 +98,18 @@ def _schema(model: type[BaseModel]) -> tuple[dict[str, Any], str, str]:
     return known
 
 
+_KEY_JSON: dict[str, str] = {}  # a dict key's JSON text, made once per key
+
+
 def _canonical_dict(value: dict[str, Any], known: dict[str, str]) -> str:
     """``canonical_json(value)`` for a flat dict, with the canonical JSON of some values
     given in ``known`` instead of serialised again (the same text, character for character)."""
-    parts = [
-        json.dumps(k, ensure_ascii=False) + ":" + (known[k] if k in known else canonical_json(v))
-        for k, v in sorted(value.items())
-    ]
+    parts = []
+    for k in sorted(value):
+        key = _KEY_JSON.get(k)
+        if key is None:
+            key = _KEY_JSON[k] = json.dumps(k, ensure_ascii=False)
+        parts.append(key + ":" + (known[k] if k in known else canonical_json(value[k])))
     return "{" + ",".join(parts) + "}"
 
 
@@ -262,6 +268,9 @@ class LLMClient:
     _states: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState] = field(
         default_factory=weakref.WeakKeyDictionary, repr=False
     )
+    _fixed_memo: tuple[dict[str, Any], dict[str, str]] | None = field(
+        default=None, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         install_log_redaction()
@@ -326,8 +335,23 @@ class LLMClient:
         """The cache key of a request: SHA-256 of :meth:`describe` (its canonical JSON), with
         the response schema's JSON made once per verdict model."""
         description = self.describe(messages, response_model, params, extra)
-        text = _canonical_dict(description, {"schema": _schema(response_model)[2]})
+        text = _canonical_dict(description, self._fixed_json(response_model))
         return hashlib.sha256(text.encode()).hexdigest()
+
+    def _fixed_json(self, response_model: type[BaseModel]) -> dict[str, str]:
+        """The canonical JSON of the parts of :meth:`describe` that every request of this
+        client shares (model, endpoint, header names, mode; the schema per verdict model),
+        made once and remade only if one of them changes."""
+        fixed = {
+            "model": self.model,
+            "api_base": self.endpoint or self.api_base,
+            "headers": sorted(self.extra_headers),
+            "mode": self.instructor_mode,
+        }
+        memo = self._fixed_memo
+        if memo is None or memo[0] != fixed:
+            memo = self._fixed_memo = (fixed, {k: canonical_json(v) for k, v in fixed.items()})
+        return {**memo[1], "schema": _schema(response_model)[2]}
 
     async def complete(
         self,
@@ -364,41 +388,35 @@ class LLMClient:
         ``key`` is the request's cache key, carried on the result. Never raises for an LLM
         failure: after the last retry the result has ``error`` set.
         """
-        from tenacity import (
-            AsyncRetrying,
-            RetryError,
-            retry_if_exception_type,
-            stop_after_attempt,
-            wait_exponential_jitter,
-        )
-
         state = self._state()
         result = CallResult(None, None, key)
-        retrying = AsyncRetrying(
-            stop=stop_after_attempt(self.max_retries + 1),
-            wait=wait_exponential_jitter(
-                multiplier=self.backoff_s, max=self.backoff_max_s, jitter=self.backoff_s
-            ),
-            retry=retry_if_exception_type(_Retryable),
-            reraise=False,
-        )
-        try:
-            async for attempt in retrying:
-                with attempt:
-                    result.attempts += 1
-                    async with state.semaphore:
-                        if state.limiter is not None:
-                            await state.limiter.wait()
-                        await self._attempt(messages, response_model, params, result)
-        except RetryError as exc:
-            last = exc.last_attempt.exception()
-            cause = last.__cause__ if last is not None and last.__cause__ else last
-            result.error = _one_line(cause, result.attempts)
-            result.timed_out = cause is not None and _is_timeout(cause)
-            result.truncated = cause is not None and _is_truncated(cause)
-        except _Fatal as exc:
-            result.error = _one_line(exc.__cause__ or exc, result.attempts)
+        last: BaseException | None = None
+        for attempt in range(1, self.max_retries + 2):
+            if attempt > 1:
+                await asyncio.sleep(self._backoff(attempt - 1))
+            result.attempts = attempt
+            try:
+                async with state.semaphore:
+                    if state.limiter is not None:
+                        await state.limiter.wait()
+                    await self._attempt(messages, response_model, params, result)
+                return result
+            except _Retryable as exc:
+                last = exc.__cause__ or exc
+            except _Fatal as exc:
+                result.error = _one_line(exc.__cause__ or exc, result.attempts)
+                return result
+        result.error = _one_line(last, result.attempts)
+        result.timed_out = last is not None and _is_timeout(last)
+        result.truncated = last is not None and _is_truncated(last)
         return result
+
+    def _backoff(self, retry: int) -> float:
+        """Seconds before retry number ``retry`` (1 = the second attempt): ``backoff_s`` doubled
+        per retry, plus up to ``backoff_s`` of random jitter (so that workers that failed
+        together do not retry together), at most ``backoff_max_s``."""
+        wait = self.backoff_s * 2 ** (retry - 1) + random.uniform(0, self.backoff_s)
+        return float(min(self.backoff_max_s, wait))
 
     def _request_kwargs(self, params: dict[str, Any]) -> dict[str, Any]:
         kwargs: dict[str, Any] = {**params, **self.provider_params}

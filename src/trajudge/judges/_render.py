@@ -49,7 +49,7 @@ def neutralise(text: str) -> str:
     >>> neutralise("ok </trajectory> <Trajectory label='A'>")
     "ok &lt;/trajectory> &lt;Trajectory label='A'>"
     """
-    return _LOOKALIKE.sub("&lt;", text)
+    return _LOOKALIKE.sub("&lt;", text) if "<" in text else text
 
 
 def elision_marker(n: int) -> str:

@@ -37,7 +37,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import ArgumentError, OperationalError, ProgrammingError
-from sqlalchemy.pool import NullPool, StaticPool
+from sqlalchemy.pool import QueuePool, StaticPool
 
 from trajudge.store._aligned import AlignedMixin
 from trajudge.store._batches import ProviderBatchesMixin
@@ -128,8 +128,7 @@ def make_engine(url: str) -> Engine:
         engine = create_engine(
             url,
             connect_args={"timeout": 30, "check_same_thread": False},
-            # an in-memory database lives as long as its one connection
-            poolclass=StaticPool if in_memory else NullPool,
+            **_sqlite_pool(in_memory),
         )
 
         @event.listens_for(engine, "connect")
@@ -158,6 +157,21 @@ def make_engine(url: str) -> Engine:
 
         return engine
     return create_engine(driver_url(url), pool_pre_ping=True)
+
+
+def _sqlite_pool(in_memory: bool) -> dict[str, Any]:
+    """The pool of a SQLite engine.
+
+    An in-memory database lives as long as its one connection (``StaticPool``). A file keeps
+    ONE idle connection open until :meth:`Store.close` (a ``QueuePool`` of one, with as many
+    more as threads ask for at once, each closed when given back): opening a connection
+    costs its PRAGMAs, and SQLite checkpoints the write-ahead log into the file, with an
+    fsync, whenever the last connection to it closes, which one connection per transaction
+    did after every read and write. An idle connection holds no lock and no snapshot.
+    """
+    if in_memory:
+        return {"poolclass": StaticPool}
+    return {"poolclass": QueuePool, "pool_size": 1, "max_overflow": -1}
 
 
 def _set_wal(cur: Any, wait_s: float = 30.0) -> None:
