@@ -368,3 +368,32 @@ def test_retries_back_off_exponentially_with_jitter_up_to_the_cap() -> None:
         assert all(low <= w <= high for w in waits), (retry, min(waits), max(waits))
         if low < high:
             assert max(waits) - min(waits) > 0.5  # jitter: not one fixed wait
+
+
+@pytest.mark.parametrize(
+    ("model", "placeholder"),
+    [
+        ("openai/gemma", True),
+        ("gpt-4o-mini", True),
+        ("hosted_vllm/llama", True),
+        ("ollama/llama3:8b", True),
+        ("azure/my-gpt-4o-mini", False),  # AZURE_API_KEY
+        ("anthropic/claude-3-5-haiku", False),  # ANTHROPIC_API_KEY
+        ("bedrock/anthropic.claude-3-5-haiku", False),  # SigV4: a key would be a bearer token
+        ("vertex_ai/gemini-2.0-flash", False),  # Google OAuth
+        ("litellm_proxy/gpt-4o", False),  # LITELLM_PROXY_API_KEY
+    ],
+)
+def test_a_placeholder_key_goes_only_to_openai_compatible_servers(
+    model: str, placeholder: bool
+) -> None:
+    """With an ``api_base`` and no ``api_key_env``, an OpenAI-format server gets a placeholder
+    key (never OPENAI_API_KEY); any other provider keeps the credentials litellm finds."""
+    from trajudge.judges._client import LLMClient
+
+    kwargs = LLMClient(model, api_base="https://gateway.example/v1")._request_kwargs({})
+    assert kwargs["api_base"] == "https://gateway.example/v1"
+    assert ("api_key" in kwargs) is placeholder
+    if placeholder:
+        assert kwargs["api_key"] == "sk-no-key-needed"
+    assert "api_key" not in LLMClient(model)._request_kwargs({})  # no api_base: litellm's own

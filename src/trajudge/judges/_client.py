@@ -61,6 +61,20 @@ _OPENAI_COMPATIBLE = ("hosted_vllm/", "lm_studio/", "llamafile/", "vllm/", "loca
 _JSON_MODE = ("ollama/", "ollama_chat/")
 
 
+#: Providers spoken to in OpenAI's format, whose key litellm would otherwise take from
+#: OPENAI_API_KEY. Every other provider keeps its own credentials when given an
+#: ``api_base`` (AZURE_API_KEY, ANTHROPIC_API_KEY, AWS signatures, Google OAuth, ...): a
+#: placeholder key would replace them (Bedrock would even send it as a bearer token).
+_PLACEHOLDER_KEY_PROVIDERS = frozenset(
+    ("openai", "text-completion-openai", *(p.rstrip("/") for p in _OPENAI_COMPATIBLE + _JSON_MODE))
+)
+
+
+def _takes_placeholder_key(model: str) -> bool:
+    provider = model.split("/", 1)[0] if "/" in model else "openai"
+    return provider in _PLACEHOLDER_KEY_PROVIDERS
+
+
 def _import_litellm() -> Any:
     try:
         import litellm
@@ -425,8 +439,10 @@ class LLMClient:
             kwargs["api_base"] = self.api_base
         if self.api_key_env:
             kwargs["api_key"] = key or ""
-        elif self.api_base and not self.model.startswith("vertex_ai/"):  # Vertex: Google OAuth
-            kwargs["api_key"] = "sk-no-key-needed"  # OpenAI-compatible local servers
+        elif self.api_base and _takes_placeholder_key(self.model):
+            # an OpenAI-compatible server that may want no key: a placeholder, so that the
+            # SDK neither refuses nor sends OPENAI_API_KEY to a server that is not OpenAI's
+            kwargs["api_key"] = "sk-no-key-needed"
         if headers:
             kwargs["extra_headers"] = headers
         return kwargs
