@@ -182,7 +182,8 @@ def _render_conversation(traj: Trajectory, cap: int, text_cap: int, max_steps: i
 
 
 def _indent(text: str) -> str:
-    return "\n".join("  " + line for line in text.splitlines())
+    lines = text.splitlines()
+    return "  " + "\n  ".join(lines) if lines else ""
 
 
 def render_trajectory(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from operator import itemgetter
 from typing import Any
 
 import pandas as pd
@@ -101,7 +102,7 @@ def _execute_insert(conn: Connection, rows: list[dict[str, Any]]) -> None:
         compiled = judgments.insert().compile(dialect=conn.dialect, column_keys=JUDGMENT_COLUMNS)
         _SQLITE_INSERT = (str(compiled), tuple(compiled.positiontup or ()))
     sql, order = _SQLITE_INSERT
-    conn.exec_driver_sql(sql, [tuple(row[k] for k in order) for row in rows])
+    conn.exec_driver_sql(sql, list(map(itemgetter(*order), rows)))
 
 
 def _insert(conn: Connection, rows: list[dict[str, Any]]) -> set[tuple[Any, ...]]:
