@@ -312,6 +312,31 @@ def test_azure_batches_store_the_local_engines_judgments_and_resubmit_only_failu
     assert len(fake_llm.batches.created) == 2 and len(fake_llm.batches.input_bodies()) == 7 + 4
 
 
+def test_an_azure_judge_without_api_key_env_uses_azure_api_key_not_a_placeholder(
+    fake_llm: FakeLLM, db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With no ``api_key_env``, litellm's own AZURE_API_KEY must reach Azure, on a direct call
+    and in a batch (a placeholder key for OpenAI-compatible servers used to replace it)."""
+    monkeypatch.setenv("AZURE_API_KEY", "azure-env-key")
+    root = fake_llm.api_base.removesuffix("/v1")
+
+    def judges() -> list[Any]:
+        judge = _judge(
+            fake_llm, "point", "trajectory_reasonableness", model="azure/judge-deploy",
+            api_base=root, mode="json_schema_mode",
+        )  # fmt: skip
+        return [judge]
+
+    store = _store(db_url)
+    store.import_dataset("batch", TRAJECTORIES, SPECS)
+    local = score_dataset(store, "ds", judges(), concurrency=1)
+    assert (local.judged, local.errors) == (7, 0)
+    assert {h.get("api-key") for h in fake_llm.headers} == {"azure-env-key"}
+    batch = score_dataset(store, "batch", judges(), engine=_engine(store, "batch"))
+    assert (batch.judged, batch.errors) == (7, 0)
+    assert set(fake_llm.batches.azure_keys) == {"azure-env-key"}
+
+
 def test_an_interrupted_azure_run_collects_its_batch_instead_of_resubmitting(
     fake_llm: FakeLLM, db_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
