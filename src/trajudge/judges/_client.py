@@ -329,14 +329,20 @@ class LLMClient:
     ) -> dict[str, Any]:
         """The full request description that the cache key hashes (never a secret value)."""
         return {
-            "model": self.model,
-            "api_base": self.endpoint or self.api_base,
-            "headers": sorted(self.extra_headers),
+            **self._fixed(),
             "messages": messages,
             "params": params,
             "schema": _schema(response_model)[0],
-            "mode": self.instructor_mode,
             **extra,
+        }
+
+    def _fixed(self) -> dict[str, Any]:
+        """The parts of :meth:`describe` that every request of this client shares."""
+        return {
+            "model": self.model,
+            "api_base": self.endpoint or self.api_base,
+            "headers": sorted(self.extra_headers),
+            "mode": self.instructor_mode,
         }
 
     def request_key(
@@ -356,12 +362,7 @@ class LLMClient:
         """The canonical JSON of the parts of :meth:`describe` that every request of this
         client shares (model, endpoint, header names, mode; the schema per verdict model),
         made once and remade only if one of them changes."""
-        fixed = {
-            "model": self.model,
-            "api_base": self.endpoint or self.api_base,
-            "headers": sorted(self.extra_headers),
-            "mode": self.instructor_mode,
-        }
+        fixed = self._fixed()
         memo = self._fixed_memo
         if memo is None or memo[0] != fixed:
             memo = self._fixed_memo = (fixed, {k: canonical_json(v) for k, v in fixed.items()})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping, Sequence
 from operator import itemgetter
@@ -9,6 +10,7 @@ from typing import Any
 
 import pandas as pd
 from sqlalchemy import Engine, delete, select
+from sqlalchemy.dialects import sqlite
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
@@ -86,7 +88,12 @@ def _values(
     return values
 
 
-_SQLITE_INSERT: tuple[str, tuple[str, ...]] | None = None
+@functools.cache
+def _sqlite_insert() -> tuple[str, itemgetter[Any]]:
+    """The judgments INSERT compiled for SQLite, and the getter of a row's values in the
+    order of its ``?`` parameters."""
+    compiled = judgments.insert().compile(dialect=sqlite.dialect(), column_keys=JUDGMENT_COLUMNS)
+    return str(compiled), itemgetter(*(compiled.positiontup or ()))
 
 
 def _execute_insert(conn: Connection, rows: list[dict[str, Any]]) -> None:
@@ -94,15 +101,11 @@ def _execute_insert(conn: Connection, rows: list[dict[str, Any]]) -> None:
     compiled once: the values are already what the columns hold (text, numbers, booleans,
     None), so SQLAlchemy's per-row parameter processing (about a third of writing a cached
     re-run's judgments) is skipped. Elsewhere SQLAlchemy's own bulk insert."""
-    global _SQLITE_INSERT
     if conn.dialect.name != "sqlite":
         conn.execute(judgments.insert(), rows)
         return
-    if _SQLITE_INSERT is None:
-        compiled = judgments.insert().compile(dialect=conn.dialect, column_keys=JUDGMENT_COLUMNS)
-        _SQLITE_INSERT = (str(compiled), tuple(compiled.positiontup or ()))
-    sql, order = _SQLITE_INSERT
-    conn.exec_driver_sql(sql, list(map(itemgetter(*order), rows)))
+    sql, values = _sqlite_insert()
+    conn.exec_driver_sql(sql, list(map(values, rows)))
 
 
 def _insert(conn: Connection, rows: list[dict[str, Any]]) -> set[tuple[Any, ...]]:

@@ -76,8 +76,9 @@ _LITERALS: list[tuple[bool, tuple[str, ...]]] = [
     (False, ("ghp", "gho", "ghu", "ghs", "github_pat", "glpat", "hf", "gsk", "r8", "pplx", "xai")),
 ]
 
-#: Each pattern's literals as one expression (one C-level scan instead of one per literal).
-_LITERAL_RES = [re.compile("|".join(map(re.escape, lits))) for _, lits in _LITERALS]
+#: Per pattern: whether its literals are looked for in the lowered text, and the literals as
+#: one expression (one C-level scan instead of one per literal).
+_PREFILTERS = [(lower, re.compile("|".join(map(re.escape, lits)))) for lower, lits in _LITERALS]
 
 _lock = threading.Lock()
 _known: dict[str, str] = {}  # secret value -> the name shown instead (an env var)
@@ -108,11 +109,9 @@ def redact(text: str) -> str:
             text = text.replace(value, f"[redacted ${name}]")
     ascii_only = text.isascii()
     lowered = text.lower()
-    for (pattern, repl), (ignore_case, _), literal in zip(
-        _PATTERNS, _LITERALS, _LITERAL_RES, strict=True
-    ):
+    for (pattern, repl), (ignore_case, literals) in zip(_PATTERNS, _PREFILTERS, strict=True):
         where = lowered if ignore_case else text
-        if not ascii_only or literal.search(where):
+        if not ascii_only or literals.search(where):
             text = pattern.sub(repl, text)
             lowered = text.lower()
     return text
