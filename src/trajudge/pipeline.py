@@ -129,6 +129,39 @@ def dataset_name(cfg: TrajudgeConfig) -> str:
     raise InputError("trajudge.yaml", None, "dataset", "give dataset.name or dataset.path")
 
 
+def config_report(store: Store, name: str, cfg: TrajudgeConfig, **given: Any) -> tuple[Report, int]:
+    """The report of dataset ``name`` as ``trajudge run`` builds it from ``cfg`` (its
+    ``report:`` section, ``gates``, the labels' source, ``rubric_dirs``, the dev split of
+    ``report.dev_share``), and the number of dev trajectories left out. ``given`` are
+    :func:`trajudge.report.build_report` arguments that replace the config's (the options of
+    ``trajudge report -c``)."""
+    rep = cfg.report
+    dev: list[str] | None = None
+    if rep.dev_share is not None:
+        share = rep.dev_share
+        dev = [
+            tid
+            for tid, task, _, _ in store.trajectory_heads(name)
+            if split_of(task, share) == "dev"
+        ]
+    args: dict[str, Any] = {
+        "label_source": cfg.labels.source if cfg.labels is not None else "human",
+        "ks": rep.ks,
+        "n_boot": rep.n_boot,
+        "seed": rep.seed,
+        "fail_under": rep.fail_under,
+        "baseline": rep.baseline,
+        "primary_source": rep.primary,
+        "dev_items": dev,
+        "rubric_dirs": cfg.rubric_dirs,
+        "gates": cfg.gates,
+    }
+    args.update(given)
+    if "rubric_dirs" in given:  # the config's folders, then the command line's
+        args["rubric_dirs"] = [*cfg.rubric_dirs, *given["rubric_dirs"]]
+    return build_report(store, name, **args), len(dev or [])
+
+
 def _check_limits(store: Store, name: str, cfg: TrajudgeConfig, source: str, stored: int) -> None:
     """``limits`` must describe the stored dataset: every figure of the report is about it.
 
@@ -443,30 +476,9 @@ def run_pipeline(
             with _phase(summary, "align", console):
                 _align(store, name, cfg, task_specs, defaults, cache, summary, console, n_boot)
         with _phase(summary, "report", console):
+            extra = {} if n_boot is None else {"n_boot": n_boot}
+            summary.report, summary.dev_items = config_report(store, name, cfg, **extra)
             rep = cfg.report
-            dev: list[str] | None = None
-            if rep.dev_share is not None:
-                share = rep.dev_share
-                dev = [
-                    t.id
-                    for t in store.iter_trajectories(name)
-                    if split_of(t.task_id, share) == "dev"
-                ]
-                summary.dev_items = len(dev)
-            summary.report = build_report(
-                store,
-                name,
-                label_source=cfg.labels.source if cfg.labels is not None else "human",
-                ks=rep.ks,
-                n_boot=n_boot or rep.n_boot,
-                seed=rep.seed,
-                fail_under=rep.fail_under,
-                baseline=rep.baseline,
-                primary_source=rep.primary,
-                dev_items=dev,
-                rubric_dirs=cfg.rubric_dirs,
-                gates=cfg.gates,
-            )
             summary.paths = write_report(summary.report, rep.out, rep.formats)
         return summary
     finally:

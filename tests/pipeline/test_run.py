@@ -292,6 +292,41 @@ def _regression_specs(tmp: Path) -> None:
     (tmp / "specs.yaml").write_text(yaml.safe_dump(specs))
 
 
+def test_report_with_the_config_is_the_report_run_wrote(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    # `trajudge report -c trajudge.yaml` rebuilds what `trajudge run` reported: the config's
+    # gates (here `regression` too), ks, bootstrap and labels; options given override it
+    fake_llm.decide = score_by_marker
+    config = write_project(tmp_path, fake_llm, gates=["gate", "regression"])
+    _regression_specs(tmp_path)
+    db = f"sqlite:///{tmp_path / 's.db'}"
+    assert invoke(config, db).exit_code == 0
+    ran = json.loads((tmp_path / "out" / "report.json").read_text())
+    calls = len(fake_llm.requests)
+
+    def report(*args: str) -> dict[str, Any]:
+        out = tmp_path / f"report{len(list(tmp_path.glob('report*')))}"
+        result = CliRunner().invoke(
+            app, ["report", *args, "--db", db, "--out", str(out), "--format", "json"]
+        )
+        assert result.exit_code == 0, result.output
+        return dict(json.loads((out / "report.json").read_text()))
+
+    again = report("-c", str(config))
+    assert again["n_gate_failed"] == ran["n_gate_failed"] == 4  # a-0..2 (regression) and c-0
+    assert again["sources"] == ran["sources"] and again["judges"] == ran["judges"]
+    assert sorted(again["sources"]["rules"]["pass^k"]) == ["1", "2", "3"]  # the config's ks
+    # without the config only the severity `gate` gates: task a's unjudged trials are not
+    # counted as gate failures (c-0 is)
+    bare = report("demo", "--k", "1,2,3", "--n-boot", "200")
+    assert bare["n_gate_failed"] == 1
+    assert bare["sources"]["rules"]["pass^k"]["1"]["value"] == pytest.approx((1 + 1 + 2 / 3) / 3)
+    # an option given on the command line replaces the config's value
+    two = report("-c", str(config), "--k", "1,2")
+    assert sorted(two["sources"]["rules"]["pass^k"]) == ["1", "2"]
+    assert two["n_gate_failed"] == 4
+    assert len(fake_llm.requests) == calls  # reports make no call
+
+
 def test_configured_gates_are_the_gates_of_judging_the_report_and_the_core_layer(
     tmp_path: Path, fake_llm: FakeLLM
 ) -> None:

@@ -106,7 +106,11 @@ def _finish(report: Report, out: Path, fmt: list[str]) -> None:
 @app.command("report")
 @handle_user_errors
 def report_cmd(
-    dataset: Annotated[str, typer.Argument(help="Dataset name in the store.")],
+    ctx: typer.Context,
+    dataset: Annotated[
+        str | None,
+        typer.Argument(help="Dataset name in the store (default: the --config's dataset)."),
+    ] = None,
     out: OutOption = Path("trajudge-report"),
     fmt: FormatOption = "md,html,json",
     k: KOption = "1,2,3,4",
@@ -130,35 +134,75 @@ def report_cmd(
     rubric_dir: RubricDirOption = None,
     jury: JuryOption = False,
     inconsistent_as: InconsistentOption = None,
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            "--config",
+            "-c",
+            help="trajudge.yaml: the report `trajudge run` writes (its report:, gates, labels "
+            "source, rubric_dirs, dev_share, db); options given here override it.",
+        ),
+    ] = None,
     db: DbOption = DEFAULT_DB,
 ) -> None:
-    """Judges against labels (kappa with CIs) beside pass^k per source; files and CI gates."""
+    """Judges against labels (kappa with CIs) beside pass^k per source; files and CI gates.
+
+    Without --config the rule severity that gates is `gate` (what `trajudge judge` skips by
+    default); with it, the config's `gates`, as in `trajudge run`.
+    """
+    from trajudge.cli._app import store_url
+    from trajudge.config import load_config
+    from trajudge.pipeline import config_report, dataset_name
     from trajudge.report import build_report, parse_formats, parse_gate
     from trajudge.store import Store
 
-    ks = parse_ks(k)
-    formats = parse_formats(fmt)
-    gates = fail_under or []
-    for expr in gates:
+    def given(param: str) -> bool:
+        source = ctx.get_parameter_source(param)
+        # compared by name: typer vendors its own copy of click's ParameterSource enum
+        return source is not None and source.name == "COMMANDLINE"
+
+    cfg = load_config(config) if config is not None else None
+    name = dataset or (dataset_name(cfg) if cfg is not None else None)
+    if not name:
+        raise InputError("trajudge report", None, "DATASET", "give a dataset name or --config")
+    for expr in fail_under or []:
         parse_gate(expr)
-    report = build_report(
-        Store(db),
-        dataset,
-        label_source=labels,
-        ks=ks,
-        n_boot=n_boot,
-        seed=seed,
-        threshold=threshold,
-        baseline=baseline,
-        fail_under=gates,
-        primary_source=primary,
-        fingerprint_file=fingerprint,
-        rubric=rubric,
-        rubric_dirs=rubric_dir or [],
-        jury=jury,
-        inconsistent_as=_inconsistent(inconsistent_as),
-    )
-    _finish(report, out, formats)
+    args = {
+        "label_source": labels,
+        "ks": parse_ks(k),
+        "n_boot": n_boot,
+        "seed": seed,
+        "fail_under": fail_under or [],
+        "baseline": baseline,
+        "primary_source": primary,
+        "rubric_dirs": rubric_dir or [],
+    }
+    fixed = {
+        "threshold": threshold,
+        "fingerprint_file": fingerprint,
+        "rubric": rubric,
+        "jury": jury,
+        "inconsistent_as": _inconsistent(inconsistent_as),
+    }
+    formats = parse_formats(fmt)
+    if cfg is None:
+        store = Store(db)
+        report = build_report(store, name, **args, **fixed)  # type: ignore[arg-type]
+    else:
+        store = Store(store_url(ctx, db, cfg.db))
+        option = {
+            "label_source": "labels", "ks": "k", "n_boot": "n_boot", "seed": "seed",
+            "fail_under": "fail_under", "baseline": "baseline", "primary_source": "primary",
+            "rubric_dirs": "rubric_dir",
+        }  # fmt: skip
+        mine = {arg: value for arg, value in args.items() if given(option[arg])}
+        report, _ = config_report(store, name, cfg, **mine, **fixed)
+        out = out if given("out") else cfg.report.out
+        formats = formats if given("fmt") else list(cfg.report.formats)
+    try:
+        _finish(report, out, formats)
+    finally:
+        store.close()
 
 
 @app.command("calibrate")
