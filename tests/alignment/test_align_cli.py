@@ -21,6 +21,7 @@ from sklearn.metrics import cohen_kappa_score
 import trajudge.cli._commands  # noqa: F401  (registers the commands)
 from trajudge.cli import app
 from trajudge.evalset import split_of
+from trajudge.judges import Judgment
 from trajudge.store import Store
 
 pytestmark = pytest.mark.timeout(600)
@@ -100,6 +101,19 @@ def test_align_errors_are_one_line_and_exit_2(tmp_path: Path, fake_llm: FakeLLM)
         assert result.exit_code == 2, (extra, result.output)
         lines = [line for line in result.output.splitlines() if line.strip()]
         assert len(lines) == 1 and message in _flat(result.output), (extra, result.output)
+    # a pairwise judge: no pass or fail to fit against the labels
+    store = Store(url)
+    pair = store.trajectory_heads(DATASET)[:2]
+    first, second = (row[0] for row in pair)
+    pref = Judgment(first, second, "pref", "trajectory_preference", "v1", "openai/fake",
+                    "pairwise", "ab", 0, verdict="A")  # fmt: skip
+    store.add_judgment(DATASET, pref.to_row())
+    store.close()
+    result = runner.invoke(app, ["align", DATASET, "--judge", "pref", "--db", url])
+    assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1, result.output
+    assert "judge 'pref' gives pairwise verdicts: alignment fits binary and ordinal" in _flat(
+        result.output
+    )
     missing = runner.invoke(app, ["align", DATASET, "--judge", "fake",
                                   "--db", f"sqlite:///{tmp_path / 'none.db'}"])  # fmt: skip
     assert missing.exit_code == 2 and "no store here" in missing.output
