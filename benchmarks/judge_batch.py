@@ -13,6 +13,12 @@ so that all 400 prompts differ), at concurrency 4:
 - ``trajudge``: ``score_dataset`` on a stored dataset with a response cache, as ``trajudge
   judge`` runs it (store read, gates, plan, prompts, cache, calls, verdict validation, store
   writes), timed around the call;
+- ``frozen`` (with ``--frozen``): the same bare loop, with the objects that exist before the
+  timed runs left out of the garbage collector's scans (``gc.freeze``), as trajudge's batch
+  runner does. A first big batch in a process with litellm loaded pays one full collection
+  (about 0.2-0.3 s here) that later batches do not; trajudge avoids it, the plain loop does
+  not, so the ratio against ``plain`` is what a ``trajudge judge`` run gives against the loop
+  as one would write it, and the ratio against ``frozen`` is the per-call overhead alone;
 - the same trajudge run again on the same store (``stored``: every judgment is stored, 0
   calls), and on a copy of the dataset with the same cache (``cached``: every call is a cache
   hit, 0 calls).
@@ -44,6 +50,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
+import gc
 import io
 import json
 import os
@@ -64,6 +71,8 @@ ROOT = Path(__file__).resolve().parents[1]
 TAU = ROOT / "examples" / "tau_airline" / "gpt-4o-airline.json"
 SPEC = {"name": "bench", "model": "openai/fake", "rubric": "trajectory_reasonableness"}
 WARM = 8
+#: the sides that are bare litellm loops (the others run trajudge)
+BASELINES = ("plain", "frozen")
 
 
 # -- the fake server, in its own process ------------------------------------------------------
@@ -154,13 +163,20 @@ async def plain_loop(
 
 
 def run_plain(
-    folder: Path, api_base: str, concurrency: int, profile: bool = False, repeat: int = 1
+    folder: Path,
+    api_base: str,
+    concurrency: int,
+    profile: bool = False,
+    repeat: int = 1,
+    frozen: bool = False,
 ) -> dict[str, Any]:
     fmt = json.loads((folder / "response_format.json").read_text())
     warm = json.loads((folder / "warm-messages.json").read_text())
     bench = json.loads((folder / "bench-messages.json").read_text())
     asyncio.run(plain_loop(warm, fmt, api_base, concurrency))
     before = server_calls(api_base)["calls"]
+    if frozen:
+        gc.freeze()  # what trajudge's batch runner does around a batch
     prof = cProfile.Profile() if profile else None
     runs: list[tuple[float, float]] = []
     ok = 0
@@ -259,8 +275,15 @@ def run_trajudge(
 
 def side_main(args: argparse.Namespace) -> None:
     folder = Path(args.data)
-    if args.side == "plain":
-        result = run_plain(folder, args.api_base, args.concurrency, args.profile, args.repeat)
+    if args.side in ("plain", "frozen"):
+        result = run_plain(
+            folder,
+            args.api_base,
+            args.concurrency,
+            args.profile,
+            args.repeat,
+            frozen=args.side == "frozen",
+        )
     else:
         result = run_trajudge(folder, args.api_base, args.concurrency, args.profile, args.repeat)
     print(json.dumps(result))
@@ -299,6 +322,9 @@ def main() -> int:
     parser.add_argument("--before", help="git ref of the code to compare with (e.g. main)")
     parser.add_argument("--repeat", type=int, default=1, help="first runs per side process")
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument(
+        "--frozen", action="store_true", help="add the bare loop with gc.freeze as a baseline"
+    )
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--side", help=argparse.SUPPRESS)
     parser.add_argument("--data", help=argparse.SUPPRESS)
@@ -324,6 +350,8 @@ def main() -> int:
             folder = Path(tmp)
             write_data(folder, args.n, args.concurrency, api_base)
             sides = {"plain": ROOT / "src", "trajudge": ROOT / "src"}
+            if args.frozen:
+                sides["frozen"] = ROOT / "src"
             if args.before:
                 sides["before"] = export_ref(args.before, folder / "before")
             return report(args, sides, folder, api_base)
@@ -352,7 +380,7 @@ def report(args: argparse.Namespace, sides: dict[str, Path], folder: Path, api_b
             line = f"  round {r + 1} {side:9s} first {res['first_s']:7.3f} s"
             if args.repeat > 1:
                 line += f" (best of {args.repeat} {res['best_s']:.3f} s)"
-            if side != "plain":
+            if side not in BASELINES:
                 line += (
                     f"  stored re-run {res['stored_s']:.3f} s"
                     f"  cached re-run {res['cached_s']:.3f} s  (judged {res['first_judged']},"
@@ -362,32 +390,35 @@ def report(args: argparse.Namespace, sides: dict[str, Path], folder: Path, api_b
             print(line, flush=True)
     med = {s: statistics.median(x["first_s"] for x in results[s]) for s in names}
     print()
+    bases = [b for b in BASELINES if b in names]
     for side in names:
-        if side == "plain":
+        if side in BASELINES:
             continue
+        for base in bases:
 
-        def per_round(field: str, side: str = side) -> list[float]:
-            """plain / ``side`` of ``field`` in each round (a ratio > 1: ``side`` is faster)."""
-            return [
-                p[field] / s[field] for p, s in zip(results["plain"], results[side], strict=True)
-            ]
+            def per_round(field: str, side: str = side, base: str = base) -> list[float]:
+                """``base`` / ``side`` of ``field`` in each round (> 1: ``side`` is faster)."""
+                return [
+                    p[field] / s[field] for p, s in zip(results[base], results[side], strict=True)
+                ]
 
-        ratios, cpu = per_round("first_s"), per_round("first_cpu_s")
+            ratios, cpu = per_round("first_s"), per_round("first_cpu_s")
+            print(
+                f"{side}: throughput / {base} litellm = {statistics.median(ratios):.3f} "
+                f"(median of rounds {', '.join(f'{r:.2f}' for r in ratios)}; medians "
+                f"{med[base]:.3f} s {base} vs {med[side]:.3f} s; goal >= 0.95); CPU seconds "
+                f"{base} / {side} = {statistics.median(cpu):.3f}"
+            )
+            if args.repeat > 1:
+                best = per_round("best_s")
+                print(
+                    f"{side}: throughput / {base} litellm, best of {args.repeat} runs per "
+                    f"process = {statistics.median(best):.3f} (median of rounds "
+                    f"{', '.join(f'{b:.2f}' for b in best)}); CPU seconds = "
+                    f"{statistics.median(per_round('best_cpu_s')):.3f}"
+                )
         stored = [x["stored_s"] / x["first_s"] for x in results[side]]
         cached = [x["cached_s"] / x["first_s"] for x in results[side]]
-        print(
-            f"{side}: throughput / plain litellm = {statistics.median(ratios):.3f} "
-            f"(median of rounds; medians {med['plain']:.3f} s plain vs {med[side]:.3f} s; "
-            f"goal >= 0.95); CPU seconds plain / {side} = {statistics.median(cpu):.3f}"
-        )
-        if args.repeat > 1:
-            best = per_round("best_s")
-            print(
-                f"{side}: throughput / plain litellm, best of {args.repeat} runs per process = "
-                f"{statistics.median(best):.3f} (median of rounds; rounds "
-                f"{', '.join(f'{b:.2f}' for b in best)}); CPU seconds = "
-                f"{statistics.median(per_round('best_cpu_s')):.3f}"
-            )
         print(
             f"{side}: re-run / first run: all stored {statistics.median(stored):.4f} "
             f"(1/{1 / statistics.median(stored):.0f}), all cached into a new dataset "
@@ -397,7 +428,8 @@ def report(args: argparse.Namespace, sides: dict[str, Path], folder: Path, api_b
     if args.profile:
         for side in names:
             res = spawn(side, sides[side], folder, api_base, args.concurrency, True)
-            for phase in ("first", "cached", "stored") if side != "plain" else ("first",):
+            phases = ("first",) if side in BASELINES else ("first", "cached", "stored")
+            for phase in phases:
                 print(f"\n===== profile: {side}, {phase} run ({res[f'{phase}_s']:.3f} s) =====")
                 print(res["profiles"][phase])
     return 0
