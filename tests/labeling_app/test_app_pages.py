@@ -194,6 +194,10 @@ def test_label_save_next_back_and_edit(store_url: str, store: Store) -> None:
     assert row["value"] == 2.0
     assert [h["value"] for h in store.label_history(int(row["id"]))] == [4.0, 4.0]
     assert [h["unsure"] for h in store.label_history(int(row["id"]))] == [False, True]
+    # the earlier versions, as the annotator saw them (level text, flags)
+    (shown,) = [d.value for d in at.dataframe]
+    assert list(shown["label"]) == ["4 · reasonable", "4 · reasonable"]
+    assert list(shown["unsure"]) == [False, True]
 
 
 def test_recent_labels_open_an_earlier_item(store_url: str) -> None:

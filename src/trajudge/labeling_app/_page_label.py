@@ -164,8 +164,17 @@ def label_panel(cfg: AppConfig, dataset: str, rubric: Rubric, tid: str) -> None:
         history = store.label_history(int(mine["id"]))
         if history:
             with st.expander(f"Earlier versions of your label ({len(history)})"):
-                cols = ["value", "note", "unsure", "skipped", "changed_at"]
-                st.dataframe(pd.DataFrame(history)[cols], hide_index=True)
+                rows = [
+                    {
+                        # the level's text: a category (nominal rubrics) or a scale value
+                        "label": level_text(rubric, label_value(h)),
+                        "note": h["note"],
+                        "unsure": h["unsure"],
+                        "changed_at": h["changed_at"],
+                    }
+                    for h in history
+                ]
+                st.dataframe(pd.DataFrame(rows), hide_index=True)
 
 
 def recent_picker(
