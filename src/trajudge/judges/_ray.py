@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -53,6 +54,9 @@ from trajudge.judges._ray_worker import RateActor, WorkerActor, _Where, _Wire, _
 if TYPE_CHECKING:
     from trajudge.judges._judge import Judge
     from trajudge.store import Store
+
+#: Seconds :meth:`RayEngine.close` waits at most for its killed workers to be gone.
+STOP_WAIT_S = 120.0
 
 
 @dataclass
@@ -133,12 +137,39 @@ class _Pool:
         return min(self.slots, key=lambda s: s.in_flight)
 
     def stop(self) -> None:
-        for slot in self.slots:
-            self.ray.kill(slot.handle, no_restart=True)
-        for wire in self.wires.values():
-            if wire.rate is not None:
-                self.ray.kill(wire.rate, no_restart=True)
+        """Kill the workers and rate actors, and return once they are gone."""
+        actors = [slot.handle for slot in self.slots]
+        actors += [wire.rate for wire in self.wires.values() if wire.rate is not None]
+        for actor in actors:
+            self.ray.kill(actor, no_restart=True)
         self.slots, self.wires = [], {}
+        _wait_gone(self.ray, actors)
+
+
+def _wait_gone(ray: Any, actors: list[Any], limit_s: float = STOP_WAIT_S) -> None:
+    """Return once a call to each of ``actors`` fails (they are dead), or after ``limit_s``.
+
+    ``ray.kill`` only sends the request: a call made right after it may still reach the
+    actor, and its CPU is not free yet. Waiting here means that the engine's workers are
+    gone when :meth:`RayEngine.close` returns (their CPUs free for the next pool)."""
+    deadline = time.monotonic() + limit_s
+    pending = list(actors)
+    while pending:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return
+        alive = []
+        for actor in pending:
+            try:
+                ray.get(actor.__ray_ready__.remote(), timeout=max(1.0, left))
+            except ray.exceptions.RayActorError:
+                continue  # dead
+            except ray.exceptions.GetTimeoutError:
+                pass
+            alive.append(actor)
+        pending = alive
+        if pending:
+            time.sleep(0.05)
 
 
 class RayEngine:
