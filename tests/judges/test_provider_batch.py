@@ -447,6 +447,45 @@ def test_anthropic_message_batches_store_the_local_engines_judgments(
     assert set(fake_llm.anthropic.keys) == {"anthropic-test-key"}
 
 
+@pytest.mark.parametrize(
+    ("model", "rubric"),
+    [
+        ("anthropic/claude-3-5-haiku-20241022", "trajectory_reasonableness"),  # a forced tool
+        ("anthropic/claude-sonnet-4-5", "trajectory_reasonableness"),  # output_format
+        ("anthropic/claude-3-5-haiku-20241022", "trajectory_preference"),  # two trajectories
+    ],
+)
+def test_anthropic_bodies_from_the_template_are_litellms_own_whatever_the_content(
+    fake_llm: FakeLLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, model: str, rubric: str
+) -> None:
+    """litellm builds an Anthropic body in 20-70 ms (it moves the system message out of the
+    messages), so bodies come from a template once the first one is litellm's own: each must
+    be exactly what litellm builds, even for content that looks like the template's
+    placeholders, quotes, escapes or non-ASCII text."""
+    import dataclasses
+
+    monkeypatch.setenv(ANTHROPIC_KEY_ENV, "anthropic-test-key")
+    engine = ProviderBatchEngine(_store(f"sqlite:///{tmp_path / 's.db'}"), "ds")
+    judge = _anthropic_judge(fake_llm, "j", rubric, model=model)
+    other = TRAJECTORIES[1] if judge.rubric.mode == "pairwise" else None
+    call = judge.prepare(TRAJECTORIES[0], other=other)[0]
+    tricky = [
+        'plain "quoted" text',
+        '"trajudge-content-0-", "trajudge-content-1-" and {"system": [], "messages": []}',
+        "back\\slash \\u0000 \n new line, tab\t, é, 日本, emoji 🙂",
+        "",
+    ]
+    bodies = []
+    for text in tricky:
+        messages = [{**m, "content": m["content"] + text} for m in call.messages]
+        changed = dataclasses.replace(call, messages=messages)
+        bodies.append((engine.body(changed), engine._request(changed)[0]))
+    assert [ours for ours, _ in bodies] == [theirs for _, theirs in bodies]
+    assert list(engine._shaped.known.values()) != [None]  # the template was used
+    assert len({json.dumps(ours) for ours, _ in bodies}) == len(tricky)
+    assert bodies[0][0]["system"] and all(m["role"] != "system" for m in bodies[0][0]["messages"])
+
+
 def test_a_partly_expired_anthropic_batch_is_collected_once_and_only_its_failures_resent(
     fake_llm: FakeLLM, db_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

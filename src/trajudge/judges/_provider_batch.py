@@ -68,6 +68,7 @@ from trajudge.judges._client import (
     _import_litellm,
 )
 from trajudge.judges._engine import Emit, run_all
+from trajudge.judges._provider_batch_template import BodyTemplates
 from trajudge.store._batches import ITEM_KEY
 from trajudge.trajectories import InputError, canonical_json
 
@@ -174,6 +175,7 @@ class ProviderBatchEngine:
         self.completion_window = completion_window
         self.notify = notify
         self._templates: dict[tuple[int, str], tuple[dict[str, Any], str | None]] = {}
+        self._shaped = BodyTemplates(lambda call: self._request(call)[0])
 
     def _say(self, line: str) -> None:
         if self.notify is not None:
@@ -289,12 +291,11 @@ class ProviderBatchEngine:
         """The request body of ``call``: what the local engine would send, as litellm builds
         it (``return_raw_request`` runs litellm's transformation and stops before the network;
         its result for a judge and parameters is reused with each call's messages when litellm
-        passed the messages through unchanged; Vertex AI's, whose messages litellm moves, from
-        :func:`~trajudge.judges._provider_batch_vertex.vertex_body`'s template)."""
-        if call.judge.model.startswith("vertex_ai/") and call.messages:
-            from trajudge.judges._provider_batch_vertex import vertex_body
-
-            return vertex_body(self, call)
+        passed the messages through unchanged; where litellm moves them, as for Anthropic and
+        Vertex AI, from a template checked against litellm's own body,
+        :mod:`trajudge.judges._provider_batch_template`)."""
+        if call.messages and (id(call.judge), canonical_json(call.params)) not in self._templates:
+            return self._shaped.body(call)
         return self._request(call)[0]
 
     def _request(self, call: PreparedCall) -> tuple[dict[str, Any], str | None]:

@@ -4,7 +4,8 @@ A batch is a Vertex ``batchPredictionJob`` over a JSONL file in Cloud Storage:
 
 - each row is ``{"request": <GenerateContentRequest>}``: the very ``generateContent`` body
   the local engine sends for the call (litellm's own request transformation, through
-  :meth:`~trajudge.judges._provider_batch.ProviderBatchEngine.body`), with the row's
+  :meth:`~trajudge.judges._provider_batch.ProviderBatchEngine.body` and its templates,
+  :mod:`trajudge.judges._provider_batch_template`), with the row's
   ``custom_id`` as the label :data:`LABEL` (Vertex echoes each request in its output row);
 - the file is uploaded with ``litellm.acreate_file(purpose="batch", passthrough=True)``
   (litellm's upload of a native Vertex batch file, named by the model, into the judge's
@@ -40,13 +41,9 @@ token is ever stored: the store keeps the job id and the ``gs://`` input file.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import json
 import os
-import uuid
-import weakref
-from dataclasses import dataclass
 from typing import Any
 
 from trajudge.judges._call import PreparedCall
@@ -67,75 +64,10 @@ from trajudge.judges._vertex_api import (
     storage_base,
     vertex_result,
 )
-from trajudge.trajectories import InputError, canonical_json
+from trajudge.trajectories import InputError
 
 #: The request label that carries a row's ``custom_id`` (a GCP label: lowercase, digits).
 LABEL = "trajudge_custom_id"
-
-
-@dataclass(frozen=True)
-class _Template:
-    """A request body as JSON text cut at each message's content: ``pieces[0]``, the content
-    of message ``slots[0]``, ``pieces[1]``, ... (cut once, so no content is searched)."""
-
-    pieces: tuple[str, ...]
-    slots: tuple[int, ...]
-
-    def fill(self, call: PreparedCall) -> dict[str, Any]:
-        parts = [self.pieces[0]]
-        for slot, piece in zip(self.slots, self.pieces[1:], strict=True):
-            parts += [json.dumps(call.messages[slot]["content"], ensure_ascii=False), piece]
-        return dict(json.loads("".join(parts)))
-
-
-#: Per engine: the template of each judge, parameters and message roles (None: litellm does
-#: not pass every content through whole, so each body is built by litellm).
-_TEMPLATES: weakref.WeakKeyDictionary[ProviderBatchEngine, dict[Any, _Template | None]] = (
-    weakref.WeakKeyDictionary()
-)
-
-
-def vertex_body(engine: ProviderBatchEngine, call: PreparedCall) -> dict[str, Any]:
-    """The ``generateContent`` body of ``call``, as :meth:`ProviderBatchEngine.body` builds it
-    (litellm's ``return_raw_request``, ~50 ms a call) but from a template per judge, parameters
-    and message roles: the body built once with a placeholder for each message's content, each
-    call's contents put in their place. A template is used only where litellm passed every
-    content through whole, and only once the body it gives for the first call is the very
-    body litellm builds for it."""
-    templates = _TEMPLATES.setdefault(engine, {})
-    roles = tuple(m.get("role") for m in call.messages)
-    sig = (id(call.judge), canonical_json(call.params), roles)
-    if sig not in templates:
-        templates[sig] = None
-        template = _template(engine, call)
-        real = engine._request(call)[0]
-        if template is not None and template.fill(call) == real:
-            templates[sig] = template
-        return real
-    template = templates[sig]
-    return engine._request(call)[0] if template is None else template.fill(call)
-
-
-def _template(engine: ProviderBatchEngine, call: PreparedCall) -> _Template | None:
-    """The body litellm builds for ``call`` with placeholders for the contents, cut at each
-    (None: a placeholder is not there exactly once as a whole JSON string)."""
-    marks = [json.dumps(f"trajudge-content-{uuid.uuid4().hex}") for _ in call.messages]
-    shaped = dataclasses.replace(
-        call,
-        messages=[
-            {**m, "content": json.loads(k)} for m, k in zip(call.messages, marks, strict=True)
-        ],
-    )
-    text = json.dumps(engine._request(shaped)[0], ensure_ascii=False)
-    if any(text.count(k) != 1 for k in marks):
-        return None
-    at = sorted((text.index(k), i) for i, k in enumerate(marks))
-    pieces, last = [], 0
-    for pos, i in at:
-        pieces.append(text[last:pos])
-        last = pos + len(marks[i])
-    pieces.append(text[last:])
-    return _Template(tuple(pieces), tuple(i for _, i in at))
 
 
 def place_of(call: PreparedCall) -> Place:
