@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import socket
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -22,6 +25,8 @@ from trajudge.judges import (
     run_sync,
 )
 from trajudge.trajectories import Step, Trajectory
+
+ROOT = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -397,3 +402,45 @@ def test_a_placeholder_key_goes_only_to_openai_compatible_servers(
     if placeholder:
         assert kwargs["api_key"] == "sk-no-key-needed"
     assert "api_key" not in LLMClient(model)._request_kwargs({})  # no api_base: litellm's own
+
+
+_FETCHES = r"""
+import json, os, sys
+import httpx
+seen = []
+real_get = httpx.get
+def get(url, *args, **kwargs):
+    seen.append(str(url))
+    raise httpx.ConnectError("no network in this test")
+httpx.get = get
+from trajudge.judges import Judge, JudgeSpec, ProviderBatchEngine
+from trajudge.store import Store
+from trajudge.trajectories import Trajectory
+judge = Judge(JudgeSpec(name="j", model="anthropic/claude-sonnet-4-5",
+                        rubric="trajectory_reasonableness"))
+call = judge.prepare(Trajectory(id="t", task_id="k", input="book a flight"))[0]
+body = ProviderBatchEngine(Store(sys.argv[1]), "ds").body(call)
+print(json.dumps({"fetched": seen, "system": bool(body.get("system"))}))
+"""
+
+
+@pytest.mark.parametrize("override", [False, True])
+def test_litellm_fetches_no_table_at_run_time_unless_the_environment_asks(
+    tmp_path: Path, override: bool
+) -> None:
+    """An Anthropic request makes litellm fetch its beta-header table from GitHub (5 s without
+    a network, and what is sent then depends on that file) unless told to use its bundled
+    copy, which trajudge does by default; a user can still ask for the fetch."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LITELLM_")}
+    env.update(PYTHONPATH=str(ROOT / "src"), ANTHROPIC_API_KEY="sk-ant-test")
+    if override:
+        env.update(LITELLM_LOCAL_ANTHROPIC_BETA_HEADERS="false", LITELLM_OFFLINE_MODE="false")
+    proc = subprocess.run(
+        [sys.executable, "-c", _FETCHES, f"sqlite:///{tmp_path / 's.db'}"],
+        env=env, capture_output=True, text=True, check=False, timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["system"]  # the body was built (litellm moved the system message)
+    beta = [u for u in out["fetched"] if "anthropic_beta_headers" in u]
+    assert bool(beta) == override, out["fetched"]

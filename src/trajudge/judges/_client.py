@@ -53,7 +53,24 @@ from trajudge.judges._verdict import response_schema
 from trajudge.store import install_log_redaction, redact, register_secret
 from trajudge.trajectories import canonical_json
 
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+#: litellm settings trajudge sets unless the environment does: litellm fetches some tables at
+#: run time (its price table at import; an Anthropic beta-header table on the first Anthropic
+#: request; Hugging Face tokenizers), which stalls without a network (5 s per fetch) and makes
+#: what is sent depend on a file that can change between two runs. The bundled copies are used.
+LITELLM_ENV = {
+    "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+    "LITELLM_LOCAL_ANTHROPIC_BETA_HEADERS": "True",
+    "LITELLM_OFFLINE_MODE": "true",
+}
+
+
+def use_bundled_litellm_tables() -> None:
+    """Set :data:`LITELLM_ENV` where the environment does not (before litellm is imported)."""
+    for name, value in LITELLM_ENV.items():
+        os.environ.setdefault(name, value)
+
+
+use_bundled_litellm_tables()
 
 JUDGES_EXTRA_HINT = "pip install 'trajudge[judges]'"
 

@@ -12,7 +12,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from trajudge.judges._call import PreparedCall, finish
-from trajudge.judges._client import CallResult, LLMClient, _import_litellm
+from trajudge.judges._client import (
+    CallResult,
+    LLMClient,
+    _import_litellm,
+    use_bundled_litellm_tables,
+)
 from trajudge.judges._rubric import Rubric
 from trajudge.judges._verdict import verdict_model
 
@@ -156,7 +161,7 @@ class WorkerActor:
     """Calls judges' models (an async actor: many calls in flight at once)."""
 
     def __init__(self, wires: dict[int, _Wire]) -> None:
-        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        use_bundled_litellm_tables()
         _import_litellm()  # seconds: now, not during the first call (and its rate slot)
         self._judges: dict[int, tuple[LLMClient, Any, _Facts]] = {}
         self._sinks: dict[tuple[str, str], _Sink] = {}  # (store URL, dataset) -> its writes
