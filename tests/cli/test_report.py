@@ -85,6 +85,13 @@ def test_bad_format_and_dataset_exit_2(store_url: str, tmp_path: Path) -> None:
     assert _run(store_url, tmp_path / "r", "--format", "pdf").exit_code == 2
     result = runner.invoke(app, ["report", "nope", "--db", store_url, "--out", str(tmp_path)])
     assert result.exit_code == 2 and "no dataset 'nope'" in result.output
+    # a store that does not exist: one line, and no empty store left behind
+    missing = tmp_path / "none.db"
+    result = runner.invoke(app, ["report", "ds", "--db", f"sqlite:///{missing}"])
+    assert result.exit_code == 2 and "no store here" in result.output, result.output
+    assert len(result.output.strip().splitlines()) == 1 and not missing.exists()
+    result = runner.invoke(app, ["report", "--db", store_url])  # no dataset, no config
+    assert result.exit_code == 2 and "give a dataset name or --config" in result.output
 
 
 def test_baseline_regression_detected(store_url: str, tmp_path: Path, db_url: str) -> None:

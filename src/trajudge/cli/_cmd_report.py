@@ -154,7 +154,7 @@ def report_cmd(
     from trajudge.config import load_config
     from trajudge.pipeline import config_report, dataset_name
     from trajudge.report import build_report, parse_formats, parse_gate
-    from trajudge.store import Store
+    from trajudge.store import Store, sqlite_path
 
     def given(param: str) -> bool:
         source = ctx.get_parameter_source(param)
@@ -185,21 +185,24 @@ def report_cmd(
         "inconsistent_as": _inconsistent(inconsistent_as),
     }
     formats = parse_formats(fmt)
-    if cfg is None:
-        store = Store(db)
-        report = build_report(store, name, **args, **fixed)  # type: ignore[arg-type]
-    else:
-        store = Store(store_url(ctx, db, cfg.db))
-        option = {
-            "label_source": "labels", "ks": "k", "n_boot": "n_boot", "seed": "seed",
-            "fail_under": "fail_under", "baseline": "baseline", "primary_source": "primary",
-            "rubric_dirs": "rubric_dir",
-        }  # fmt: skip
-        mine = {arg: value for arg, value in args.items() if given(option[arg])}
-        report, _ = config_report(store, name, cfg, **mine, **fixed)
-        out = out if given("out") else cfg.report.out
-        formats = formats if given("fmt") else list(cfg.report.formats)
+    url = db if cfg is None else store_url(ctx, db, cfg.db)
+    sqlite_file = sqlite_path(url)
+    if sqlite_file is not None and not sqlite_file.exists():
+        raise InputError(url, None, "db", "no store here: import a dataset first (trajudge import)")
+    store = Store(url)
     try:
+        if cfg is None:
+            report = build_report(store, name, **args, **fixed)  # type: ignore[arg-type]
+        else:
+            option = {
+                "label_source": "labels", "ks": "k", "n_boot": "n_boot", "seed": "seed",
+                "fail_under": "fail_under", "baseline": "baseline", "primary_source": "primary",
+                "rubric_dirs": "rubric_dir",
+            }  # fmt: skip
+            mine = {arg: value for arg, value in args.items() if given(option[arg])}
+            report, _ = config_report(store, name, cfg, **mine, **fixed)
+            out = out if given("out") else cfg.report.out
+            formats = formats if given("fmt") else list(cfg.report.formats)
         _finish(report, out, formats)
     finally:
         store.close()
