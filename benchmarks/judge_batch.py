@@ -53,6 +53,7 @@ import cProfile
 import gc
 import io
 import json
+import math
 import os
 import pstats
 import statistics
@@ -360,6 +361,19 @@ def main() -> int:
         server.wait(30)
 
 
+def median_interval(values: list[float]) -> tuple[float, float, float]:
+    """A distribution-free interval of the median of ``values`` and its coverage: the order
+    statistics x(k), x(n-k+1) with the largest k that keeps the coverage >= 95% (the number
+    of values below the median is Binomial(n, 1/2)); with fewer than 6 values, the range."""
+    xs, n = sorted(values), len(values)
+    tail = [math.comb(n, i) / 2**n for i in range(n + 1)]
+    k = 1
+    while k < n // 2 and 2 * sum(tail[: k + 1]) <= 0.05:
+        k += 1
+    cover = 1 - 2 * sum(tail[:k])
+    return xs[k - 1], xs[n - k], cover
+
+
 def report(args: argparse.Namespace, sides: dict[str, Path], folder: Path, api_base: str) -> int:
     names = list(sides)
     print(
@@ -403,8 +417,10 @@ def report(args: argparse.Namespace, sides: dict[str, Path], folder: Path, api_b
                 ]
 
             ratios, cpu = per_round("first_s"), per_round("first_cpu_s")
+            lo, hi, cover = median_interval(ratios)
             print(
                 f"{side}: throughput / {base} litellm = {statistics.median(ratios):.3f} "
+                f"[{lo:.2f}, {hi:.2f}] ({cover:.0%} interval of the median) "
                 f"(median of rounds {', '.join(f'{r:.2f}' for r in ratios)}; medians "
                 f"{med[base]:.3f} s {base} vs {med[side]:.3f} s; goal >= 0.95); CPU seconds "
                 f"{base} / {side} = {statistics.median(cpu):.3f}"
