@@ -99,19 +99,19 @@ def judge_items(
     notes = list(inputs.notes)
     j = inputs.judgments
     rows = j[j["judge"] == judge]
-    for kind, frame in (
-        ("pairwise", inputs.pair_judgments),
-        ("nominal", inputs.category_judgments),
-    ):
-        if rows.empty and (frame["judge"] == judge).any():
-            raise InputError(
-                store.url,
-                None,
-                "judge",
-                f"judge {judge!r} gives {kind} verdicts: alignment fits binary and ordinal "
-                "judges (a pass or a fail against the labels)",
-            )
     if rows.empty:
+        for kind, frame in (
+            ("pairwise", inputs.pair_judgments),
+            ("nominal", inputs.category_judgments),
+        ):
+            if (frame["judge"] == judge).any():
+                raise InputError(
+                    store.url,
+                    None,
+                    "judge",
+                    f"judge {judge!r} gives {kind} verdicts: alignment fits binary and "
+                    "ordinal judges (a pass or a fail against the labels)",
+                )
         names = ", ".join(sorted(set(j["judge"]))) or "none"
         raise InputError(
             store.url,
