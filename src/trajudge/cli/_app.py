@@ -42,6 +42,14 @@ R = TypeVar("R")
 DEFAULT_DB = os.environ.get("TRAJUDGE_DB", DEFAULT_URL)
 
 
+def given_on_command_line(ctx: typer.Context, param: str) -> bool:
+    """Whether option ``param`` of the command was given on the command line (not its
+    default, nor an environment variable)."""
+    source = ctx.get_parameter_source(param)
+    # compared by name: typer vendors its own copy of click's ParameterSource enum
+    return source is not None and source.name == "COMMANDLINE"
+
+
 def store_url(ctx: typer.Context, db: str, config_db: str | None) -> str:
     """The store a command uses: ``--db`` given on the command line, else ``TRAJUDGE_DB``,
     else the config's ``db:``, else the default (``sqlite:///trajudge.db``).
@@ -50,14 +58,25 @@ def store_url(ctx: typer.Context, db: str, config_db: str | None) -> str:
     shared database (README, "A team store on PostgreSQL") whatever a checked-in
     trajudge.yaml says; the variable is read now, not when the CLI was imported.
     """
-    source = ctx.get_parameter_source("db")
-    # compared by name: typer vendors its own copy of click's ParameterSource enum
-    if source is not None and source.name == "COMMANDLINE":
+    if given_on_command_line(ctx, "db"):
         return db
     env = os.environ.get("TRAJUDGE_DB")
     if env:
         return env
     return config_db or db
+
+
+def existing_store_url(ctx: typer.Context, db: str, config_db: str | None) -> str:
+    """:func:`store_url`, for a command that reads a store: a SQLite file that does not exist
+    is an error (exit 2), not an empty store created by the command."""
+    from trajudge.store import sqlite_path  # SQLAlchemy: not for --help
+    from trajudge.trajectories import InputError
+
+    url = store_url(ctx, db, config_db)
+    sqlite_file = sqlite_path(url)
+    if sqlite_file is not None and not sqlite_file.exists():
+        raise InputError(url, None, "db", "no store here: import a dataset first (trajudge import)")
+    return url
 
 
 def fail(message: str, code: int = 2) -> typer.Exit:

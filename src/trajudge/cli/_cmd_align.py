@@ -9,7 +9,14 @@ import typer
 from pydantic import ValidationError
 
 from trajudge.alignment import METHODS
-from trajudge.cli._app import DEFAULT_DB, DbOption, app, console, handle_user_errors, store_url
+from trajudge.cli._app import (
+    DEFAULT_DB,
+    DbOption,
+    app,
+    console,
+    existing_store_url,
+    handle_user_errors,
+)
 from trajudge.judges import DEFAULT_CACHE_PATH
 
 if TYPE_CHECKING:
@@ -126,7 +133,7 @@ def align_cmd(
     from trajudge.pipeline import judge_progress
     from trajudge.report import alignment_sections, print_sections
     from trajudge.rules import load_specs, resolve_specs
-    from trajudge.store import Store, sqlite_path
+    from trajudge.store import Store
 
     cfg = load_config(config) if config is not None else None
     judge_name, spec = _spec(judge, cfg)
@@ -153,10 +160,7 @@ def align_cmd(
         err = exc.errors()[0]
         msg = str(err["msg"]).removeprefix("Value error, ")
         raise InputError("trajudge align", None, pydantic_field(tuple(err["loc"])), msg) from None
-    url = store_url(ctx, db, cfg.db if cfg is not None else None)
-    sqlite_file = sqlite_path(url)
-    if sqlite_file is not None and not sqlite_file.exists():
-        raise InputError(url, None, "db", "no store here: import a dataset first (trajudge import)")
+    url = existing_store_url(ctx, db, cfg.db if cfg is not None else None)
     source = labels or (cfg.labels.source if cfg and cfg.labels else "human")
     cache = None
     if "fewshot" in opts.methods and not no_cache:

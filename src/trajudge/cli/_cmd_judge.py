@@ -7,7 +7,14 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from trajudge.cli._app import DEFAULT_DB, DbOption, app, console, handle_user_errors, store_url
+from trajudge.cli._app import (
+    DEFAULT_DB,
+    DbOption,
+    app,
+    console,
+    existing_store_url,
+    handle_user_errors,
+)
 from trajudge.judges import DEFAULT_CACHE_PATH, ENGINES
 from trajudge.trajectories import InputError
 
@@ -207,7 +214,7 @@ def judge_command(
     )
     from trajudge.pipeline import dataset_name, judge_progress
     from trajudge.rules import load_specs, resolve_specs
-    from trajudge.store import Store, sqlite_path
+    from trajudge.store import Store
 
     cfg = load_config(config) if config is not None else None
     name = dataset or (dataset_name(cfg) if cfg is not None else None)
@@ -224,10 +231,7 @@ def judge_command(
             "the batch engine submits every call at once in provider batches: it has no "
             "calls in flight to limit",
         )
-    url = store_url(ctx, db, cfg.db if cfg is not None else None)
-    sqlite_file = sqlite_path(url)
-    if sqlite_file is not None and not sqlite_file.exists():
-        raise InputError(url, None, "db", "no store here: import a dataset first (trajudge import)")
+    url = existing_store_url(ctx, db, cfg.db if cfg is not None else None)
     overrides: dict[str, object] = {
         "samples": samples,
         "max_tokens": max_tokens,

@@ -150,16 +150,11 @@ def report_cmd(
     Without --config the rule severity that gates is `gate` (what `trajudge judge` skips by
     default); with it, the config's `gates`, as in `trajudge run`.
     """
-    from trajudge.cli._app import store_url
+    from trajudge.cli._app import existing_store_url, given_on_command_line
     from trajudge.config import load_config
     from trajudge.pipeline import config_report, dataset_name
     from trajudge.report import build_report, parse_formats, parse_gate
-    from trajudge.store import Store, sqlite_path
-
-    def given(param: str) -> bool:
-        source = ctx.get_parameter_source(param)
-        # compared by name: typer vendors its own copy of click's ParameterSource enum
-        return source is not None and source.name == "COMMANDLINE"
+    from trajudge.store import Store
 
     cfg = load_config(config) if config is not None else None
     name = dataset or (dataset_name(cfg) if cfg is not None else None)
@@ -185,10 +180,7 @@ def report_cmd(
         "inconsistent_as": _inconsistent(inconsistent_as),
     }
     formats = parse_formats(fmt)
-    url = db if cfg is None else store_url(ctx, db, cfg.db)
-    sqlite_file = sqlite_path(url)
-    if sqlite_file is not None and not sqlite_file.exists():
-        raise InputError(url, None, "db", "no store here: import a dataset first (trajudge import)")
+    url = existing_store_url(ctx, db, cfg.db if cfg is not None else None)
     store = Store(url)
     try:
         if cfg is None:
@@ -199,10 +191,12 @@ def report_cmd(
                 "fail_under": "fail_under", "baseline": "baseline", "primary_source": "primary",
                 "rubric_dirs": "rubric_dir",
             }  # fmt: skip
-            mine = {arg: value for arg, value in args.items() if given(option[arg])}
+            mine = {
+                arg: value for arg, value in args.items() if given_on_command_line(ctx, option[arg])
+            }
             report, _ = config_report(store, name, cfg, **mine, **fixed)
-            out = out if given("out") else cfg.report.out
-            formats = formats if given("fmt") else list(cfg.report.formats)
+            out = out if given_on_command_line(ctx, "out") else cfg.report.out
+            formats = formats if given_on_command_line(ctx, "fmt") else list(cfg.report.formats)
         _finish(report, out, formats)
     finally:
         store.close()
