@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from batch_kill import kill_after_submit
+from batch_templates import check_template_bodies
 from fake_llm import FakeLLM
 from test_batch import SPECS, TRAJECTORIES, _judge, _store
 
@@ -462,28 +463,13 @@ def test_anthropic_bodies_from_the_template_are_litellms_own_whatever_the_conten
     messages), so bodies come from a template once the first one is litellm's own: each must
     be exactly what litellm builds, even for content that looks like the template's
     placeholders, quotes, escapes or non-ASCII text."""
-    import dataclasses
-
     monkeypatch.setenv(ANTHROPIC_KEY_ENV, "anthropic-test-key")
     engine = ProviderBatchEngine(_store(f"sqlite:///{tmp_path / 's.db'}"), "ds")
     judge = _anthropic_judge(fake_llm, "j", rubric, model=model)
     other = TRAJECTORIES[1] if judge.rubric.mode == "pairwise" else None
     call = judge.prepare(TRAJECTORIES[0], other=other)[0]
-    tricky = [
-        'plain "quoted" text',
-        '"trajudge-content-0-", "trajudge-content-1-" and {"system": [], "messages": []}',
-        "back\\slash \\u0000 \n new line, tab\t, é, 日本, emoji 🙂",
-        "",
-    ]
-    bodies = []
-    for text in tricky:
-        messages = [{**m, "content": m["content"] + text} for m in call.messages]
-        changed = dataclasses.replace(call, messages=messages)
-        bodies.append((engine.body(changed), engine._request(changed)[0]))
-    assert [ours for ours, _ in bodies] == [theirs for _, theirs in bodies]
-    assert list(engine._shaped.known.values()) != [None]  # the template was used
-    assert len({json.dumps(ours) for ours, _ in bodies}) == len(tricky)
-    assert bodies[0][0]["system"] and all(m["role"] != "system" for m in bodies[0][0]["messages"])
+    bodies = check_template_bodies(engine, call, '{"system": [], "messages": []}')
+    assert bodies[0]["system"] and all(m["role"] != "system" for m in bodies[0]["messages"])
 
 
 def test_a_partly_expired_anthropic_batch_is_collected_once_and_only_its_failures_resent(

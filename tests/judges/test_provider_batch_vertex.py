@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from batch_kill import kill_after_submit
+from batch_templates import check_template_bodies
 from fake_llm import FakeLLM
 from fake_vertex import as_chat
 from test_batch import SPECS, TRAJECTORIES, _judge, _store
@@ -333,27 +334,12 @@ def test_bodies_from_the_template_are_litellms_own_whatever_the_content(
     """Each row's body comes from a template (litellm's ``return_raw_request`` costs ~50 ms a
     call); it must be exactly what litellm builds, even for content that looks like the
     template's placeholders, quotes, escapes or non-ASCII text."""
-    import dataclasses
-
     from trajudge.judges import ProviderBatchEngine
 
     engine = ProviderBatchEngine(Store(db_url), "ds")
     judge = _vertex_judge(vertex, "point", "trajectory_reasonableness")
     [call] = judge.prepare(TRAJECTORIES[0])
-    tricky = [
-        'plain "quoted" text',
-        '"trajudge-content-0-", "trajudge-content-1-" and {"contents": []}',
-        "back\\slash \\u0000 \n new line, tab\t, é, 日本, emoji 🙂",
-        "",
-    ]
-    bodies = []
-    for text in tricky:
-        messages = [{**m, "content": m["content"] + text} for m in call.messages]
-        other = dataclasses.replace(call, messages=messages)
-        bodies.append((engine.body(other), engine._request(other)[0]))
-    assert [ours for ours, _ in bodies] == [theirs for _, theirs in bodies]
-    assert any(t is not None for t in engine._shaped.known.values())  # the template was used
-    assert len({json.dumps(ours) for ours, _ in bodies}) == len(tricky)
+    check_template_bodies(engine, call, '{"contents": []}')
 
 
 def test_the_vertex_key_is_refused_on_a_model_that_does_not_run_on_vertex() -> None:
