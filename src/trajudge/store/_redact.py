@@ -109,9 +109,9 @@ def redact(text: str) -> str:
             text = text.replace(value, f"[redacted ${name}]")
     ascii_only = text.isascii()
     lowered = text.lower()
-    for (pattern, repl), (ignore_case, literals) in zip(_PATTERNS, _PREFILTERS, strict=True):
+    for (pattern, repl), (ignore_case, prefilter) in zip(_PATTERNS, _PREFILTERS, strict=True):
         where = lowered if ignore_case else text
-        if not ascii_only or literals.search(where):
+        if not ascii_only or prefilter.search(where):
             text = pattern.sub(repl, text)
             lowered = text.lower()
     return text
