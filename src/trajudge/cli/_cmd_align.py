@@ -6,9 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from pydantic import ValidationError
 
-from trajudge.alignment import METHODS
 from trajudge.cli._app import (
     DEFAULT_DB,
     DbOption,
@@ -38,6 +36,8 @@ def _spec(judge: str, cfg: TrajudgeConfig | None) -> tuple[str, JudgeSpec | None
 
 
 def _methods(text: str) -> list[str]:
+    from trajudge.alignment import METHODS
+
     out = [m.strip() for m in text.split(",") if m.strip()]
     bad = [m for m in out if m not in METHODS]
     if bad or not out:
@@ -151,6 +151,8 @@ def align_cmd(
         "max_holdout_tasks": max_holdout_tasks,
         "rubric_out": rubric_out,
     }
+    from pydantic import ValidationError
+
     base = cfg.align.model_dump(exclude_unset=True) if cfg and cfg.align else {}
     try:
         opts = AlignOptions.model_validate(

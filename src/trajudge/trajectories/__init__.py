@@ -1,39 +1,50 @@
-"""Trajectories: the data model, task specs, readers and importers."""
+"""Trajectories: the data model, task specs, readers and importers.
 
-from trajudge.trajectories._errors import InputError
-from trajudge.trajectories._io import atomic_write, atomic_write_bytes
-from trajudge.trajectories._jsonl import read_jsonl, write_jsonl
-from trajudge.trajectories._models import Message, Step, Trajectory, Usage, canonical_json
-from trajudge.trajectories._openai import from_openai_messages, read_openai
-from trajudge.trajectories._options import Ignored, ReadOptions, load_mapping
-from trajudge.trajectories._otel import from_otel
-from trajudge.trajectories._parquet import (
-    parquet_blocks,
-    read_parquet,
-    read_parquet_block,
-    write_parquet,
-)
-from trajudge.trajectories._read import (
-    FORMATS,
-    ImportResult,
-    TrajectoryStream,
-    detect_format,
-    read_trajectories,
-    stream_trajectories,
-)
-from trajudge.trajectories._spec import (
-    ArgCheck,
-    Baseline,
-    Budgets,
-    CustomCheckRef,
-    ExpectedCall,
-    MatchMode,
-    Severity,
-    TaskSpec,
-    parse_path,
-)
-from trajudge.trajectories._tau_bench import from_tau_bench
-from trajudge.trajectories._yaml import read_yaml
+Each public name is imported on first use (see :mod:`trajudge._lazy`): the CLI's modules need
+only ``InputError`` and ``FORMATS`` to register their commands, so ``trajudge --help`` does
+not load pydantic and every reader.
+"""
+
+from typing import TYPE_CHECKING
+
+from trajudge._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from trajudge.trajectories._canonical import canonical_json
+    from trajudge.trajectories._errors import InputError
+    from trajudge.trajectories._formats import FORMATS
+    from trajudge.trajectories._io import atomic_write, atomic_write_bytes
+    from trajudge.trajectories._jsonl import read_jsonl, write_jsonl
+    from trajudge.trajectories._models import Message, Step, Trajectory, Usage
+    from trajudge.trajectories._openai import from_openai_messages, read_openai
+    from trajudge.trajectories._options import Ignored, ReadOptions, load_mapping
+    from trajudge.trajectories._otel import from_otel
+    from trajudge.trajectories._parquet import (
+        parquet_blocks,
+        read_parquet,
+        read_parquet_block,
+        write_parquet,
+    )
+    from trajudge.trajectories._read import (
+        ImportResult,
+        TrajectoryStream,
+        detect_format,
+        read_trajectories,
+        stream_trajectories,
+    )
+    from trajudge.trajectories._spec import (
+        ArgCheck,
+        Baseline,
+        Budgets,
+        CustomCheckRef,
+        ExpectedCall,
+        MatchMode,
+        Severity,
+        TaskSpec,
+        parse_path,
+    )
+    from trajudge.trajectories._tau_bench import from_tau_bench
+    from trajudge.trajectories._yaml import read_yaml
 
 __all__ = [
     "FORMATS",
@@ -74,3 +85,45 @@ __all__ = [
     "write_jsonl",
     "write_parquet",
 ]
+
+# name -> the module it comes from
+_EXPORTS = {
+    "ArgCheck": "trajudge.trajectories._spec",
+    "atomic_write": "trajudge.trajectories._io",
+    "atomic_write_bytes": "trajudge.trajectories._io",
+    "Baseline": "trajudge.trajectories._spec",
+    "Budgets": "trajudge.trajectories._spec",
+    "canonical_json": "trajudge.trajectories._canonical",
+    "CustomCheckRef": "trajudge.trajectories._spec",
+    "detect_format": "trajudge.trajectories._read",
+    "ExpectedCall": "trajudge.trajectories._spec",
+    "FORMATS": "trajudge.trajectories._formats",
+    "from_openai_messages": "trajudge.trajectories._openai",
+    "from_otel": "trajudge.trajectories._otel",
+    "from_tau_bench": "trajudge.trajectories._tau_bench",
+    "Ignored": "trajudge.trajectories._options",
+    "ImportResult": "trajudge.trajectories._read",
+    "InputError": "trajudge.trajectories._errors",
+    "load_mapping": "trajudge.trajectories._options",
+    "MatchMode": "trajudge.trajectories._spec",
+    "Message": "trajudge.trajectories._models",
+    "parquet_blocks": "trajudge.trajectories._parquet",
+    "parse_path": "trajudge.trajectories._spec",
+    "read_jsonl": "trajudge.trajectories._jsonl",
+    "read_openai": "trajudge.trajectories._openai",
+    "read_parquet": "trajudge.trajectories._parquet",
+    "read_parquet_block": "trajudge.trajectories._parquet",
+    "read_trajectories": "trajudge.trajectories._read",
+    "read_yaml": "trajudge.trajectories._yaml",
+    "ReadOptions": "trajudge.trajectories._options",
+    "Severity": "trajudge.trajectories._spec",
+    "Step": "trajudge.trajectories._models",
+    "stream_trajectories": "trajudge.trajectories._read",
+    "TaskSpec": "trajudge.trajectories._spec",
+    "Trajectory": "trajudge.trajectories._models",
+    "TrajectoryStream": "trajudge.trajectories._read",
+    "Usage": "trajudge.trajectories._models",
+    "write_jsonl": "trajudge.trajectories._jsonl",
+    "write_parquet": "trajudge.trajectories._parquet",
+}
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

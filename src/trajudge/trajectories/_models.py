@@ -7,7 +7,6 @@ pydantic models so that a record read from any importer is validated the same wa
 from __future__ import annotations
 
 import hashlib
-import json
 from typing import Any, Literal
 
 from pydantic import (
@@ -20,17 +19,7 @@ from pydantic import (
     model_validator,
 )
 
-
-def canonical_json(value: Any) -> str:
-    """Serialise ``value`` to a canonical JSON string (sorted keys, no spaces).
-
-    Two argument dicts that differ only in key order give the same string, which is what
-    loop detection and caching need.
-
-    >>> canonical_json({"b": 1, "a": [1, 2]})
-    '{"a":[1,2],"b":1}'
-    """
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+from trajudge.trajectories._canonical import canonical_json
 
 
 class Step(BaseModel):

@@ -39,6 +39,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from trajudge.trajectories._canonical import canonical_json
 from trajudge.trajectories._conversation import Conversation
 from trajudge.trajectories._errors import InputError
 from trajudge.trajectories._io import (
@@ -48,7 +49,7 @@ from trajudge.trajectories._io import (
     kind,
     validation_error,
 )
-from trajudge.trajectories._models import Trajectory, Usage, canonical_json
+from trajudge.trajectories._models import Trajectory, Usage
 from trajudge.trajectories._options import Ignored, ReadOptions
 from trajudge.trajectories._otel_conventions import (
     CONVERSATION_KEYS,

@@ -9,7 +9,6 @@ import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, get_args
 
 from trajudge.trajectories._detect import (
     describe,
@@ -19,6 +18,7 @@ from trajudge.trajectories._detect import (
     records_format,
 )
 from trajudge.trajectories._errors import InputError
+from trajudge.trajectories._formats import FORMATS
 from trajudge.trajectories._inspect import read_inspect
 from trajudge.trajectories._io import Record, check_file, decode_utf8, unique_items
 from trajudge.trajectories._jsonl import iter_native
@@ -35,22 +35,6 @@ from trajudge.trajectories._stream import iter_json_records
 from trajudge.trajectories._swe_agent import swe_agent_from_records
 from trajudge.trajectories._tau2_bench import tau2_from_records
 from trajudge.trajectories._tau_bench import iter_tau_bench
-
-Format = Literal[
-    "auto",
-    "jsonl",
-    "parquet",
-    "openai",
-    "responses",
-    "langchain",
-    "otel",
-    "tau-bench",
-    "tau2-bench",
-    "inspect",
-    "swe-agent",
-    "openhands",
-]
-FORMATS: tuple[str, ...] = get_args(Format)
 
 Item = tuple[str, Trajectory]  # (record label, trajectory)
 Specs = dict[str, TaskSpec]

@@ -28,9 +28,10 @@ from typing import Any
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
+from trajudge.trajectories._canonical import canonical_json
 from trajudge.trajectories._errors import InputError
 from trajudge.trajectories._io import Record, check_file, check_unique, validate
-from trajudge.trajectories._models import Trajectory, canonical_json
+from trajudge.trajectories._models import Trajectory
 from trajudge.trajectories._openai import content_text, from_openai_messages
 from trajudge.trajectories._spec import ExpectedCall, TaskSpec
 from trajudge.trajectories._stream import iter_json_records
