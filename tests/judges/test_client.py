@@ -73,6 +73,34 @@ def test_a_verdict_is_parsed_with_tokens_cost_and_latency(fake_llm: FakeLLM) -> 
     assert result.aggregate.score == 4.0 and result.aggregate.passed is True
 
 
+@pytest.mark.parametrize("model", ["openai/gpt-4o-mini", "openai/my-self-hosted-llama"])
+def test_a_server_off_this_machine_costs_what_litellm_stamped_priced_once(
+    fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch, model: str
+) -> None:
+    # the fake server stands in for one on another host (a cloud API, a vLLM box)
+    monkeypatch.setattr("trajudge.judges._client.is_local_base", lambda base: False)
+    import litellm
+
+    priced_again: list[str] = []
+    real = litellm.completion_cost
+
+    def counting(*args: object, **kwargs: object) -> float:
+        priced_again.append(str(kwargs.get("model")))
+        return float(real(*args, **kwargs))
+
+    monkeypatch.setattr(litellm, "completion_cost", counting)
+    [j] = _judge(fake_llm, model=model).judge(_traj()).judgments
+    assert j.error is None and (j.prompt_tokens, j.completion_tokens) == (100, 20)
+    if model == "openai/gpt-4o-mini":
+        # by hand from litellm's price table: 100 prompt and 20 completion tokens
+        price = litellm.model_cost["gpt-4o-mini"]
+        expected = 100 * price["input_cost_per_token"] + 20 * price["output_cost_per_token"]
+        assert j.cost_usd == pytest.approx(expected) and expected > 0
+    else:
+        assert j.cost_usd is None  # no price known: unknown, not free
+    assert priced_again == []  # the response's own stamp, not a second walk of the table
+
+
 def test_500_429_and_garbage_are_retried_then_succeed(fake_llm: FakeLLM) -> None:
     fake_llm.script = ["500", "429", "garbage"]
     [j] = _judge(fake_llm).judge(_traj()).judgments

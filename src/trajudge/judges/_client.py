@@ -41,6 +41,7 @@ import os
 import random
 import time
 import weakref
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 from urllib.parse import urlparse
@@ -557,8 +558,17 @@ class LLMClient:
         result.error = None
 
     def _cost(self, litellm: Any, completion: Any) -> float | None:
+        """The call's cost in USD: 0 on this machine; else the cost litellm stamped on the
+        response (``response_cost``, None when its price table does not know the model), so
+        the price table is not walked a second time per call (0.2 ms for a known model, 0.5-0.7
+        ms for an unknown one, e.g. a self-hosted server on another host); a response without
+        the stamp is priced here."""
         if self.is_local:
             return 0.0
+        hidden = getattr(completion, "_hidden_params", None)
+        if isinstance(hidden, Mapping) and "response_cost" in hidden:
+            stamped = hidden["response_cost"]
+            return None if stamped is None else float(stamped)
         try:
             return float(litellm.completion_cost(completion_response=completion, model=self.model))
         except Exception:  # the price table does not know this model
