@@ -127,6 +127,8 @@ def align_cmd(
 ) -> None:
     """Align a judge with the labels: fit on the dev tasks, report on the holdout tasks only,
     and save the aligned judge (a new version) for trajudge judge / run / report by name."""
+    from pydantic import ValidationError
+
     from trajudge.alignment import AlignOptions, align_judge
     from trajudge.config import load_config
     from trajudge.judges import ResponseCache
@@ -151,8 +153,6 @@ def align_cmd(
         "max_holdout_tasks": max_holdout_tasks,
         "rubric_out": rubric_out,
     }
-    from pydantic import ValidationError
-
     base = cfg.align.model_dump(exclude_unset=True) if cfg and cfg.align else {}
     try:
         opts = AlignOptions.model_validate(
