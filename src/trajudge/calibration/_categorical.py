@@ -90,8 +90,11 @@ def first_position_rate(
     left out (0.5 for a judge without position bias). Each row is one verdict; ``clusters``
     its resampling unit.
 
+    Here ``ab`` has two decisive verdicts, both first-shown (A); ``ba`` has three, two of them
+    first-shown (B): 4 of 5.
+
     >>> first_position_rate(["A", "A", "tie"], ["A", "B", "B"], [1, 2, 3], n_boot=50).value
-    0.6
+    0.8
     """
     a, b, c = as_1d(ab, "ab"), as_1d(ba, "ba"), as_1d(clusters, "clusters")
     check_same_length(ab=a, ba=b, clusters=c)
