@@ -106,6 +106,13 @@ def test_flip_rate_that_does_not_apply() -> None:
     assert "undefined" in reason
 
 
+def test_a_gate_no_judge_has_fails_as_undefined() -> None:
+    report = _report()
+    report["judges"][0]["flip_rate"] = None  # now neither judge ran in both orders
+    (reason,) = _fails("flip_rate.hi<=0.1", report=report)
+    assert reason == ("flip_rate is undefined: no judge of the report has one (flip_rate.hi<=0.1)")
+
+
 def test_pass_k_primary_and_qualified() -> None:
     assert _fails("pass^4>=0.4") == []  # primary source: judge good, 0.4
     (reason,) = _fails("pass^4>=0.5")

@@ -27,7 +27,7 @@ when the flip rate is shown to be at most 0.1. A metric or bound that is undefin
 kappa with one class only, or an interval the resamples cannot pin down) fails every gate that
 uses it, with the reason "undefined". A metric that does not apply to a judge (``flip_rate``
 of a judge never run in both orders) is skipped by an unqualified gate and fails a gate that
-names the judge.
+names the judge; an unqualified gate that applies to no judge at all fails as undefined.
 """
 
 from __future__ import annotations
@@ -253,6 +253,12 @@ def check_gates(report: Mapping[str, Any], gates: Sequence[Gate]) -> list[str]:
                 f"{gate.text!r}: {gate.metric} does not exist for {which} ({kinds}; "
                 f"a pairwise or nominal judge has {', '.join(CATEGORICAL_METRICS)})",
             )  # fmt: skip
+        applies = [r for r in rows if _has(r, gate.metric) and r.get(gate.metric) is not None]
+        if rows and not applies and gate.qualifier is None:
+            # A gate that checked nothing must not pass: CI would be green on no evidence.
+            failures.append(
+                f"{gate.metric} is undefined: no judge of the report has one ({gate.text})"
+            )
         for row in rows:
             if not _has(row, gate.metric):
                 continue  # another kind of judge (an unqualified gate)
