@@ -176,3 +176,35 @@ def test_a_report_of_pairwise_judges_only_says_what_they_did(tmp_path: Path) -> 
     assert "flips with the order on 67% of items" in md and "picked 60% of the time" in md
     # no empty pass/fail table, no pass^k, no corrected rates: nothing of the sort was given
     assert "## Judges and verdict sources" not in md and "Corrected pass rates" not in md
+
+
+def test_a_pairwise_judge_that_always_picks_the_first_shown_side_is_flagged(db_url: str) -> None:
+    store = h.make_store(db_url)
+    # One pair per task of the helper's store. In order ab the judge answers A (shown first);
+    # in order ba it answers the side shown first too, which mapped back (as stored) is B:
+    # every decisive verdict went to the first-shown side, every pair flips.
+    for task in h.OUTCOMES:
+        a, b = f"{task}-0", f"{task}-1"
+        for order, v in (("ab", "A"), ("ba", "B")):
+            store.add_judgment(
+                "ds",
+                {
+                    "trajectory_id": a,
+                    "other_id": b,
+                    "judge": "first",
+                    "rubric_id": "trajectory_preference",
+                    "rubric_version": "v1",
+                    "model": "m",
+                    "mode": "pairwise",
+                    "order": order,
+                    "sample": 0,
+                    "verdict": v,
+                },
+            )
+    report = build_report(store, "ds", ks=[1], n_boot=50)
+    [row] = report.categorical
+    assert row.calibration.first_position is not None
+    assert row.calibration.first_position.value == 1.0
+    [flag] = [f for f in report.flags if f.judge == "first"]
+    assert flag.probe == "position"
+    assert "100.0%" in flag.detail

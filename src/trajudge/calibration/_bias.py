@@ -157,6 +157,20 @@ def position_probe(
     return _probe("position", first, detail, flip_rate=flip)
 
 
+def first_position_probe(first_position: Estimate) -> Probe:
+    """The position probe of a pairwise judge, from its first-position pick rate.
+
+    ``first_position`` is the share of decisive verdicts (ties left out) that picked the side
+    shown first, as :func:`first_position_rate` estimates it; flagged, like
+    :func:`position_probe`, when its whole interval lies outside ``BANDS["position"]``.
+    """
+    detail = (
+        f"picked the first-shown side in {first_position.value:.1%} of its decisive "
+        f"verdicts ({first_position.n} items)"
+    )
+    return _probe("position", first_position, detail)
+
+
 def order_shift_probe(
     score: Any,
     order: Any,

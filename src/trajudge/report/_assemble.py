@@ -26,6 +26,7 @@ from trajudge.calibration import (
     consensus,
     corrected_pass_hat_k,
     corrected_pass_rate,
+    first_position_probe,
     human_agreement,
     item_verdicts,
     label_threshold,
@@ -304,6 +305,11 @@ def assemble(
         jury=jury,
         notes=notes,
     )
+    for row in categorical:
+        first = row.calibration.first_position
+        probe = None if first is None else first_position_probe(first)
+        if probe is not None and probe.flagged:
+            flags.append(Flag(row.name, probe.name, probe.estimate, probe.rule, probe.detail))
     for rubric_id, cat in found.items():
         n_labeled += cat.n_labeled_items
         tied += cat.tied_items
