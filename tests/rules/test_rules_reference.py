@@ -10,9 +10,10 @@ import pytest
 from rules_helpers import check, ref, traj
 from scipy.optimize import linear_sum_assignment
 
+from trajudge.rules import run_checks
 from trajudge.rules._compile import Prepared, compile_spec
 from trajudge.rules._reference import lcs_pairs, multiset_pairs
-from trajudge.trajectories import TaskSpec
+from trajudge.trajectories import Step, TaskSpec, Trajectory
 
 A, B, C, D = "a", "b", "c", "d"
 
@@ -188,3 +189,35 @@ def test_step_count_ratio():
     assert r.data["ratio"] == 2.5 and r.score == pytest.approx(0.4)
     r = check(traj(A, B, C, D, A), "step_count", reference=ref(A, B), max_step_ratio=3)
     assert r is not None and r.passed
+
+
+@pytest.mark.parametrize(
+    ("mode", "expected"),
+    [
+        # steps: a (failed), a (ok), b (ok); reference a, b
+        ("in_order", (True, 1.0)),  # the successful a, then b
+        ("superset", (True, 1.0)),
+        ("exact", (False, 2 / 3)),  # the failed a is still a call made: 3 actual
+        ("any_order", (False, 2 / 3)),
+        ("subset", (False, 2 / 3)),  # the failed a is in no expected call
+        ("prefix", (False, 0.0)),  # step 0 failed, so nothing of the reference starts the run
+    ],
+)
+def test_a_failed_call_satisfies_no_expected_call(mode: str, expected: tuple) -> None:
+    steps = [Step(tool=A, ok=False, error="timeout"), Step(tool=A), Step(tool=B)]
+    t = Trajectory(id="t-0", task_id="t", steps=steps)
+    r = run_checks(t, TaskSpec(reference=ref(A, B), match_mode=mode)).result("reference_match")
+    assert r is not None and (r.passed, r.score) == (expected[0], pytest.approx(expected[1]))
+
+
+def test_only_failed_calls_are_missing_and_said_so() -> None:
+    # a failed: the reference [a] is not met in any mode, and the detail says why
+    steps = [Step(tool=A, args={"x": 1}, ok=False, error="denied")]
+    t = Trajectory(id="t-0", task_id="t", steps=steps)
+    spec = TaskSpec(reference=ref((A, {"x": 1})), match_mode="superset", required_tools=[A])
+    rep = run_checks(t, spec)
+    r = rep.result("reference_match")
+    assert r is not None and not r.passed and r.score == 0.0
+    assert "a (closest: step 0, which failed)" in r.detail
+    req = rep.result("required_tools")
+    assert req is not None and not req.passed  # the same rule as required_tools

@@ -1,7 +1,11 @@
 """Reference match: the actual calls against the expected ones, in six modes.
 
-A call matches an expected call when the tool is the same and, if the expected call gives
-arguments, the canonical JSON of the arguments is equal (numbers by value, so 250 == 250.0).
+A call matches an expected call when it succeeded (``ok`` true), the tool is the same and, if
+the expected call gives arguments, the canonical JSON of the arguments is equal (numbers by
+value, so 250 == 250.0). A failed call satisfies no expected call, as it satisfies no
+``required_tools`` entry: the action it asked for did not happen. It is still a call the
+agent made, so it counts in ``len(act)`` (an ``exact`` or ``any_order`` reference with a
+failed retry in the run does not pass).
 
 ========== ===================================================== ==========================
 mode       passes when                                           score
@@ -31,7 +35,7 @@ from trajudge.rules._values import describe_diffs, diff_values, show
 
 
 def _compatible(c: CompiledSpec, p: Prepared, i: int, j: int) -> bool:
-    if c.ref_tools[i] != p.tools[j]:
+    if c.ref_tools[i] != p.tools[j] or not p.steps[j].ok:
         return False
     key = c.ref_keys[i]
     return key is None or key == p.key(j)
@@ -45,9 +49,10 @@ def multiset_pairs(c: CompiledSpec, p: Prepared) -> list[tuple[int, int]]:
     wanted = c.ref_tool_set
     # candidate calls per (tool, key), reversed so that pop() yields the earliest
     by_key: dict[tuple[str, str], list[int]] = {}
+    steps = p.steps
     for j in range(len(p.tools) - 1, -1, -1):
         tool = p.tools[j]
-        if tool in wanted:
+        if tool in wanted and steps[j].ok:
             by_key.setdefault((tool, p.key(j)), []).append(j)
     pairs: list[tuple[int, int]] = []
     used: set[int] = set()
@@ -65,7 +70,7 @@ def multiset_pairs(c: CompiledSpec, p: Prepared) -> list[tuple[int, int]]:
         by_tool: dict[str, list[int]] = {}
         for j in range(len(p.tools) - 1, -1, -1):
             tool = p.tools[j]
-            if j not in used and tool in wanted:
+            if j not in used and tool in wanted and steps[j].ok:
                 by_tool.setdefault(tool, []).append(j)
         for i in wild:
             q = by_tool.get(c.ref_tools[i])
@@ -79,13 +84,14 @@ def multiset_pairs(c: CompiledSpec, p: Prepared) -> list[tuple[int, int]]:
 def lcs_pairs(c: CompiledSpec, p: Prepared) -> list[tuple[int, int]]:
     """A longest common subsequence of reference and actual calls, as aligned index pairs.
 
-    Only calls of a tool named in the reference can take part, so the others are dropped
-    first; and when the reference is a subsequence (the common case for a passing run) the
+    Only successful calls of a tool named in the reference can take part, so the others are
+    dropped first; and when the reference is a subsequence (the common case for a passing run) the
     greedy leftmost scan already finds it, which is optimal for a subsequence test.
     """
     ref_tools, ref_keys = c.ref_tools, c.ref_keys
     tools, key = p.tools, p.key
-    idx = [j for j, t in enumerate(tools) if t in c.ref_tool_set]
+    steps = p.steps
+    idx = [j for j, t in enumerate(tools) if t in c.ref_tool_set and steps[j].ok]
     n = len(ref_tools)
     pairs: list[tuple[int, int]] = []
     i = 0
@@ -135,6 +141,7 @@ def _missing_info(c: CompiledSpec, p: Prepared, i: int) -> dict[str, Any]:
     if not candidates or expected is None:
         info["closest_step"] = candidates[0] if candidates else None
         info["diffs"] = []
+        info["failed"] = bool(candidates) and not p.steps[candidates[0]].ok
         return info
     best: tuple[int, int, list[tuple[str, Any, Any]]] | None = None
     for j in candidates:
@@ -143,6 +150,7 @@ def _missing_info(c: CompiledSpec, p: Prepared, i: int) -> dict[str, Any]:
             best = (len(diffs), j, diffs)
     assert best is not None
     info["closest_step"] = best[1]
+    info["failed"] = not p.steps[best[1]].ok  # the closest call may be one that failed
     info["diffs"] = [{"field": f, "expected": show(e), "actual": show(a)} for f, e, a in best[2]]
     info["text"] = describe_diffs(best[2])
     return info
@@ -151,6 +159,9 @@ def _missing_info(c: CompiledSpec, p: Prepared, i: int) -> dict[str, Any]:
 def _describe_missing(info: dict[str, Any]) -> str:
     if info["closest_step"] is None:
         return f"{info['tool']} (never called)"
+    if info.get("failed"):
+        what = f": {info['text']}" if info.get("text") else ""
+        return f"{info['tool']} (closest: step {info['closest_step']}, which failed{what})"
     if info.get("text"):
         return f"{info['tool']} (closest: step {info['closest_step']}: {info['text']})"
     return f"{info['tool']} (not at this position)"
