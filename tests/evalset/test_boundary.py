@@ -10,7 +10,7 @@ from evalset_helpers import case, traj
 
 from trajudge.calibration import pass_hat_k
 from trajudge.evalset import BOUNDARY_KINDS, coverage, detect_boundary_tags
-from trajudge.trajectories import Step
+from trajudge.trajectories import Message, Step
 
 
 def tags(*steps: Step, **kw: object) -> list[str]:
@@ -93,9 +93,24 @@ def test_ambiguous_request_is_never_detected_and_order_is_canonical() -> None:
             Step(tool="d", ok=False, error="permission denied"),
         ],
     )
-    t = t.model_copy(update={"input": "book me something, whatever"})
+    t = t.model_copy(update={"input": "book me something, whatever " + "x" * 10_000})
     found = detect_boundary_tags(t)
     assert found == [k for k in BOUNDARY_KINDS if k != "ambiguous_request"]
+
+
+def test_a_long_user_turn_is_a_long_input() -> None:
+    plain = traj("t", steps=[Step(tool="a", output="ok")])
+    assert detect_boundary_tags(plain) == []
+    # 50,000 characters as the input, or as a later user turn of the conversation
+    as_input = plain.model_copy(update={"input": "summarise this log: " + "e" * 50_000})
+    assert detect_boundary_tags(as_input) == ["long_input"]
+    turns = [Message(role="user", content="hi"), Message(role="user", content="z" * 50_000)]
+    as_turn = plain.model_copy(update={"messages": turns})
+    assert detect_boundary_tags(as_turn) == ["long_input"]
+    # the edge: exactly max_input_chars is not long, one more is
+    edge = plain.model_copy(update={"input": "q" * 10_000})
+    assert detect_boundary_tags(edge) == []
+    assert detect_boundary_tags(edge, max_input_chars=9_999) == ["long_input"]
 
 
 def test_coverage_shares_and_pass_hat_k_by_hand() -> None:
@@ -128,6 +143,7 @@ def test_coverage_shares_and_pass_hat_k_by_hand() -> None:
         "empty_result",
         "oversized_output",
         "ambiguous_request",
+        "long_input",
         "permission_denied",
     ]
 

@@ -1,10 +1,11 @@
 """Boundary cases: detecting them in a trajectory, and how well an eval set covers them.
 
 An eval set made only of ordinary runs says little about how the agent behaves when a tool
-returns nothing, too much, an error, a refusal or nothing in time. Six kinds are tracked:
-``empty_result``, ``oversized_output``, ``ambiguous_request``, ``permission_denied``,
-``tool_failure`` and ``timeout``; all but ``ambiguous_request`` (a property of the request,
-tagged by hand) are detected from the tool calls.
+returns nothing, too much, an error, a refusal or nothing in time, or when the user sends far
+more than usual. Seven kinds are tracked: ``empty_result``, ``oversized_output``,
+``ambiguous_request``, ``long_input``, ``permission_denied``, ``tool_failure`` and
+``timeout``; ``long_input`` is detected from the user's turns, ``ambiguous_request`` (a matter
+of meaning) is tagged by hand, the rest are detected from the tool calls.
 """
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ from trajudge.evalset._case import BOUNDARY_KINDS, EvalCase, case_frame
 from trajudge.trajectories import Trajectory
 
 MAX_OUTPUT_CHARS = 20_000
+# A user turn this long (a pasted log or document) stresses context handling; ordinary
+# requests, τ-bench's included, are under 1,000 characters.
+MAX_INPUT_CHARS = 10_000
 MIN_BOUNDARY_SHARE = 0.10
 # tools whose empty output is by design (τ-bench's "think" returns "")
 SILENT_TOOLS: frozenset[str] = frozenset({"think"})
@@ -42,6 +46,7 @@ def detect_boundary_tags(
     trajectory: Trajectory,
     *,
     max_output_chars: int = MAX_OUTPUT_CHARS,
+    max_input_chars: int = MAX_INPUT_CHARS,
     silent_tools: Collection[str] = SILENT_TOOLS,
 ) -> list[str]:
     """The boundary kinds a trajectory's tool calls run into, in :data:`BOUNDARY_KINDS` order.
@@ -52,6 +57,8 @@ def detect_boundary_tags(
       ``{}`` or ``null``. An output of None means "not recorded" and is not empty; tools in
       ``silent_tools`` (empty by design) are ignored.
     * ``oversized_output``: an output longer than ``max_output_chars`` characters.
+    * ``long_input``: the input, or any user turn of the conversation, longer than
+      ``max_input_chars`` characters.
     * ``tool_failure``: a call with ``ok=False``.
     * ``timeout``: the error or output says timeout / timed out / TimeoutError / deadline
       exceeded.
@@ -70,6 +77,10 @@ def detect_boundary_tags(
     ['empty_result', 'permission_denied', 'tool_failure']
     """
     found: set[str] = set()
+    user_texts = [trajectory.input or ""]
+    user_texts += [m.content or "" for m in trajectory.messages if m.role == "user"]
+    if any(len(text) > max_input_chars for text in user_texts):
+        found.add("long_input")
     for step in trajectory.steps:
         out = step.output
         if (

@@ -32,6 +32,7 @@ BoundaryKind = Literal[
     "empty_result",
     "oversized_output",
     "ambiguous_request",
+    "long_input",
     "permission_denied",
     "tool_failure",
     "timeout",
