@@ -198,3 +198,23 @@ def test_pass_rate_estimates_side_by_side() -> None:
     assert t.loc["ppi", "value"] == ppi.ppi.value and t.loc["ppi", "lam"] == ppi.lam
     assert t.loc["rogan_gladen", "value"] == rg.corrected.value
     assert (t["n_labeled"] == 400).all()
+
+
+def test_rogan_gladen_row_resamples_tasks() -> None:
+    # Each task's four trials are copies (same verdict, same label): resampling tasks must give
+    # exactly the interval of one trajectory per task resampled alone (every rate is a ratio
+    # of sums, so a copy scales both sides). Resampling trajectories instead treats the copies
+    # as independent evidence and narrows the interval by about half.
+    rng = np.random.default_rng(7)
+    v1 = (rng.random(60) < 0.6).astype(float)
+    y1 = np.where(rng.random(60) < 0.85, v1, 1 - v1)
+    y1[40:] = np.nan
+    names = np.array([f"t{i:02d}" for i in range(60)])
+    one = corrected_pass_rate(v1, y1, clusters=names, n_boot=400, seed=3).corrected
+    v4, y4, tasks = np.repeat(v1, 4), np.repeat(y1, 4), np.repeat(names, 4)
+    t = pass_rate_estimates(v4, y4, tasks=tasks, n_boot=400, seed=3).set_index("estimator")
+    assert t.loc["rogan_gladen", "value"] == pytest.approx(one.value, abs=1e-12)
+    assert (t.loc["rogan_gladen", "low"], t.loc["rogan_gladen", "high"]) == (
+        pytest.approx(one.low, abs=1e-12),
+        pytest.approx(one.high, abs=1e-12),
+    )

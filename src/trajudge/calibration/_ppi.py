@@ -358,7 +358,7 @@ def pass_rate_estimates(
     ['judge', 'rogan_gladen', 'labels_only', 'ppi']
     """
     ppi = ppi_pass_rate(verdict, label, tasks=tasks, level=level)
-    rg = corrected_pass_rate(verdict, label, n_boot=n_boot, seed=seed, level=level)
+    rg = corrected_pass_rate(verdict, label, clusters=tasks, n_boot=n_boot, seed=seed, level=level)
     rows = [("judge", rg.raw), ("rogan_gladen", rg.corrected),
             ("labels_only", ppi.labels_only), ("ppi", ppi.ppi)]  # fmt: skip
     frame = pd.DataFrame(
