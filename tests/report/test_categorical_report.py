@@ -208,3 +208,63 @@ def test_a_pairwise_judge_that_always_picks_the_first_shown_side_is_flagged(db_u
     [flag] = [f for f in report.flags if f.judge == "first"]
     assert flag.probe == "position"
     assert "100.0%" in flag.detail
+
+
+def test_jury_of_two_pairwise_judges_is_reported(db_url: str) -> None:
+    store = h.make_store(db_url)
+    # Three pairwise judges, one pair per task, both orders agreeing. p1 and p2 say A on
+    # every pair, p3 says B on T0 and T1: the jury (majority) says A everywhere.
+    tasks = list(h.OUTCOMES)
+    for judge in ("p1", "p2", "p3"):
+        for task in tasks:
+            v = "B" if judge == "p3" and task in ("T0", "T1") else "A"
+            for order in ("ab", "ba"):
+                store.add_judgment(
+                    "ds",
+                    {
+                        "trajectory_id": f"{task}-0",
+                        "other_id": f"{task}-1",
+                        "judge": judge,
+                        "rubric_id": "trajectory_preference",
+                        "rubric_version": "v1",
+                        "model": "m",
+                        "mode": "pairwise",
+                        "order": order,
+                        "sample": 0,
+                        "verdict": v,
+                    },
+                )
+    # labels: A on T0..T3, B on the rest
+    for i, task in enumerate(tasks):
+        store.save_pair_label(
+            "ds", f"{task}-0", f"{task}-1", "trajectory_preference", "ann", "A" if i < 4 else "B"
+        )
+    report = build_report(store, "ds", ks=[1], n_boot=20, jury=True)
+    rows = {r.name: r for r in report.categorical}
+    assert set(rows) == {"jury", "p1", "p2", "p3"}
+    n = len(tasks)
+    assert rows["jury"].calibration.agreement.value == pytest.approx(4 / n)  # A right on 4
+    assert rows["p3"].calibration.agreement.value == pytest.approx(2 / n)  # T2, T3
+    assert rows["jury"].members == ["p1", "p2", "p3"]
+
+
+def test_a_pointwise_jury_is_not_flagged_for_its_members_disagreeing(tmp_path: Path) -> None:
+    # alpha and beta disagree on half of 40 items; each is stable (one call per item). The
+    # jury's calls are the two members: a stability probe over them would read 50% agreement.
+    j, lab = tmp_path / "j.csv", tmp_path / "l.csv"
+    a = [1, 0] * 20
+    b = [1, 1, 0, 0] * 10
+    j.write_text(
+        "item,judge,order,sample,verdict,task_id\n"
+        + "".join(f"i{i},alpha,ab,0,{v},t{i}\n" for i, v in enumerate(a))
+        + "".join(f"i{i},beta,ab,0,{v},t{i}\n" for i, v in enumerate(b))
+    )
+    lab.write_text("item,annotator,label\n" + "".join(f"i{i},h,{v}\n" for i, v in enumerate(a)))
+    out = tmp_path / "o"
+    args = ["calibrate", "--judgments", str(j), "--labels", str(lab), "--out", str(out)]
+    result = runner.invoke(app, [*args, "--format", "json", "--n-boot", "200", "--jury"])
+    assert result.exit_code == 0, result.output
+    report = json.loads((out / "report.json").read_text())
+    judges = {r["name"]: r for r in report["judges"]}
+    assert "stability" not in judges["jury"]["flags"]
+    assert not [f for f in report["flags"] if f["judge"] == "jury"]

@@ -10,6 +10,7 @@ and are not gated: they describe the judge, not the agent.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,11 +34,20 @@ from trajudge.calibration import (
     reliability,
     reliability_intervals,
 )
-from trajudge.report._categorical import CategoricalRow, CategoricalTables, assemble_categorical
+from trajudge.report._categorical import (
+    JURY,
+    CategoricalRow,
+    CategoricalTables,
+    assemble_categorical,
+)
 from trajudge.report._jury import add_jury
 from trajudge.report._labels import as_pass, consensus_pass
 from trajudge.report._model import Ceiling, Flag, JudgeRow, SourceKind, SourceResult
 from trajudge.report._rubrics import rubric_groups, threshold_text
+
+# The jury's calls are its members' verdicts, one "sample" each: probes that read samples as
+# repeats of one judge measure how much the members differ, which is not about the jury.
+_MEMBER_PROBES = ("stability", "central_tendency")
 
 GATE_RULE = (
     "A trajectory passes when every gate check passes and the verdict source says pass: a "
@@ -209,6 +219,10 @@ def assemble(
         cut = result.label_threshold.value if result.label_threshold is not None else None
         h_pass = consensus_pass(as_pass(labs, cut))
         for judge, report in result.judges.items():
+            if judge == JURY:
+                report = dataclasses.replace(
+                    report, probes={**report.probes, **dict.fromkeys(_MEMBER_PROBES)}
+                )
             ambiguous = judge_names is not None and judge_names.get(judge, 1) > 1
             name = f"{judge}:{g.rubric}" if ambiguous else judge
             rows_j = g.judgments[g.judgments["judge"] == judge]

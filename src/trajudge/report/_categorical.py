@@ -99,9 +99,15 @@ def jury_rows(judgments: pd.DataFrame, kind: str, inconsistent_as: str | None) -
             )
         )
     out = pd.concat(parts, ignore_index=True)
-    for col in ("task_id", "system_a", "system_b"):
-        if col in judgments:
-            out[col] = out["item"].map(judgments.drop_duplicates("item").set_index("item")[col])
+    # What describes the item (rubric, task, systems) and is the same in every member's rows
+    # is the jury's too; what describes a call (model, score, cost) is not.
+    first = judgments.drop_duplicates("item").set_index("item")
+    by_item = judgments.groupby("item", sort=False)
+    for col in judgments.columns:
+        if col in out or col == "item":
+            continue
+        if (by_item[col].nunique(dropna=False) <= 1).all():
+            out[col] = out["item"].map(first[col])
     return out
 
 
