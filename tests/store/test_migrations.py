@@ -7,6 +7,7 @@ last commit with schema version 1 and dumped with ``sqlite3 .dump``.
 from __future__ import annotations
 
 import sqlite3
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -24,10 +25,21 @@ def _v1_store(path: Path) -> str:
     return f"sqlite:///{path}"
 
 
+def _index_sql(store: Store, table: str) -> list[tuple[str, str]]:
+    with store.engine.connect() as conn:
+        rows = conn.exec_driver_sql(
+            "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? "
+            "AND sql IS NOT NULL ORDER BY name",
+            (table,),
+        )
+        return [(r[0], " ".join(r[1].split())) for r in rows]
+
+
 def _shape(url: str) -> dict[str, Any]:
     """Columns (name, type, nullable), unique constraints and indexes of every table."""
     store = Store(url)
     insp = inspect(store.engine)
+    warnings.filterwarnings("ignore", "Skipped unsupported reflection of expression-based index")
     shape = {
         t: {
             "columns": [(c["name"], str(c["type"]), c["nullable"]) for c in insp.get_columns(t)],
@@ -36,6 +48,8 @@ def _shape(url: str) -> dict[str, Any]:
             ),
             "indexes": sorted((i["name"], tuple(i["column_names"])) for i in insp.get_indexes(t)),
             "fks": [(f["referred_table"], f["options"]) for f in insp.get_foreign_keys(t)],
+            # SQLAlchemy does not reflect SQLite's indexes over expressions: their DDL
+            "index_sql": _index_sql(store, t),
         }
         for t in insp.get_table_names()
     }
@@ -52,10 +66,15 @@ def test_a_version_1_store_upgrades_to_the_schema_of_a_new_one(tmp_path: Path) -
     upgraded = _shape(old)
     fresh = _shape(f"sqlite:///{tmp_path / 'new.db'}")
     assert upgraded == fresh
-    assert ("uq_judgment", ("dataset", "trajectory_id", "other_id", "judge", "config_sha256",
-            "rubric_version", "order", "sample")) in fresh["judgments"]["unique"]  # fmt: skip
+    assert fresh["judgments"]["unique"] == []  # the key is an index over expressions
+    assert (
+        "uq_judgment_key",
+        "CREATE UNIQUE INDEX uq_judgment_key ON judgments (dataset, trajectory_id, "
+        "coalesce(other_id, ''), judge, coalesce(config_sha256, ''), rubric_version, "
+        '"order", sample)',
+    ) in fresh["judgments"]["index_sql"]
     assert con.execute("SELECT version FROM schema_migrations").fetchall() == [
-        (v,) for v in (1, 2, 3, 4, 5)
+        (v,) for v in (1, 2, 3, 4, 5, 6)
     ]
     # every row kept, ids included; the configuration of old rows is unknown (NULL), and so
     # are their expected scores (version 5)
@@ -65,7 +84,7 @@ def test_a_version_1_store_upgrades_to_the_schema_of_a_new_one(tmp_path: Path) -
     assert "aligned_judges" in upgraded
     # re-opening applies nothing twice
     Store(old).close()
-    assert con.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == 5
+    assert con.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == 6
 
 
 def test_an_upgraded_store_keeps_old_judgments_apart_from_new_configurations(
@@ -118,4 +137,4 @@ def test_version_3_keeps_old_labels_and_adds_category_and_pair_labels(tmp_path: 
         ["a-0", "a-1", "B", "a-1"]
     ]
     store.close()
-    assert con.execute("SELECT max(version) FROM schema_migrations").fetchone()[0] == 5
+    assert con.execute("SELECT max(version) FROM schema_migrations").fetchone()[0] == 6

@@ -32,11 +32,12 @@ _IN_CHUNK = 500  # ids per IN (...) list elsewhere: well below SQLite's bound-pa
 def _lock_trajectories(conn: Connection, dataset: str, trajectory_ids: Sequence[str]) -> None:
     """Make writers of the same trajectories' judgments take turns until commit.
 
-    The unique key cannot do it alone: ``other_id`` is NULL for pointwise judgments and NULLs
-    never collide in a unique constraint, so two server-database writers could both insert.
-    Locks the trajectories' rows (and the dataset's row when one of them is not stored) FOR NO
-    KEY UPDATE, which leaves other writers' foreign-key checks alone, in one ORDER BY so that
-    two writers of overlapping batches lock in the same order and cannot deadlock. SQLite
+    The unique key (``uq_judgment_key``) refuses a second copy, but only at insert: without
+    the locks, two server-database writers would both read "not stored" and one would fall
+    back to row-by-row inserts, and an error row could not be replaced safely. Locks the
+    trajectories' rows (and the dataset's row when one of them is not stored) FOR NO KEY
+    UPDATE, which leaves other writers' foreign-key checks alone, in one ORDER BY so that two
+    writers of overlapping batches lock in the same order and cannot deadlock. SQLite
     needs nothing: its BEGIN IMMEDIATE already serialises writers.
     """
     if conn.dialect.name == "sqlite":

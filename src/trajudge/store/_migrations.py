@@ -9,6 +9,7 @@ frozen: it spells out the tables as they are at its version, so that a later cha
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from sqlalchemy import (
     Boolean,
@@ -22,6 +23,8 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    func,
+    literal_column,
 )
 from sqlalchemy.engine import Connection
 from sqlalchemy.schema import AddConstraint
@@ -44,11 +47,9 @@ _V2_KEY = (
 )
 
 
-def _judgments_v2(md: MetaData, name: str = "judgments") -> Table:
-    """The judgments table as of version 2 (frozen)."""
-    table = Table(
-        name,
-        md,
+def _judgment_columns_v2() -> list[Column[Any]]:
+    """The columns of the judgments table as of version 2 (frozen)."""
+    return [
         Column("id", Integer, primary_key=True, autoincrement=True),
         Column("dataset", String(200), nullable=False),
         Column("trajectory_id", String(400), nullable=False),
@@ -75,6 +76,15 @@ def _judgments_v2(md: MetaData, name: str = "judgments") -> Table:
         Column("created_at", String(40), nullable=False),
         Column("config_sha256", String(64), nullable=True),
         Column("judge_config", Text, nullable=True),
+    ]
+
+
+def _judgments_v2(md: MetaData, name: str = "judgments") -> Table:
+    """The judgments table as of version 2 (frozen)."""
+    table = Table(
+        name,
+        md,
+        *_judgment_columns_v2(),
         ForeignKeyConstraint(["dataset"], ["datasets.name"], ondelete="CASCADE"),
         UniqueConstraint(*_V2_KEY, name="uq_judgment"),
     )
@@ -191,10 +201,75 @@ def _v5_alignment(conn: Connection) -> None:
     _aligned_judges_v5(MetaData()).create(conn, checkfirst=True)
 
 
+def _judgment_key_v6(table: Table) -> Index:
+    """The unique index of version 6 over ``table``'s judgment key (frozen)."""
+    c = table.c
+    blank = literal_column("''", String())
+    return Index(
+        "uq_judgment_key",
+        c.dataset, c.trajectory_id, func.coalesce(c.other_id, blank), c.judge,
+        func.coalesce(c.config_sha256, blank), c.rubric_version, c.order, c.sample,
+        unique=True,
+    )  # fmt: skip
+
+
+def _judgments_v6(md: MetaData) -> Table:
+    """The judgments table as of version 6 (frozen): version 5's columns, the key an index."""
+    table = Table(
+        "judgments",
+        md,
+        *_judgment_columns_v2(),
+        Column("expected_score", Float, nullable=True),
+        Column("score_probs", Text, nullable=True),
+        ForeignKeyConstraint(["dataset"], ["datasets.name"], ondelete="CASCADE"),
+    )
+    Index("ix_judgments_dataset_judge", table.c.dataset, table.c.judge)
+    _judgment_key_v6(table)
+    return table
+
+
+# Of the rows that share a judgment key (NULL taken as ''), all but one: the earliest without
+# an error, else the latest error. That is the row ``add_judgments`` keeps when it is given the
+# same rows in id order (a result is never replaced; an error is, by a later row).
+_V6_DUPLICATES = """
+SELECT id FROM (
+    SELECT id, ROW_NUMBER() OVER (
+        PARTITION BY dataset, trajectory_id, COALESCE(other_id, ''), judge,
+            COALESCE(config_sha256, ''), rubric_version, "order", sample
+        ORDER BY CASE WHEN error IS NULL THEN 0 ELSE 1 END,
+            CASE WHEN error IS NULL THEN id ELSE -id END
+    ) AS n FROM judgments
+) AS ranked WHERE n > 1
+"""
+
+
+def _v6_judgment_key(conn: Connection) -> None:
+    """The judgment key becomes unique whatever its NULLs: duplicates stored under the old
+    constraint (pointwise judgments, rows from before version 2) are removed, keeping one of
+    each (``_V6_DUPLICATES``), and the constraint gives way to the index ``uq_judgment_key``.
+    """
+    conn.exec_driver_sql(f"DELETE FROM judgments WHERE id IN ({_V6_DUPLICATES})")
+    md = MetaData()
+    Table("datasets", md, Column("name", String(200), primary_key=True))
+    if conn.dialect.name == "sqlite":
+        # SQLite cannot drop a table constraint: rebuild the table, keeping ids and rows.
+        conn.exec_driver_sql("DROP INDEX IF EXISTS ix_judgments_dataset_judge")
+        conn.exec_driver_sql("ALTER TABLE judgments RENAME TO judgments_v5")
+        table = _judgments_v6(md)
+        table.create(conn)
+        cols = ", ".join(f'"{c.name}"' for c in table.columns)
+        conn.exec_driver_sql(f"INSERT INTO judgments ({cols}) SELECT {cols} FROM judgments_v5")
+        conn.exec_driver_sql("DROP TABLE judgments_v5")
+        return
+    conn.exec_driver_sql("ALTER TABLE judgments DROP CONSTRAINT uq_judgment")
+    _judgment_key_v6(_judgments_v6(md)).create(conn)
+
+
 #: Version -> its upgrade for a database that was created at an earlier version.
 UPGRADES: dict[int, Callable[[Connection], None]] = {
     2: _v2_judge_config,
     3: _v3_verdict_kinds,
     4: _v4_provider_batches,
     5: _v5_alignment,
+    6: _v6_judgment_key,
 }

@@ -19,6 +19,8 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    func,
+    literal_column,
 )
 
 metadata = MetaData()
@@ -119,19 +121,24 @@ judgments = Table(
     Column("expected_score", Float, nullable=True),
     Column("score_probs", Text, nullable=True),
     ForeignKeyConstraint(["dataset"], ["datasets.name"], ondelete="CASCADE"),
-    UniqueConstraint(
-        "dataset",
-        "trajectory_id",
-        "other_id",
-        "judge",
-        "config_sha256",
-        "rubric_version",
-        "order",
-        "sample",
-        name="uq_judgment",
-    ),
 )
 Index("ix_judgments_dataset_judge", judgments.c.dataset, judgments.c.judge)
+# version 6: the judgment's key, a unique index over expressions. A unique constraint on the
+# columns let duplicates of every pointwise judgment in (``other_id`` NULL), and of every
+# judgment from before version 2 (``config_sha256`` NULL): NULLs never collide. NULL is
+# indexed as '' (no trajectory id or hash is empty), so it collides with itself.
+Index(
+    "uq_judgment_key",
+    judgments.c.dataset,
+    judgments.c.trajectory_id,
+    func.coalesce(judgments.c.other_id, literal_column("''")),
+    judgments.c.judge,
+    func.coalesce(judgments.c.config_sha256, literal_column("''")),
+    judgments.c.rubric_version,
+    judgments.c.order,
+    judgments.c.sample,
+    unique=True,
+)
 
 labels = Table(
     "labels",
@@ -293,4 +300,5 @@ MIGRATIONS: list[tuple[int, str]] = [
     (3, "verdict kinds: category labels, pair labels"),
     (4, "provider batches"),
     (5, "aligned judges; expected scores on judgments"),
+    (6, "judgment key unique with NULL other_id / config_sha256"),
 ]
