@@ -268,3 +268,38 @@ def test_a_pointwise_jury_is_not_flagged_for_its_members_disagreeing(tmp_path: P
     judges = {r["name"]: r for r in report["judges"]}
     assert "stability" not in judges["jury"]["flags"]
     assert not [f for f in report["flags"] if f["judge"] == "jury"]
+
+
+def test_report_of_a_pairwise_rubric_on_a_store_with_pointwise_judges_too(
+    tmp_path: Path,
+) -> None:
+    url = f"sqlite:///{tmp_path / 'mixed.db'}"
+    store = h.make_store(url)  # pointwise judges alpha and beta, rubric answer_faithfulness
+    for task in h.OUTCOMES:
+        for order in ("ab", "ba"):
+            store.add_judgment(
+                "ds",
+                {
+                    "trajectory_id": f"{task}-0",
+                    "other_id": f"{task}-1",
+                    "judge": "pj",
+                    "rubric_id": "trajectory_preference",
+                    "rubric_version": "v1",
+                    "model": "m",
+                    "mode": "pairwise",
+                    "order": order,
+                    "sample": 0,
+                    "verdict": "A",
+                },
+            )
+    store.close()
+    out = tmp_path / "out"
+    args = ["report", "ds", "--db", url, "--rubric", "trajectory_preference", "--out", str(out)]
+    result = runner.invoke(app, [*args, "--format", "json", "--n-boot", "20"])
+    assert result.exit_code == 0, result.output
+    report = json.loads((out / "report.json").read_text())
+    assert [r["name"] for r in report["categorical_judges"]] == ["pj"]
+    assert report["judges"] == []  # alpha and beta judge another rubric
+    # a rubric nobody used is still refused
+    bad = runner.invoke(app, ["report", "ds", "--db", url, "--rubric", "policy_compliance"])
+    assert bad.exit_code == 2 and "no judgments or labels of rubric" in bad.output

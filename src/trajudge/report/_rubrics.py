@@ -11,7 +11,7 @@ declares the scale (shipped rubrics, or the folders given with ``--rubric-dir`` 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 import pandas as pd
@@ -99,6 +99,7 @@ def rubric_groups(
     rubric_dirs: Sequence[str],
     human: bool,
     notes: list[str],
+    elsewhere: Collection[str] = (),
 ) -> tuple[list[RubricGroup], list[RubricGroup]]:
     """Groups of judges (each with the labels of its rubric) and groups of labels.
 
@@ -106,7 +107,8 @@ def rubric_groups(
     the labels (the label sources of the report). Rules:
 
     * ``rubric`` given: only judgments and labels of that rubric (rows that name another
-      rubric are left out); its threshold applies.
+      rubric are left out); its threshold applies. A rubric in ``elsewhere`` (the pairwise
+      and nominal rubrics, kept in tables of their own) leaves these tables empty.
     * both tables name rubrics: matched by id. A judge whose rubric has no labels gets
       none (a note says so), except with reference labels (not human) of a single rubric:
       those are compared with every judge, and a note says so.
@@ -119,7 +121,7 @@ def rubric_groups(
         if not known and j_ids is None and l_ids is None:
             raise InputError(OPTION, None, None, f"no rubric {rubric!r} (shipped or in a folder)")
         seen = sorted(set(j_ids or []) | set(l_ids or []))
-        if seen and rubric not in seen:
+        if seen and rubric not in seen and rubric not in elsewhere:
             raise InputError(
                 OPTION,
                 None,
