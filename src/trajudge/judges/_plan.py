@@ -150,6 +150,18 @@ def plan_batch(
     specs = dict(store.task_specs(dataset) if specs is None else specs)
     # references are drawn from the other trials of the chosen tasks
     tasks_shown = {t.task_id for t in chosen_heads}
+    if spec_defaults is not None and spec_defaults.reference:
+        # A reference under the spec file's defaults is every task's expected calls, for a
+        # ``reference: spec`` judge as for the rules (which merge the defaults the same way).
+        from trajudge.rules import merge_specs  # the rule engine loads only when needed
+
+        specs = {
+            **specs,
+            **{
+                task: merge_specs(spec_defaults, specs[task]) if task in specs else spec_defaults
+                for task in tasks_shown
+            },
+        }
     pool_heads = [t for t in heads if t.task_id in tasks_shown]
     stored: set[tuple[Any, ...]] = set()
     for name in sorted({j.name for j in judges}):
