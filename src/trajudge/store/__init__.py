@@ -14,6 +14,7 @@ if TYPE_CHECKING:
         labels_export_frame,
         write_atomic,
     )
+    from trajudge.store._leases import LEASE_TTL_S, Lease, LeaseHeldError
     from trajudge.store._names import DEFAULT_URL, LABEL_FORMATS, LabelFormat
     from trajudge.store._pair_label_files import (
         PAIR_EXPORT_COLUMNS,
@@ -40,11 +41,14 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_URL",
     "LABEL_FORMATS",
+    "LEASE_TTL_S",
     "MIGRATIONS",
     "PAIR_EXPORT_COLUMNS",
     "ImportSummary",
     "LabelFormat",
     "LabelImportSummary",
+    "Lease",
+    "LeaseHeldError",
     "Store",
     "encode_labels",
     "export_labels",
@@ -73,6 +77,9 @@ _EXPORTS = {
     "LABEL_FORMATS": "trajudge.store._names",
     "LabelFormat": "trajudge.store._names",
     "LabelImportSummary": "trajudge.store._label_files",
+    "LEASE_TTL_S": "trajudge.store._leases",
+    "Lease": "trajudge.store._leases",
+    "LeaseHeldError": "trajudge.store._leases",
     "MIGRATIONS": "trajudge.store._schema",
     "PAIR_EXPORT_COLUMNS": "trajudge.store._pair_label_files",
     "Store": "trajudge.store._store",

@@ -265,6 +265,22 @@ def _v6_judgment_key(conn: Connection) -> None:
     _judgment_key_v6(_judgments_v6(md)).create(conn)
 
 
+def _v7_leases(conn: Connection) -> None:
+    """A new table, ``leases``: which run judges a dataset with a judge configuration now."""
+    Table(
+        "leases",
+        MetaData(),
+        Column("dataset", String(200), primary_key=True),
+        Column("config_sha256", String(64), primary_key=True),
+        Column("judge", String(200), nullable=False),
+        Column("host", String(255), nullable=False),
+        Column("pid", Integer, nullable=False),
+        Column("token", String(64), nullable=False),
+        Column("acquired_at", String(40), nullable=False),
+        Column("expires_at", Float, nullable=False),
+    ).create(conn, checkfirst=True)
+
+
 #: Version -> its upgrade for a database that was created at an earlier version.
 UPGRADES: dict[int, Callable[[Connection], None]] = {
     2: _v2_judge_config,
@@ -272,4 +288,5 @@ UPGRADES: dict[int, Callable[[Connection], None]] = {
     4: _v4_provider_batches,
     5: _v5_alignment,
     6: _v6_judgment_key,
+    7: _v7_leases,
 }

@@ -291,6 +291,23 @@ aligned_judges = Table(
 )
 Index("ix_aligned_judges_dataset", aligned_judges.c.dataset)
 
+# version 7: who is judging a dataset with a judge configuration now (``Store.try_lease``):
+# one row per (dataset, config_sha256) while a run holds it. ``expires_at`` (seconds since the
+# epoch) moves forward with the holder's heartbeat; past it, or once the holder's pid is gone
+# from its host, the next run takes the lease over.
+leases = Table(
+    "leases",
+    metadata,
+    Column("dataset", String(200), primary_key=True),
+    Column("config_sha256", String(64), primary_key=True),
+    Column("judge", String(200), nullable=False),
+    Column("host", String(255), nullable=False),
+    Column("pid", Integer, nullable=False),
+    Column("token", String(64), nullable=False),
+    Column("acquired_at", String(40), nullable=False),
+    Column("expires_at", Float, nullable=False),
+)
+
 # Ordered migrations: (version, name). Version 1 creates the tables; each later version has
 # its DDL in ``_migrations.UPGRADES`` for databases created before it, and a test pins the
 # resulting schema (and that an upgraded database equals a new one).
@@ -301,4 +318,5 @@ MIGRATIONS: list[tuple[int, str]] = [
     (4, "provider batches"),
     (5, "aligned judges; expected scores on judgments"),
     (6, "judgment key unique with NULL other_id / config_sha256"),
+    (7, "leases"),
 ]

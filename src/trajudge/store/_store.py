@@ -44,6 +44,7 @@ from trajudge.store._batches import ProviderBatchesMixin
 from trajudge.store._import import check_length, spool_rows, write_rows
 from trajudge.store._judgments import JudgmentsMixin
 from trajudge.store._labels import _IN_CHUNK, LabelsMixin
+from trajudge.store._leases import LeasesMixin
 from trajudge.store._migrations import UPGRADES
 from trajudge.store._names import DEFAULT_URL
 from trajudge.store._pair_labels import PairLabelsMixin
@@ -205,7 +206,9 @@ def _lock_schema(conn: Connection) -> None:
         conn.execute(select(func.pg_advisory_xact_lock(_SCHEMA_LOCK)))
 
 
-class Store(JudgmentsMixin, LabelsMixin, PairLabelsMixin, ProviderBatchesMixin, AlignedMixin):
+class Store(
+    JudgmentsMixin, LabelsMixin, PairLabelsMixin, ProviderBatchesMixin, AlignedMixin, LeasesMixin
+):
     """Datasets, trajectories, task specs, rule results, judgments and labels.
 
     >>> store = Store("sqlite://")  # in memory
