@@ -69,7 +69,9 @@ class ReportConfig(_Section):
     """Report output: folder, formats, pass@k / pass^k k values, CI gates, a baseline.
 
     ``fail_under`` holds gate expressions checked by the report (e.g. ``"kappa>=0.6"``,
-    ``"pass^1>=0.4"``); ``primary`` is the verdict source of unqualified ``pass^k`` gates;
+    ``"pass^1>=0.4"``); ``baseline_tolerance``: usage per trajectory (cost, tokens, turns,
+    latency) above this ratio to ``baseline``'s fails the report; ``primary`` is the verdict
+    source of unqualified ``pass^k`` gates;
     ``n_boot`` and ``seed`` drive every bootstrap interval. ``dev_share`` splits tasks into
     dev and holdout (by a hash of the task id, so all trials of a task stay together): a
     judge's pass/fail threshold is tuned on the dev trajectories and every number is reported
@@ -83,6 +85,7 @@ class ReportConfig(_Section):
     ks: list[int] = Field(default_factory=lambda: [1, 2, 3, 4])
     fail_under: list[str] = Field(default_factory=list)
     baseline: Path | None = None
+    baseline_tolerance: float = Field(default=1.5, gt=0)
     primary: str | None = None
     dev_share: float | None = Field(default=None, gt=0, lt=1)
     n_boot: int = Field(default=2000, ge=1)

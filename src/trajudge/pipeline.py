@@ -151,6 +151,7 @@ def config_report(store: Store, name: str, cfg: TrajudgeConfig, **given: Any) ->
         "seed": rep.seed,
         "fail_under": rep.fail_under,
         "baseline": rep.baseline,
+        "baseline_tolerance": rep.baseline_tolerance,
         "primary_source": rep.primary,
         "dev_items": dev,
         "rubric_dirs": cfg.rubric_dirs,

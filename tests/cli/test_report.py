@@ -189,3 +189,29 @@ def test_bound_gate_asks_for_confidence(store_url: str, tmp_path: Path) -> None:
     (line,) = [x for x in result.output.splitlines() if x.startswith("gate failed:")]
     assert line.startswith("gate failed: kappa.lo[alpha] = ")
     assert f"(estimate {kappa:.4g} [" in line
+
+
+def test_report_baseline_tolerance_option(tmp_path: Path) -> None:
+    # the same store reported twice: usage equal to the baseline's, so only a tolerance below
+    # 1 can flag it (cost/tokens/turns of 1.0x the baseline are above 0.5x)
+    url = f"sqlite:///{tmp_path / 'b.db'}"
+    h.make_store(url).close()
+    out = tmp_path / "r"
+    first = typer.testing.CliRunner().invoke(
+        app, ["report", "ds", "--db", url, "--out", str(out), "--format", "json", "--n-boot", "20"]
+    )
+    assert first.exit_code == 0, first.output
+    base = tmp_path / "base.json"
+    base.write_text((out / "report.json").read_text())
+    args = ["report", "ds", "--db", url, "--out", str(out), "--format", "json", "--n-boot", "20"]
+    same = typer.testing.CliRunner().invoke(app, [*args, "--baseline", str(base)])
+    assert same.exit_code == 0, same.output
+    strict = typer.testing.CliRunner().invoke(
+        app, [*args, "--baseline", str(base), "--baseline-tolerance", "0.5"]
+    )
+    assert strict.exit_code == 1, strict.output
+    assert "above 0.5x the baseline's" in strict.output
+    bad = typer.testing.CliRunner().invoke(
+        app, [*args, "--baseline", str(base), "--baseline-tolerance", "0"]
+    )
+    assert bad.exit_code == 2

@@ -150,6 +150,30 @@ def test_baseline_usage_above_tolerance() -> None:
     assert baseline_regressions(_report(), ok) == []
 
 
+def test_baseline_latency_and_a_chosen_tolerance() -> None:
+    now = _report(usage={"cost_usd": 0.02, "tokens": 1000.0, "turns": 4.0, "latency_s": 9.0})
+    base = _report(usage={"cost_usd": 0.02, "tokens": 1000.0, "turns": 4.0, "latency_s": 3.0})
+    # latency 9 s is 3x the baseline's 3 s: above 1.5x, and above 2.5x, not above 3x
+    (reason,) = baseline_regressions(now, base)
+    assert reason.startswith("latency per trajectory 9 is above 1.5x the baseline's 3")
+    (reason,) = baseline_regressions(now, base, tolerance=2.5)
+    assert "above 2.5x" in reason
+    assert baseline_regressions(now, base, tolerance=3.0) == []
+
+
+def test_baseline_pass_k_without_an_interval_compares_the_estimate() -> None:
+    now = _report()
+    now["sources"]["outcome"]["pass^k"]["4"] = _est(0.0)  # 0 tasks pass, no interval
+    assert baseline_regressions(now, now) == []  # a report is no regression of itself
+    base = _report()
+    base["sources"]["outcome"]["pass^k"]["4"] = _est(0.2)
+    (reason,) = baseline_regressions(now, base)
+    assert reason == "pass^4[outcome] dropped: 0 (no interval) is below the baseline's 0.2"
+    now["sources"]["outcome"]["pass^k"]["4"] = _est(None)
+    (reason,) = baseline_regressions(now, base)
+    assert reason == "pass^4[outcome] is undefined now (baseline 0.2)"
+
+
 def test_baseline_pass_k_drop_beyond_interval() -> None:
     base = _report()
     base["sources"]["outcome"]["pass^k"]["4"] = _est(0.45, 0.4, 0.5)  # current high 0.4

@@ -111,6 +111,19 @@ def test_budget_regression_against_baseline():
     assert r is not None and r.passed
 
 
+def test_turns_have_a_limit_and_a_baseline():
+    t = _run(turns=9)
+    r = check(t, "budget_limits", budgets={"max_turns": 8})
+    assert r is not None and not r.passed and "turns 9 > limit 8" in r.detail
+    r = check(t, "budget_regression", budgets={"baseline": {"turns": 4}})
+    # 9 / 4 = 2.25 > 1.5
+    assert r is not None and not r.passed and "turns 9 is 2.25x baseline 4" in r.detail
+    r = check(_run(turns=6), "budget_regression", budgets={"baseline": {"turns": 4}})
+    assert r is not None and r.passed  # 1.5x exactly is within
+    r = check(_run(), "budget_regression", budgets={"baseline": {"turns": 4}})
+    assert r is not None and not r.passed and "turns unknown" in r.detail
+
+
 def test_budgets_do_not_apply_when_unset():
     assert check(_run(), "budget_limits") is None
     assert check(_run(), "budget_limits", budgets={"tolerance": 2}) is None

@@ -41,12 +41,27 @@ FailOption = Annotated[
         "the 95% interval: kappa.lo>=0.4, flip_rate.hi<=0.1.",
     ),
 ]
+def _positive(option: str, value: float) -> float:
+    if not value > 0:
+        raise typer.BadParameter(f"{value:g} is not above 0", param_hint=option)
+    return value
+
+
 BaselineOption = Annotated[
     Path | None,
     typer.Option(
         "--baseline",
-        help="A previous report.json: fail on cost/tokens/turns per trajectory above 1.5x, "
-        "or a pass^k whose upper bound falls below the baseline's estimate.",
+        help="A previous report.json: fail on cost, tokens, turns or latency per trajectory "
+        "above --baseline-tolerance x its own, or a pass^k whose upper bound falls below the "
+        "baseline's estimate.",
+    ),
+]
+ToleranceOption = Annotated[
+    float,
+    typer.Option(
+        "--baseline-tolerance",
+        callback=lambda v: _positive("--baseline-tolerance", v),
+        help="The usage ratio to --baseline that fails the report (> 0).",
     ),
 ]
 ThresholdOption = Annotated[
@@ -122,6 +137,7 @@ def report_cmd(
     ] = "human",
     fail_under: FailOption = None,
     baseline: BaselineOption = None,
+    baseline_tolerance: ToleranceOption = 1.5,
     threshold: ThresholdOption = None,
     n_boot: NBootOption = 2000,
     seed: SeedOption = 0,
@@ -169,6 +185,7 @@ def report_cmd(
         "seed": seed,
         "fail_under": fail_under or [],
         "baseline": baseline,
+        "baseline_tolerance": baseline_tolerance,
         "primary_source": primary,
         "rubric_dirs": rubric_dir or [],
     }
@@ -189,7 +206,7 @@ def report_cmd(
             option = {
                 "label_source": "labels", "ks": "k", "n_boot": "n_boot", "seed": "seed",
                 "fail_under": "fail_under", "baseline": "baseline", "primary_source": "primary",
-                "rubric_dirs": "rubric_dir",
+                "rubric_dirs": "rubric_dir", "baseline_tolerance": "baseline_tolerance",
             }  # fmt: skip
             mine = {
                 arg: value for arg, value in args.items() if given_on_command_line(ctx, option[arg])
@@ -222,6 +239,7 @@ def calibrate_cmd(
     k: KOption = "1,2,3,4",
     fail_under: FailOption = None,
     baseline: BaselineOption = None,
+    baseline_tolerance: ToleranceOption = 1.5,
     threshold: ThresholdOption = None,
     n_boot: NBootOption = 2000,
     seed: SeedOption = 0,
@@ -264,6 +282,7 @@ def calibrate_cmd(
         seed=seed,
         threshold=threshold,
         baseline=baseline,
+        baseline_tolerance=baseline_tolerance,
         fail_under=gates,
         primary_source=primary,
         rubric=rubric,

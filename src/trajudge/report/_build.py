@@ -15,6 +15,7 @@ from trajudge.report._aligned_rows import aligned_cuts
 from trajudge.report._assemble import GATE_RULE, Parts, Tables, assemble
 from trajudge.report._categorical_inputs import split_plain, store_groups
 from trajudge.report._gates import (
+    USAGE_TOLERANCE,
     baseline_regressions,
     check_gates,
     parse_gates,
@@ -85,6 +86,7 @@ def _finish(
     fp: Fingerprint | None,
     fingerprint_file: str | Path | None,
     alignment: Sequence[dict[str, Any]] = (),
+    baseline_tolerance: float = USAGE_TOLERANCE,
 ) -> Report:
     parsed = parse_gates(gates)
     base = read_baseline(baseline) if isinstance(baseline, str | Path) else baseline
@@ -133,7 +135,7 @@ def _finish(
     as_dict = report.to_dict()
     failures = check_gates(as_dict, parsed)
     if base is not None:
-        failures += baseline_regressions(as_dict, base)
+        failures += baseline_regressions(as_dict, base, tolerance=baseline_tolerance)
     report.gate_failures = failures
     report.summary = summary_lines(report)
     return report
@@ -160,6 +162,7 @@ def _from_tables(
     inconsistent_as: str | None = None,
     judge_cuts: dict[str, Threshold] | None = None,
     alignment: Sequence[dict[str, Any]] = (),
+    baseline_tolerance: float = USAGE_TOLERANCE,
 ) -> Report:
     """Calibrate and assemble, then finish the report: the part both entry points share."""
     human = label_source == "human"
@@ -189,6 +192,7 @@ def _from_tables(
         seed=seed,
         gates=fail_under,
         baseline=baseline,
+        baseline_tolerance=baseline_tolerance,
         primary_source=primary_source,
         fp=fp,
         fingerprint_file=fingerprint_file,
@@ -207,6 +211,7 @@ def build_report(
     threshold: float | None = None,
     dev_items: Collection[Any] | None = None,
     baseline: Baseline = None,
+    baseline_tolerance: float = USAGE_TOLERANCE,
     fail_under: Sequence[str] = (),
     primary_source: str | None = None,
     fingerprint_file: str | Path | None = None,
@@ -236,8 +241,11 @@ def build_report(
     dev_items :
         Trajectory ids used only to search a judge's threshold; left out of every statistic.
     baseline :
-        A previous ``report.json`` (path or dict): usage above 1.5x its values, or a pass^k
-        whose upper bound falls below its point estimate, fails the report.
+        A previous ``report.json`` (path or dict): usage (cost, tokens, turns, latency per
+        trajectory) above ``baseline_tolerance`` x its values, or a pass^k whose upper bound
+        falls below its point estimate, fails the report.
+    baseline_tolerance :
+        The usage ratio to the baseline that counts as a regression (default 1.5).
     fail_under :
         Gate expressions (see :mod:`trajudge.report._gates`), e.g. ``"kappa>=0.6"``.
     primary_source :
@@ -296,6 +304,7 @@ def build_report(
         dev_items=dev_items,
         fail_under=fail_under,
         baseline=baseline,
+        baseline_tolerance=baseline_tolerance,
         primary_source=primary_source,
         fp=inputs.fingerprint,
         fingerprint_file=fingerprint_file,
@@ -338,6 +347,7 @@ def calibrate_report(
     threshold: float | None = None,
     dev_items: Collection[Any] | None = None,
     baseline: Baseline = None,
+    baseline_tolerance: float = USAGE_TOLERANCE,
     fail_under: Sequence[str] = (),
     primary_source: str | None = None,
     rubric: str | None = None,
@@ -396,6 +406,7 @@ def calibrate_report(
         dev_items=dev_items,
         fail_under=fail_under,
         baseline=baseline,
+        baseline_tolerance=baseline_tolerance,
         primary_source=primary_source,
         fp=None,
         fingerprint_file=None,

@@ -287,16 +287,22 @@ def read_baseline(path: str | Path) -> dict[str, Any]:
     return data
 
 
-_USAGE_NAMES = {"cost_usd": "cost", "tokens": "tokens", "turns": "turns"}
+_USAGE_NAMES = {"cost_usd": "cost", "tokens": "tokens", "turns": "turns", "latency_s": "latency"}
 
 
-def baseline_regressions(report: Mapping[str, Any], baseline: Mapping[str, Any]) -> list[str]:
+def baseline_regressions(
+    report: Mapping[str, Any],
+    baseline: Mapping[str, Any],
+    *,
+    tolerance: float = USAGE_TOLERANCE,
+) -> list[str]:
     """Regressions against a previous report.
 
-    * cost, tokens or turns per trajectory above ``USAGE_TOLERANCE`` x the baseline's;
+    * cost, tokens, turns or latency per trajectory above ``tolerance`` x the baseline's;
     * a pass^k drop beyond its interval: the current upper bound is below the baseline's
-      point estimate (for every source and k both reports have); an undefined current
-      pass^k where the baseline had one also fails.
+      point estimate (for every source and k both reports have; an estimate without an
+      interval: the estimate itself is below); an undefined current pass^k where the
+      baseline had one also fails.
     """
     failures: list[str] = []
     now_usage, base_usage = report.get("usage") or {}, baseline.get("usage") or {}
@@ -304,9 +310,9 @@ def baseline_regressions(report: Mapping[str, Any], baseline: Mapping[str, Any])
         now, base = now_usage.get(key), base_usage.get(key)
         if now is None or base is None or base <= 0:
             continue
-        if now > USAGE_TOLERANCE * base:
+        if now > tolerance * base:
             failures.append(
-                f"{name} per trajectory {_fmt(now)} is above {USAGE_TOLERANCE:g}x the "
+                f"{name} per trajectory {_fmt(now)} is above {tolerance:g}x the "
                 f"baseline's {_fmt(base)}"
             )
     sources = report.get("sources") or {}
@@ -318,8 +324,14 @@ def baseline_regressions(report: Mapping[str, Any], baseline: Mapping[str, Any])
             if now_est is None or base_est is None or base_est.get("value") is None:
                 continue
             b = float(base_est["value"])
-            if now_est.get("high") is None:
+            if now_est.get("value") is None:
                 failures.append(f"pass^{k}[{key}] is undefined now (baseline {_fmt(b)})")
+            elif now_est.get("high") is None:  # an estimate without an interval
+                if now_est["value"] < b:
+                    failures.append(
+                        f"pass^{k}[{key}] dropped: {_fmt(now_est['value'])} (no interval) is "
+                        f"below the baseline's {_fmt(b)}"
+                    )
             elif now_est["high"] < b:
                 failures.append(
                     f"pass^{k}[{key}] dropped: {_fmt(now_est['value'])} "

@@ -1,8 +1,8 @@
 """Budgets: absolute limits (a gate by default) and regression against a baseline.
 
-The figures are the number of steps, ``usage.total_tokens``, ``usage.cost_usd`` and
-``usage.latency_s``. A limit whose figure was not recorded fails and is named as unknown:
-a budget that cannot be verified is not reported as met.
+The figures are the number of steps, ``usage.total_tokens``, ``usage.cost_usd``,
+``usage.latency_s`` and ``usage.turns``. A limit whose figure was not recorded fails and is
+named as unknown: a budget that cannot be verified is not reported as met.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from trajudge.rules._compile import CompiledSpec, Prepared
 from trajudge.rules._models import CheckResult, result
 from trajudge.trajectories import Trajectory
 
-_METRICS = ("steps", "tokens", "cost_usd", "latency_s")
+_METRICS = ("steps", "tokens", "cost_usd", "latency_s", "turns")
 
 
 def _figures(t: Trajectory) -> dict[str, float | None]:
@@ -23,11 +23,13 @@ def _figures(t: Trajectory) -> dict[str, float | None]:
         "tokens": None if u.total_tokens is None else float(u.total_tokens),
         "cost_usd": u.cost_usd,
         "latency_s": u.latency_s,
+        "turns": None if u.turns is None else float(u.turns),
     }
 
 
 def check_budget_limits(p: Prepared, c: CompiledSpec) -> CheckResult | None:
-    """``max_steps``, ``max_tokens``, ``max_cost_usd``, ``max_latency_s``; score = share met."""
+    """``max_steps``, ``max_tokens``, ``max_cost_usd``, ``max_latency_s``, ``max_turns``;
+    score = share met."""
     b = c.spec.budgets
     if b is None:
         return None
@@ -36,6 +38,7 @@ def check_budget_limits(p: Prepared, c: CompiledSpec) -> CheckResult | None:
         "tokens": b.max_tokens,
         "cost_usd": b.max_cost_usd,
         "latency_s": b.max_latency_s,
+        "turns": b.max_turns,
     }
     limits = {k: float(v) for k, v in given.items() if v is not None}
     if not limits:

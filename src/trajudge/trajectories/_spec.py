@@ -115,6 +115,7 @@ class Baseline(BaseModel):
     tokens: float | None = Field(default=None, ge=0)
     cost_usd: float | None = Field(default=None, ge=0)
     latency_s: float | None = Field(default=None, ge=0)
+    turns: float | None = Field(default=None, ge=0)
 
 
 class Budgets(BaseModel):
@@ -126,6 +127,7 @@ class Budgets(BaseModel):
     max_tokens: int | None = Field(default=None, ge=0)
     max_cost_usd: float | None = Field(default=None, ge=0)
     max_latency_s: float | None = Field(default=None, ge=0)
+    max_turns: int | None = Field(default=None, ge=0)
     baseline: Baseline | None = None
     tolerance: float = Field(default=1.5, gt=0)
 
