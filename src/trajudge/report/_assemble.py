@@ -188,7 +188,7 @@ def assemble(
         rubric_dirs=rubric_dirs,
         human=human,
         notes=notes,
-        elsewhere=[g.rubric for g in tables.categorical],
+        elsewhere=[str(g.rubric) for g in tables.categorical],
     )
     judge_names = j.groupby("judge")["rubric_id"].nunique() if "rubric_id" in j else None
     rows: list[JudgeRow] = []
