@@ -11,6 +11,7 @@ from labeling_helpers import DATASET
 from streamlit.testing.v1 import AppTest
 from test_app_pages import RUBRIC, plain_texts, rich_texts, run_page
 
+from trajudge.judges import load_rubric
 from trajudge.labeling_app import (
     AppConfig,
     NotAllowed,
@@ -25,6 +26,7 @@ from trajudge.labeling_app import (
 )
 from trajudge.labeling_app import _state as S
 from trajudge.labeling_app._config import ENV_ADJUDICATOR_PASSWORD, ENV_ADJUDICATORS
+from trajudge.labeling_app._review import judge_human_disagreements
 from trajudge.store import Store
 from trajudge.trajectories import InputError
 
@@ -250,3 +252,30 @@ def test_sign_in_as_an_adjudicator_needs_the_adjudicator_password(
     at = _sign_in(run_page("login", url, annotator=None, config=cfg), "ann")
     assert at.session_state[S.ANNOTATOR] == "ann"
     assert not viewer_for(at.session_state[S.CONFIG], "ann").adjudicator
+
+
+def test_a_reference_judge_against_expected_calls_is_reviewed_like_a_pointwise_one(
+    seeded: Store,
+) -> None:
+    # The demo's reference judge scores t002 against its task spec's expected calls: other_id
+    # "spec:<task>" names no trajectory, so once ann labeled t002 she sees it, and it is a
+    # judge-vs-human row (judge 5 vs humans 3: a disagreement at the pass threshold 4).
+    ref = {**JUDGE, "judge": "ref", "mode": "reference", "other_id": "spec:T"}
+    for order in ("ab", "ba"):
+        row = {**ref, "order": order, "trajectory_id": "t002", "score": 5.0, "reasoning": "REF-2"}
+        seeded.add_judgment(DATASET, row)
+    mine = review_data(seeded, DATASET, RUBRIC, ANN)
+    assert sorted(mine.judgments["reasoning"]) == ["JUDGE-REASON-2", "REF-2", "REF-2"]
+    got = item_review(seeded, DATASET, RUBRIC, ANN, "t002").judgments
+    assert sorted(str(j["reasoning"]) for j in got) == ["JUDGE-REASON-2", "REF-2", "REF-2"]
+    rubric = load_rubric(RUBRIC)
+    table = judge_human_disagreements(mine.labels, mine.judgments, rubric)
+    assert table[["trajectory_id", "judge", "judge_score", "human_mean"]].values.tolist() == [
+        ["t002", "j", 5.0, 3.0],
+        ["t002", "ref", 5.0, 3.0],
+    ]
+    # a pairwise judgment is no score of one trajectory: never a row of this table
+    everyone = review_data(seeded, DATASET, RUBRIC, LEAD).judgments
+    pairs = everyone[everyone["mode"] == "pairwise"].assign(score=5.0)
+    assert len(pairs) == 1
+    assert judge_human_disagreements(mine.labels, pairs, rubric).empty

@@ -68,17 +68,30 @@ def labeled_by(labels: pd.DataFrame, name: str) -> set[str]:
     return set(labels.loc[own, "trajectory_id"].astype(str))
 
 
+# A reference judge shown a task spec's expected calls stores other_id "spec:<task>" (see
+# trajudge.judges.spec_reference): no trajectory, so nothing another annotator labels.
+SPEC_REFERENCE = "spec:"
+
+
+def no_partner(other_id: Any) -> bool:
+    """Whether a judgment speaks about no trajectory but its own: pointwise (no other), or a
+    reference judge's score against a task spec's expected calls."""
+    return other_id is None or (isinstance(other_id, str) and other_id.startswith(SPEC_REFERENCE))
+
+
 def _visible_judgments(
     judgments: pd.DataFrame, rubric_id: str, ids: set[str] | None
 ) -> pd.DataFrame:
-    """The rubric's judgments whose trajectories (and pair partner) are all in ``ids``."""
+    """The rubric's judgments whose trajectories (and pair partner or reference trajectory)
+    are all in ``ids``."""
     if judgments.empty:
         return judgments
     keep = judgments["rubric_id"] == rubric_id
     if ids is not None:
         other = judgments["other_id"]
+        alone = other.isna() | other.astype(str).str.startswith(SPEC_REFERENCE)
         keep &= judgments["trajectory_id"].astype(str).isin(ids)
-        keep &= other.isna() | other.astype(str).isin(ids)
+        keep &= alone | other.astype(str).isin(ids)
     return judgments[keep].reset_index(drop=True)
 
 
@@ -130,9 +143,9 @@ def item_review(store: Store, dataset: str, rubric_id: str, viewer: Viewer, tid:
     rows = store.item_labels(dataset, tid, rubric_id)
     judgments = [j for j in store.item_judgments(dataset, tid) if j["rubric_id"] == rubric_id]
     if not viewer.adjudicator:  # a pair judgment also speaks about its other trajectory
-        others = [str(j["other_id"]) for j in judgments if j["other_id"] is not None]
+        others = [str(j["other_id"]) for j in judgments if not no_partner(j["other_id"])]
         seen = _labeled_ids(store, dataset, rubric_id, viewer.name, others) if others else set()
-        judgments = [j for j in judgments if j["other_id"] is None or str(j["other_id"]) in seen]
+        judgments = [j for j in judgments if no_partner(j["other_id"]) or j["other_id"] in seen]
     return ItemReview(rows, judgments)
 
 

@@ -44,11 +44,15 @@ def judge_human_disagreements(
     humans = _human(labels[labels["rubric_id"] == rubric.id]) if not labels.empty else labels
     if humans.empty or judgments.empty:
         return pd.DataFrame(columns=JUDGE_HUMAN_COLUMNS)
+    # a reference judge's score is the candidate's, as a pointwise judge's is
+    pairwise = (
+        judgments["mode"].eq("pairwise") if "mode" in judgments else judgments["other_id"].notna()
+    )
     j = judgments[
         (judgments["rubric_id"] == rubric.id)
         & judgments["error"].isna()
         & judgments["score"].notna()
-        & judgments["other_id"].isna()
+        & ~pairwise
     ]
     if j.empty:
         return pd.DataFrame(columns=JUDGE_HUMAN_COLUMNS)
