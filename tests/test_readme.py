@@ -266,3 +266,26 @@ def test_config_reference_judge_defaults_are_the_models(readme: str) -> None:
     ]
     assert sorted(n for n in said if n in expected) == sorted(expected)
     assert stated == len(expected)
+
+
+def test_the_commands_said_to_take_no_store_are_those_without_db(readme: str) -> None:
+    import typer.main
+
+    import trajudge.cli._commands  # noqa: F401 - registers the commands
+    from trajudge.cli import app
+
+    def leaves(cmd: Any, prefix: str = "") -> dict[str, Any]:
+        subs = getattr(cmd, "commands", None)
+        if not subs:
+            return {prefix.strip(): cmd}
+        out: dict[str, Any] = {}
+        for name, sub in subs.items():
+            out.update(leaves(sub, f"{prefix} {name}"))
+        return out
+
+    commands = leaves(typer.main.get_command(app))
+    without = {n for n, c in commands.items() if not any("--db" in p.opts for p in c.params)}
+    said = re.search(r"`(\w+)`, `([\w ]+)` and `([\w ]+)` read\s+files only", readme)
+    assert said is not None, "the README no longer names the commands without a store"
+    assert without == set(said.groups())
+    assert _flat(readme).count("Every command that uses the store takes `--db URL`") == 2
