@@ -195,6 +195,14 @@ def judge_command(
         str | None,
         typer.Option("--address", help="Ray cluster of --engine ray: auto, ray://host:10001."),
     ] = None,
+    wait: Annotated[
+        bool,
+        typer.Option(
+            "--wait",
+            help="When another run is judging this dataset with the same judge, wait for it "
+            "to end (then judge what it left), instead of exiting with code 2.",
+        ),
+    ] = False,
     db: DbOption = DEFAULT_DB,
 ) -> None:
     """Score trajectories with LLM judges; rule gates run first and skip failing ones.
@@ -299,6 +307,8 @@ def judge_command(
                 max_tasks=max_tasks or (limits.max_tasks if limits is not None else None),
                 max_trials=max_trials or (limits.max_trials if limits is not None else None),
                 engine=runner,
+                wait=wait,
+                notify=lambda line: progress.console.print(line, highlight=False, markup=False),
             )
     finally:
         store.close()

@@ -161,7 +161,7 @@ async def ascore_dataset(
     engine: Engine | None = None,
     flush_interval_s: float = FLUSH_INTERVAL_S,
 ) -> BatchSummary:
-    """Async core of :func:`score_dataset`."""
+    """Async core of :func:`score_dataset`; it takes no lease (the caller holds them)."""
     with _old_objects_frozen():
         return await _score(
             store,
@@ -341,6 +341,8 @@ def score_dataset(
     max_tasks: int | None = None,
     max_trials: int | None = None,
     engine: Engine | None = None,
+    wait: bool = False,
+    notify: Callable[[str], None] | None = None,
 ) -> BatchSummary:
     """Score a stored dataset with ``judges``; see the module docstring.
 
@@ -352,20 +354,28 @@ def score_dataset(
     limit the run to a subset (a demo); ``engine`` runs the calls (default: a
     :class:`~trajudge.judges.LocalEngine` of ``concurrency`` workers). Cost and tokens count
     real calls, not cache hits.
+
+    The run holds the store's lease of each judge's configuration on ``dataset``
+    (:meth:`trajudge.store.Store.holding_leases`) from before it plans to after its last
+    write, so a second run of the same judges never makes the same calls at once: it raises
+    :class:`trajudge.store.LeaseHeldError` naming the holder, or with ``wait`` waits for the
+    lease (``notify`` hears whom for) and then plans only what the first left undone.
     """
-    return run_sync(
-        ascore_dataset(
-            store,
-            dataset,
-            judges,
-            specs=specs,
-            spec_defaults=spec_defaults,
-            concurrency=concurrency,
-            progress=progress,
-            gates=gates,
-            tasks=tasks,
-            max_tasks=max_tasks,
-            max_trials=max_trials,
-            engine=engine,
+    configs = [(j.name, j.config_sha256) for j in judges]
+    with store.holding_leases(dataset, configs, wait=wait, notify=notify):
+        return run_sync(
+            ascore_dataset(
+                store,
+                dataset,
+                judges,
+                specs=specs,
+                spec_defaults=spec_defaults,
+                concurrency=concurrency,
+                progress=progress,
+                gates=gates,
+                tasks=tasks,
+                max_tasks=max_tasks,
+                max_trials=max_trials,
+                engine=engine,
+            )
         )
-    )
