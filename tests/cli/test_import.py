@@ -175,7 +175,7 @@ def test_otel_and_openai_via_cli(tmp_path: Path, db_url: str) -> None:
     fixture = Path(__file__).parents[1] / "fixtures" / "traces" / "pydantic_ai_v6.jsonl"
     result = run(str(fixture), "--db", db_url, "--format", "otel")
     assert result.exit_code == 0, result.output
-    assert "imported 1 trajectories (1 added" in result.stdout
+    assert "imported 1 trajectory (1 added" in result.stdout
     chats = write(
         tmp_path,
         "chats.json",

@@ -10,6 +10,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from trajudge._words import counted
 from trajudge.cli._app import DEFAULT_DB, DbOption, app, console, handle_user_errors
 from trajudge.trajectories import InputError
 
@@ -47,7 +48,7 @@ def print_check_summary(title: str, s: CheckSummary) -> None:
         )
     console.print(table)
     console.print(
-        f"{s.trajectories} trajectories: {s.passed} passed, "
+        f"{counted(s.trajectories, 'trajectory')}: {s.passed} passed, "
         f"{s.gate_failures} with a failed gate, {s.regressions} with a regression; "
         f"mean score {_fmt(s.mean_score)}",
         highlight=False,

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from trajudge._words import counted
 from trajudge.cli._app import DEFAULT_DB, DbOption, app, console, handle_user_errors
 from trajudge.trajectories import FORMATS
 
@@ -78,7 +79,7 @@ def import_command(
     try:
         with console.status(f"reading {file} ...") as status:
 
-            def counted() -> Iterator[Trajectory]:
+            def streamed() -> Iterator[Trajectory]:
                 for t in stream:
                     if stream.count % 1000 == 0:
                         status.update(f"reading {file} ... {stream.count} trajectories")
@@ -86,7 +87,7 @@ def import_command(
 
             summary = store.import_dataset(
                 name,
-                counted(),
+                streamed(),
                 stream.specs,
                 source=stream.source,
                 source_sha256=stream.sha256,
@@ -95,9 +96,9 @@ def import_command(
     finally:
         store.close()
     console.print(
-        f"imported {summary.total} trajectories ({summary.added} added, {summary.updated} "
-        f"updated, {summary.unchanged} unchanged), {summary.specs} task specs into dataset "
-        f"{summary.dataset}",
+        f"imported {counted(summary.total, 'trajectory')} ({summary.added} added, "
+        f"{summary.updated} updated, {summary.unchanged} unchanged), "
+        f"{counted(summary.specs, 'task spec')} into dataset {summary.dataset}",
         highlight=False,
         markup=False,
         soft_wrap=True,

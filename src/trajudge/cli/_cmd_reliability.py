@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
+from trajudge._words import counted
 from trajudge.cli._app import DEFAULT_DB, DbOption, app, console, fail, handle_user_errors
 
 if TYPE_CHECKING:
@@ -62,7 +63,7 @@ def print_reliability(result: ReliabilityResult, title: str) -> None:
     console.print(table)
     n_tasks = len(result.per_task)
     console.print(
-        f"{result.n_trajectories} trajectories, {n_tasks} tasks; "
+        f"{counted(result.n_trajectories, 'trajectory')}, {counted(n_tasks, 'task')}; "
         f"{len(result.unstable_tasks)} unstable (some trials pass, some fail)"
         + (f"; {result.n_unknown} without a verdict" if result.n_unknown else "")
     )

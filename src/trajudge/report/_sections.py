@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 
+from trajudge._words import counted
 from trajudge.calibration import Estimate
 from trajudge.report._model import Report, SourceResult
 from trajudge.report._rubrics import threshold_text
@@ -206,14 +207,14 @@ def _unstable(report: Report) -> Section:
     for src in report.all_sources():
         if src.unstable_tasks:
             lines.append(
-                f"{src.title}: {len(src.unstable_tasks)} unstable tasks (some trials "
+                f"{src.title}: {counted(len(src.unstable_tasks), 'unstable task')} (some trials "
                 f"pass, some fail): {_ids(src.unstable_tasks)}"
             )
     for j in report.judges:
         items = j.calibration.unstable_items
         if items:
             lines.append(
-                f"judge {j.name}: {len(items)} unstable items (verdict changes across "
+                f"judge {j.name}: {counted(len(items), 'unstable item')} (verdict changes across "
                 f"samples or orders): {_ids(items)}"
             )
     return Section("Unstable tasks and items", lines or ["None."])
@@ -225,7 +226,7 @@ def _coverage(report: Report) -> Section | None:
         return None
     share = cov["boundary_share"]
     lines = [
-        f"{cov['n_boundary']} of {cov['n_cases']} trajectories run into a boundary case "
+        f"{cov['n_boundary']} of {counted(cov['n_cases'], 'trajectory')} run into a boundary case "
         f"({fmt(None if share is None else share * 100, 0)}%); pass^k by the environment outcome.",
         *cov["warnings"],
     ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from trajudge._words import counted
 from trajudge.calibration import Estimate
 from trajudge.report._model import Report, SourceResult
 
@@ -104,8 +105,8 @@ def summary_lines(report: Report) -> list[str]:
             lines.append(f"{src.title}: pass^{k} = {fmt_est(src.pass_hat[k])}.")
     if report.n_gate_failed is not None:
         lines.append(
-            f"{report.n_gate_failed} trajectories failed a rule gate: they count as fails for "
-            "every source except the raw environment outcome."
+            f"{counted(report.n_gate_failed, 'trajectory')} failed a rule gate: they count as "
+            "fails for every source except the raw environment outcome."
         )
     for flag in report.flags:
         lines.append(
