@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -421,3 +422,30 @@ def test_criteria_are_kept_when_switched_off(store_url: str, store: Store) -> No
     at.radio(key=S.widget_key("crit", tid, "arguments")).set_value(None).run()
     (row,) = my_rows(store)
     assert (row["value"], row["criteria"]) == (5.0, None)
+
+
+def test_a_long_system_message_is_collapsed_and_a_failed_call_is_marked(
+    store_url: str, store: Store
+) -> None:
+    from trajudge.trajectories import read_trajectories
+
+    # τ-bench task 0, trial 0: the 6,156-character airline policy, and a failed booking call
+    data = read_trajectories(Path(__file__).parents[2] / "examples/tau_airline/gpt-4o-airline.json")
+    tau = next(t for t in data.trajectories if t.task_id == "0" and t.trial == 0)
+    (policy,) = [m.content or "" for m in tau.messages if m.role == "system"]
+    assert len(policy) > 6000 and any(not s.ok for s in tau.steps)
+    store.import_dataset(DATASET, [tau])
+    at = run_page("label", store_url, **{S.CURRENT: tau.id, S.CURSOR: 0})
+    assert not at.exception
+    first_lines = "\n".join(policy.splitlines()[:3])[:400]
+    blocks = [str(c.value) for c in at.code]
+    # the page shows the policy's first lines; the whole text only inside the expander
+    (shown,) = [b for b in blocks if b.startswith("system:")]
+    assert shown.startswith(f"system:\n{first_lines}") and len(shown) < 600
+    (whole,) = [e for e in at.expander if str(e.label).startswith("Whole system message")]
+    assert str(whole.label) == f"Whole system message ({len(policy):,} characters)"
+    assert [str(c.value) for c in whole.code] == [policy.rstrip("\n")]  # st.code trims it
+    n_failed = sum(not s.ok for s in tau.steps)
+    marks = [m for m in at.markdown if "failed call" in str(m.value)]
+    assert len(marks) == n_failed
+    assert sum("✗ FAILED" in b for b in blocks) == n_failed

@@ -15,6 +15,10 @@ from typing import Any
 from trajudge.trajectories import Trajectory
 
 PREVIEW_CHARS = 1200
+# A system prompt (τ-bench's policy is 6,156 characters) would push the item below the fold on
+# every page: its first lines are shown, the whole text on request.
+SYSTEM_PREVIEW_LINES = 3
+SYSTEM_PREVIEW_CHARS = 400
 
 
 @dataclass(frozen=True)
@@ -38,6 +42,7 @@ class TurnView:
     role: str
     text: str
     steps: list[StepView] = field(default_factory=list)
+    whole: str | None = None  # a collapsed system message's whole text (``text`` its start)
 
 
 @dataclass(frozen=True)
@@ -72,6 +77,14 @@ def _preview(text: str, limit: int) -> tuple[str, str | None]:
     if len(text) <= limit:
         return text, None
     return text[:limit] + f"\n… ({len(text) - limit:,} more characters)", text
+
+
+def _system_preview(text: str) -> tuple[str, str | None]:
+    """The first lines of a system message, and the whole text when that is not all of it."""
+    head = "\n".join(text.splitlines()[:SYSTEM_PREVIEW_LINES])[:SYSTEM_PREVIEW_CHARS]
+    if len(head) >= len(text.rstrip()):
+        return text, None
+    return head + f"\n… ({len(text) - len(head):,} more characters)", text
 
 
 def _meta(tokens: int | None, latency_ms: float | None) -> str:
@@ -146,7 +159,10 @@ def build_item_view(
         text = m.content or ""
         if not text and not m.steps:
             continue
-        turns.append(TurnView(role, text, [steps[n] for n in m.steps]))
+        whole = None
+        if m.role == "system":
+            text, whole = _system_preview(text)
+        turns.append(TurnView(role, text, [steps[n] for n in m.steps], whole))
     usage = {k: v for k, v in trajectory.usage.model_dump().items() if v is not None}
     shown = [
         {**{k: j.get(k) for k in _JUDGMENT_FIELDS}, "reasoning": j.get("reasoning")}

@@ -58,7 +58,7 @@ def render_rule(rule: RuleView | None) -> None:
 def step_text(s: StepView) -> str:
     """One tool call as text: ``Step 3: tool · ok · 120 tokens · 340 ms``, its arguments
     (formatted JSON), then its error and its output (or the output's preview)."""
-    header = f"Step {s.index}: {s.tool} · {'ok' if s.ok else 'failed'}"
+    header = f"Step {s.index}: {s.tool} · {'ok' if s.ok else '✗ FAILED'}"
     parts = [header + (f" · {s.meta}" if s.meta else ""), s.args_json]
     if s.error:
         parts.append(f"error: {s.error}")
@@ -67,13 +67,18 @@ def step_text(s: StepView) -> str:
     return "\n".join(parts)
 
 
-def render_block(text: str, whole: str | None = None) -> None:
-    """One part of a trajectory (a tool call; later a turn of the conversation) as one code
-    block, and ``whole`` (the untruncated text) in an expander when given. Each element costs
-    the browser a few milliseconds per item, so a part is one element."""
+def render_block(
+    text: str, whole: str | None = None, *, what: str = "output", failed: bool = False
+) -> None:
+    """One part of a trajectory (a tool call, a turn of the conversation) as one code block,
+    and ``whole`` (the untruncated text) in an expander when given. Each element costs the
+    browser a few milliseconds per item, so a part is one element, and a failed call one
+    more: a red mark (a fixed string) above its block."""
+    if failed:
+        st.markdown(":red[**✗ failed call**]")
     st.code(text, language=None, wrap_lines=True)
     if whole is not None:
-        with st.expander(f"Whole output ({len(whole):,} characters)"):
+        with st.expander(f"Whole {what} ({len(whole):,} characters)"):
             st.code(whole, language=None, wrap_lines=True)
 
 
@@ -100,12 +105,12 @@ def render_item(view: ItemView) -> None:
         # the whole conversation in order: each turn's text, then the tool calls it made
         for turn in view.turns:
             if turn.text:
-                render_block(f"{turn.role}:\n{turn.text}")
+                render_block(f"{turn.role}:\n{turn.text}", turn.whole, what="system message")
             for s in turn.steps:
-                render_block(step_text(s), s.output_full)
+                render_block(step_text(s), s.output_full, failed=not s.ok)
     else:
         for s in view.steps:
-            render_block(step_text(s), s.output_full)
+            render_block(step_text(s), s.output_full, failed=not s.ok)
     st.subheader("Final answer", divider="gray")
     st.code(view.final_answer or "(no final answer)", language=None, wrap_lines=True)
 
