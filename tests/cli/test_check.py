@@ -90,6 +90,7 @@ def test_bad_spec_is_one_red_line_and_writes_nothing(db_url: str, tmp_path: Path
 
 
 def test_unknown_dataset(db_url: str) -> None:
+    Store(db_url).close()  # a store without that dataset (no store at all: test_reading_commands)
     result = run("nope", "--db", db_url)
     assert result.exit_code == 2 and "no dataset 'nope'" in result.output
 

@@ -69,10 +69,15 @@ def store_url(ctx: typer.Context, db: str, config_db: str | None) -> str:
 def existing_store_url(ctx: typer.Context, db: str, config_db: str | None) -> str:
     """:func:`store_url`, for a command that reads a store: a SQLite file that does not exist
     is an error (exit 2), not an empty store created by the command."""
+    return require_store(store_url(ctx, db, config_db))
+
+
+def require_store(url: str) -> str:
+    """``url``, checked to name a store that exists: a command that reads a dataset must not
+    create an empty SQLite file (and its folder) where a mistyped ``--db`` points."""
     from trajudge.store import sqlite_path  # SQLAlchemy: not for --help
     from trajudge.trajectories import InputError
 
-    url = store_url(ctx, db, config_db)
     sqlite_file = sqlite_path(url)
     if sqlite_file is not None and not sqlite_file.exists():
         raise InputError(url, None, "db", "no store here: import a dataset first (trajudge import)")

@@ -11,7 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from trajudge._words import counted
-from trajudge.cli._app import DEFAULT_DB, DbOption, app, console, handle_user_errors
+from trajudge.cli._app import DEFAULT_DB, DbOption, app, console, handle_user_errors, require_store
 from trajudge.trajectories import InputError
 
 if TYPE_CHECKING:
@@ -118,7 +118,7 @@ def check_command(
         raise InputError(
             "--engine", None, None, "a stored dataset is checked locally; --engine is for --parquet"
         )
-    store = Store(db)
+    store = Store(require_store(db))
     progress = _progress(as_json)
     task = progress.add_task("check", total=None)
     started: list[bool] = []

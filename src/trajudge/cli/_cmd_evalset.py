@@ -18,6 +18,7 @@ from trajudge.cli._app import (
     err_console,
     fail,
     handle_user_errors,
+    require_store,
 )
 from trajudge.cli._cmd_reliability import parse_ks
 from trajudge.evalset import DEV_SHARE
@@ -81,7 +82,7 @@ def add_case_cmd(
     from trajudge.store import Store
 
     case = add_case(
-        Store(db),
+        Store(require_store(db)),
         dataset,
         trajectory_id,
         to,
@@ -137,7 +138,9 @@ def rotate_cmd(
     from trajudge.evalset import rotate_evalset
     from trajudge.store import Store
 
-    result = rotate_evalset(Store(db), from_, evalset, share=share, seed=seed, dev_share=dev_share)
+    result = rotate_evalset(
+        Store(require_store(db)), from_, evalset, share=share, seed=seed, dev_share=dev_share
+    )
     for c in result.removed:
         _say(f"- out {c.id} ({c.stratum})")
     for c in result.added:
@@ -176,7 +179,14 @@ def sample_cmd(
             except ValueError:
                 raise fail(f"--share: expected GROUP=WEIGHT, got {item!r}") from None
     sample = sample_evalset(
-        Store(db), dataset, to, n, by=by, shares=shares, seed=seed, dev_share=dev_share
+        Store(require_store(db)),
+        dataset,
+        to,
+        n,
+        by=by,
+        shares=shares,
+        seed=seed,
+        dev_share=dev_share,
     )
     for group, count in sample.counts.items():
         _say(f"{group}: {count} of {sample.targets.get(group, 0)} wanted")
@@ -273,7 +283,7 @@ def fingerprint_cmd(
     )
     from trajudge.store import Store
 
-    fp = fingerprint_dataset(Store(db), dataset)
+    fp = fingerprint_dataset(Store(require_store(db)), dataset)
     for key, value in fp.to_dict().items():
         _say(f"{key}: {value if value is not None else 'unknown'}")
     if save is not None:

@@ -15,6 +15,7 @@ from trajudge.cli._app import (
     err_console,
     fail,
     handle_user_errors,
+    require_store,
 )
 from trajudge.labeling_app import DEFAULT_RUBRIC, Strategy
 from trajudge.store import LabelFormat
@@ -80,7 +81,7 @@ def label_cmd(
             soft_wrap=True,
         )
     config = AppConfig(
-        db_url=db,
+        db_url=require_store(db),
         dataset=dataset,
         rubric=rubric,
         show_judges=show_judges,
@@ -134,7 +135,7 @@ def labels_export_cmd(
     (atomically)."""
     from trajudge.store import Store, export_labels, export_pair_labels
 
-    store = Store(db)
+    store = Store(require_store(db))
     if pairs:
         n = export_pair_labels(store, dataset, out, fmt=fmt, rubric_id=rubric)
         console.print(f"wrote {n} pair labels to {out}", highlight=False)
@@ -170,7 +171,14 @@ def labels_import_cmd(
     from trajudge.store import Store, import_labels, import_pair_labels
 
     load = import_pair_labels if pairs else import_labels
-    s = load(Store(db), file, dataset, annotator_column=annotator_column, source=source, fmt=fmt)
+    s = load(
+        Store(require_store(db)),
+        file,
+        dataset,
+        annotator_column=annotator_column,
+        source=source,
+        fmt=fmt,
+    )
     console.print(
         f"{s.dataset}: {s.added} added, {s.updated} updated, {s.unchanged} unchanged",
         highlight=False,

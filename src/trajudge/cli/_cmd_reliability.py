@@ -11,7 +11,15 @@ import typer
 from rich.table import Table
 
 from trajudge._words import counted
-from trajudge.cli._app import DEFAULT_DB, DbOption, app, console, fail, handle_user_errors
+from trajudge.cli._app import (
+    DEFAULT_DB,
+    DbOption,
+    app,
+    console,
+    fail,
+    handle_user_errors,
+    require_store,
+)
 
 if TYPE_CHECKING:
     from trajudge.calibration import ReliabilityResult
@@ -116,7 +124,7 @@ def reliability_cmd(
     from trajudge.store import Store
 
     ks = parse_ks(k)
-    frame = verdict_frame(Store(db), dataset, source)
+    frame = verdict_frame(Store(require_store(db)), dataset, source)
     result = reliability(frame, ks=ks)
     if as_json:
         typer.echo(json.dumps({"dataset": dataset, "source": source, **result.to_dict()}))

@@ -41,6 +41,8 @@ FailOption = Annotated[
         "the 95% interval: kappa.lo>=0.4, flip_rate.hi<=0.1.",
     ),
 ]
+
+
 def _positive(option: str, value: float) -> float:
     if not value > 0:
         raise typer.BadParameter(f"{value:g} is not above 0", param_hint=option)
