@@ -14,6 +14,7 @@ from sklearn.metrics import cohen_kappa_score
 import trajudge.cli._commands  # noqa: F401 - registers the commands
 from trajudge.cli import app
 from trajudge.report import build_report, render_html, render_markdown
+from trajudge.store import Store
 
 sys.path.insert(0, str(Path(__file__).parent))
 import report_helpers as h
@@ -38,6 +39,26 @@ p1,g,A
 p2,g,B
 p3,g,B
 """
+
+
+def _pair_judgment(store: Store, a: str, b: str, judge: str, order: str, verdict: str) -> None:
+    """One stored pairwise judgment of (a, b) under trajectory_preference, ``verdict`` in the
+    pair's original numbering (order ba mapped back, as the store keeps it)."""
+    store.add_judgment(
+        "ds",
+        {
+            "trajectory_id": a,
+            "other_id": b,
+            "judge": judge,
+            "rubric_id": "trajectory_preference",
+            "rubric_version": "v1",
+            "model": "m",
+            "mode": "pairwise",
+            "order": order,
+            "sample": 0,
+            "verdict": verdict,
+        },
+    )
 
 
 def _calibrate(tmp_path: Path, *extra: str) -> typer.testing.Result:
@@ -113,21 +134,7 @@ def test_stored_pairwise_judge_gets_its_own_measures(db_url: str) -> None:
     calls = [("T0-0", "T0-1", "ab", "A"), ("T0-0", "T0-1", "ba", "B")]
     calls += [("T1-0", "T1-1", "ab", "A"), ("T1-0", "T1-1", "ba", "A")]
     for t, o, order, v in calls:
-        store.add_judgment(
-            "ds",
-            {
-                "trajectory_id": t,
-                "other_id": o,
-                "judge": "pair",
-                "rubric_id": "trajectory_preference",
-                "rubric_version": "v1",
-                "model": "m",
-                "mode": "pairwise",
-                "order": order,
-                "sample": 0,
-                "verdict": v,
-            },
-        )
+        _pair_judgment(store, t, o, "pair", order, v)
     # the pair (T1-1, T1-0) labelled the other way round: read as A for (T1-0, T1-1)
     store.save_pair_label("ds", "T1-1", "T1-0", "trajectory_preference", "ann", "B")
     store.save_pair_label("ds", "T0-0", "T0-1", "trajectory_preference", "ann", "tie")
@@ -186,21 +193,7 @@ def test_a_pairwise_judge_that_always_picks_the_first_shown_side_is_flagged(db_u
     for task in h.OUTCOMES:
         a, b = f"{task}-0", f"{task}-1"
         for order, v in (("ab", "A"), ("ba", "B")):
-            store.add_judgment(
-                "ds",
-                {
-                    "trajectory_id": a,
-                    "other_id": b,
-                    "judge": "first",
-                    "rubric_id": "trajectory_preference",
-                    "rubric_version": "v1",
-                    "model": "m",
-                    "mode": "pairwise",
-                    "order": order,
-                    "sample": 0,
-                    "verdict": v,
-                },
-            )
+            _pair_judgment(store, a, b, "first", order, v)
     report = build_report(store, "ds", ks=[1], n_boot=50)
     [row] = report.categorical
     assert row.calibration.first_position is not None
@@ -219,21 +212,7 @@ def test_jury_of_two_pairwise_judges_is_reported(db_url: str) -> None:
         for task in tasks:
             v = "B" if judge == "p3" and task in ("T0", "T1") else "A"
             for order in ("ab", "ba"):
-                store.add_judgment(
-                    "ds",
-                    {
-                        "trajectory_id": f"{task}-0",
-                        "other_id": f"{task}-1",
-                        "judge": judge,
-                        "rubric_id": "trajectory_preference",
-                        "rubric_version": "v1",
-                        "model": "m",
-                        "mode": "pairwise",
-                        "order": order,
-                        "sample": 0,
-                        "verdict": v,
-                    },
-                )
+                _pair_judgment(store, f"{task}-0", f"{task}-1", judge, order, v)
     # labels: A on T0..T3, B on the rest
     for i, task in enumerate(tasks):
         store.save_pair_label(
@@ -277,21 +256,7 @@ def test_report_of_a_pairwise_rubric_on_a_store_with_pointwise_judges_too(
     store = h.make_store(url)  # pointwise judges alpha and beta, rubric answer_faithfulness
     for task in h.OUTCOMES:
         for order in ("ab", "ba"):
-            store.add_judgment(
-                "ds",
-                {
-                    "trajectory_id": f"{task}-0",
-                    "other_id": f"{task}-1",
-                    "judge": "pj",
-                    "rubric_id": "trajectory_preference",
-                    "rubric_version": "v1",
-                    "model": "m",
-                    "mode": "pairwise",
-                    "order": order,
-                    "sample": 0,
-                    "verdict": "A",
-                },
-            )
+            _pair_judgment(store, f"{task}-0", f"{task}-1", "pj", order, "A")
     store.close()
     out = tmp_path / "out"
     args = ["report", "ds", "--db", url, "--rubric", "trajectory_preference", "--out", str(out)]
