@@ -1,7 +1,9 @@
 """The Typer app and the error policy shared by every command.
 
 A known user error (:class:`trajudge.trajectories.InputError`) becomes one red line on stderr
-and exit code 2; nothing is printed as a traceback.
+and exit code 2; a store that fails under the command (:class:`trajudge.store.StoreError`:
+deleted, read-only, full, damaged, unreachable) one line and exit code 3; nothing is printed as
+a traceback.
 """
 
 from __future__ import annotations
@@ -99,6 +101,7 @@ def main() -> None:
     """Console entry point: run the app, mapping user errors to exit code 2."""
     # register commands (imported here so `import trajudge.cli` stays cheap)
     from trajudge.cli import _commands  # noqa: F401
+    from trajudge.store._faults import STORE_FAULT_EXIT, check_fault_exit
     from trajudge.trajectories import InputError
 
     try:
@@ -106,10 +109,18 @@ def main() -> None:
     except InputError as exc:  # raised outside a command's own handler
         err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
         sys.exit(2)
+    except Exception as exc:
+        fault = check_fault_exit(exc)  # a store fault wrapped by a library on its way up
+        if fault is None:
+            raise
+        err_console.print(f"[bold red]error:[/] {fault}", highlight=False, soft_wrap=True)
+        sys.exit(STORE_FAULT_EXIT)
 
 
 def handle_user_errors(func: Callable[P, R]) -> Callable[P, R]:
-    """Decorator for commands: an InputError becomes one red line and exit code 2."""
+    """Decorator for commands: an InputError becomes one red line and exit code 2, a store
+    fault one line and exit code 3."""
+    from trajudge.store._faults import STORE_FAULT_EXIT, check_fault_exit
     from trajudge.trajectories import InputError
 
     @functools.wraps(func)
@@ -118,5 +129,12 @@ def handle_user_errors(func: Callable[P, R]) -> Callable[P, R]:
             return func(*args, **kwargs)
         except InputError as exc:
             raise fail(str(exc)) from None
+        except (typer.Exit, typer.Abort, KeyboardInterrupt):
+            raise
+        except Exception as exc:
+            fault = check_fault_exit(exc)
+            if fault is None:
+                raise
+            raise fail(str(fault), STORE_FAULT_EXIT) from None
 
     return wrapper

@@ -28,16 +28,18 @@ rendering each trajectory):
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import sqlite3
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
-from trajudge.store import redact, redact_value
+from trajudge.store import StoreError, redact, redact_value
+from trajudge.store._faults import driver_fault
 from trajudge.trajectories import canonical_json
 
 DEFAULT_CACHE_PATH = Path(".trajudge") / "cache.db"
@@ -63,6 +65,29 @@ class CachedResponse:
     probs: dict[str, dict[str, float]] | None = None
 
 
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _faults(
+    method: Callable[Concatenate[ResponseCache, P], R],
+) -> Callable[Concatenate[ResponseCache, P], R]:
+    """A cache method whose file failing (disk full, read-only, damaged) is a StoreError
+    naming the cache, one line for the CLI, instead of sqlite3's traceback."""
+
+    @functools.wraps(method)
+    def run(self: ResponseCache, *args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return method(self, *args, **kwargs)
+        except sqlite3.Error as exc:
+            fault = driver_fault(exc)
+            if fault is None:
+                raise
+            raise StoreError(f"response cache {self.path}", fault) from None
+
+    return run  # type: ignore[return-value]  # functools' _Wrapped names self positionally
+
+
 class ResponseCache:
     """A persistent request -> response map (thread-safe; one connection per cache).
 
@@ -71,6 +96,7 @@ class ResponseCache:
     True
     """
 
+    @_faults
     def __init__(self, path: str | Path = DEFAULT_CACHE_PATH) -> None:
         self.path = str(path)
         if self.path != ":memory:":
@@ -103,6 +129,7 @@ class ResponseCache:
                 self._conn.execute("ALTER TABLE responses ADD COLUMN probs TEXT")
             self._conn.commit()
 
+    @_faults
     def get(self, key: str) -> CachedResponse | None:
         with self._lock:
             row = self._conn.execute(
@@ -114,6 +141,7 @@ class ResponseCache:
             return None
         return _response(row)
 
+    @_faults
     def get_many(self, keys: Iterable[str]) -> dict[str, CachedResponse]:
         """The cached responses of ``keys`` (absent keys are left out), in a few queries."""
         wanted = list(dict.fromkeys(keys))
@@ -131,6 +159,7 @@ class ResponseCache:
                     found[r[0]] = _response(r[1:])
         return found
 
+    @_faults
     def get_inputs(self, keys: Iterable[str]) -> dict[str, tuple[str, CachedResponse]]:
         """Input key -> (request key, cached response) for the input ``keys`` whose request is
         cached (absent keys are left out), in a few queries."""
@@ -150,6 +179,7 @@ class ResponseCache:
                     found[r[0]] = (r[1], _response(r[2:]))
         return found
 
+    @_faults
     def get_gates(self, keys: Iterable[str]) -> dict[str, list[tuple[str, str]]]:
         """Gate key -> the failed checks stored under it, as (check, severity) pairs."""
         wanted = list(dict.fromkeys(keys))
@@ -165,6 +195,7 @@ class ResponseCache:
                     found[key] = [(str(c), str(s)) for c, s in json.loads(failed)]
         return found
 
+    @_faults
     def put_gates(self, entries: Iterable[tuple[str, list[tuple[str, str]]]]) -> None:
         """Store ``(gate key, failed checks)`` entries in one transaction."""
         rows = [(key, json.dumps(sorted(failed))) for key, failed in entries]
@@ -177,6 +208,7 @@ class ResponseCache:
     def put(self, key: str, model: str, response: CachedResponse) -> None:
         self.put_many([(key, model, response)])
 
+    @_faults
     def put_many(
         self,
         entries: Iterable[tuple[str, str, CachedResponse]],
@@ -213,6 +245,7 @@ class ResponseCache:
             )
             self._conn.commit()
 
+    @_faults
     def __len__(self) -> int:
         with self._lock:
             return int(self._conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0])

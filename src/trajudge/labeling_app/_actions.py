@@ -139,11 +139,13 @@ def _on_screen(tid: str, *, warn: bool = True) -> bool:
     return False
 
 
+@S.guarded
 def on_value(cfg: AppConfig, dataset: str, rubric: Rubric, tid: str, value: int | str) -> None:
     if _on_screen(tid):  # a number (binary, ordinal) or a category name (nominal)
         _save(cfg, dataset, rubric, tid, value if isinstance(value, str) else float(value))
 
 
+@S.guarded
 def on_details(cfg: AppConfig, dataset: str, rubric: Rubric, tid: str) -> None:
     """A note, unsure flag or criterion changed: re-save when the item already has a value."""
     store = get_store(cfg.db_url)
@@ -152,6 +154,7 @@ def on_details(cfg: AppConfig, dataset: str, rubric: Rubric, tid: str) -> None:
         _save(cfg, dataset, rubric, tid, label_value(mine))
 
 
+@S.guarded
 def on_skip(cfg: AppConfig, dataset: str, rubric: Rubric, tid: str) -> None:
     if not _on_screen(tid):
         return
@@ -172,6 +175,7 @@ def next_if_labeled(
     move()
 
 
+@S.guarded
 def on_next(cfg: AppConfig, dataset: str, rubric: Rubric, tid: str) -> None:
     me = st.session_state[S.ANNOTATOR]
     next_if_labeled(

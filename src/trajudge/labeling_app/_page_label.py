@@ -271,6 +271,7 @@ def _item_view(cfg: AppConfig, dataset: str, rubric: Rubric, tid: str) -> ItemVi
 
 
 @st.fragment
+@S.shows_store_faults
 def item_and_panel(cfg: AppConfig, dataset: str, rubric: Rubric, me: str) -> None:
     """The progress, the item on screen and its label panel; reruns alone on their clicks."""
     ss = st.session_state

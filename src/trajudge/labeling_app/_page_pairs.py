@@ -207,6 +207,7 @@ def _views(cfg: AppConfig, dataset: str, key: str, left: str) -> tuple[ItemView,
 
 
 @st.fragment
+@S.shows_store_faults
 def pair_and_panel(cfg: AppConfig, dataset: str, rubric: Rubric, me: str) -> None:
     """The progress, the pair on screen and its label panel; reruns alone on their clicks."""
     ss = st.session_state

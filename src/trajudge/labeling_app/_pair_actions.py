@@ -76,11 +76,13 @@ def _save_pair(cfg: AppConfig, dataset: str, rubric: Rubric, key: str, side: Sid
     after_save(key, before, me, skipped=side is None, text=text)
 
 
+@S.guarded
 def on_pair_value(cfg: AppConfig, dataset: str, rubric: Rubric, key: str, side: Side) -> None:
     if _on_screen(key):
         _save_pair(cfg, dataset, rubric, key, side)
 
 
+@S.guarded
 def on_pair_details(cfg: AppConfig, dataset: str, rubric: Rubric, key: str) -> None:
     """The note or the unsure flag changed: re-save when the pair already has a label."""
     me = st.session_state[S.ANNOTATOR]
@@ -93,6 +95,7 @@ def on_pair_details(cfg: AppConfig, dataset: str, rubric: Rubric, key: str) -> N
             _save_pair(cfg, dataset, rubric, key, side)
 
 
+@S.guarded
 def on_pair_skip(cfg: AppConfig, dataset: str, rubric: Rubric, key: str) -> None:
     if not _on_screen(key):
         return
@@ -100,6 +103,7 @@ def on_pair_skip(cfg: AppConfig, dataset: str, rubric: Rubric, key: str) -> None
     advance_pair(cfg, dataset, rubric, st.session_state[S.ANNOTATOR])
 
 
+@S.guarded
 def on_pair_next(cfg: AppConfig, dataset: str, rubric: Rubric, key: str) -> None:
     me = st.session_state[S.ANNOTATOR]
     store = get_store(cfg.db_url)

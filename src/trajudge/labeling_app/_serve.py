@@ -62,6 +62,9 @@ def streamlit_command(*, host: str = "127.0.0.1", port: int = 8501) -> list[str]
         "viewer",
         "--runner.postScriptGC",
         "false",
+        # an unexpected error shows its type only: no traceback, SQL or server path
+        "--client.showErrorDetails",
+        "type",
     ]
 
 

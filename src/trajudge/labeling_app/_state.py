@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ParamSpec
 
 import streamlit as st
 
 from trajudge.labeling_app._config import AppConfig
+from trajudge.store._faults import check_fault_exit
+
+P = ParamSpec("P")
 
 CONFIG = "cfg"  # AppConfig of this server (from the environment `trajudge label` sets)
 ANNOTATOR = "annotator"  # the signed-in annotator's name, or None
@@ -23,6 +27,8 @@ PROGRESS = "progress"  # Progress counted on the last full run, moved on by each
 ITEM = "item_view"  # ((trajectory id, judges shown), ItemView) of the item on screen, or None
 RECENT = "recent_labels"  # ids the annotator labeled, the latest first (at most 200), or None
 RECENT_OPEN = "recent_open"  # the sidebar's "Your recent labels" expander is open
+STORE_FAULT = "store_fault"  # what failed when a click's callback met a failing store, or None
+_FAULT_SHOWN = "store_fault_shown"  # the fault already shown in the run under way, or None
 
 
 def _defaults() -> dict[str, Callable[[], Any]]:
@@ -101,3 +107,59 @@ def start_full_run() -> None:
 def widget_key(kind: str, trajectory_id: str, extra: str = "") -> str:
     """The key of a per-item widget (note, unsure, criterion), unique per trajectory."""
     return f"w:{kind}:{extra}:{trajectory_id}"
+
+
+def store_fault_message(fault: str) -> str:
+    """What the app says when the store fails: plain words, no SQL text, no server path."""
+    return (
+        f"The label store failed: {fault}. Nothing can be saved until it is fixed: an answer "
+        "given now is NOT saved; the labels saved before are kept. Tell whoever runs "
+        "trajudge label."
+    )
+
+
+def guarded(callback: Callable[P, None]) -> Callable[P, None]:
+    """A click's callback that, when the store fails, records the fault for the page to show
+    (:data:`STORE_FAULT`) instead of Streamlit's error box; Streamlit runs callbacks before
+    the page, outside the page's own error handling."""
+
+    @functools.wraps(callback)
+    def run(*args: P.args, **kwargs: P.kwargs) -> None:
+        try:
+            callback(*args, **kwargs)
+        except Exception as exc:
+            fault = check_fault_exit(exc)
+            if fault is None:
+                raise
+            st.session_state[STORE_FAULT] = fault.fault
+
+    return run
+
+
+def shows_store_faults(body: Callable[P, None]) -> Callable[P, None]:
+    """A page or fragment body that shows a store fault in plain words: the one a click's
+    callback left (:func:`guarded`), or one the body itself meets. A fragment needs it as
+    well as the app's entry file, because a click in a fragment reruns only the fragment."""
+
+    @functools.wraps(body)
+    def run(*args: P.args, **kwargs: P.kwargs) -> None:
+        ss = st.session_state
+        outer = ss.get(_FAULT_SHOWN)  # said by the entry file in this run (a fragment inside)
+        shown = ss.pop(STORE_FAULT, None)
+        if shown:
+            st.error(store_fault_message(shown))
+        if outer is None:
+            ss[_FAULT_SHOWN] = shown
+        try:
+            body(*args, **kwargs)
+        except Exception as exc:  # Streamlit's rerun/stop signals are BaseExceptions: they pass
+            found = check_fault_exit(exc)
+            if found is None:
+                raise
+            if found.fault not in (shown, outer):  # a click's fault met again: said once
+                st.error(store_fault_message(found.fault))
+        finally:
+            if outer is None:
+                ss[_FAULT_SHOWN] = None
+
+    return run

@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING
 from trajudge._lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from trajudge.store._faults import STORE_FAULT_EXIT, StoreError
     from trajudge.store._label_files import (
         LabelImportSummary,
         encode_labels,
@@ -44,12 +45,14 @@ __all__ = [
     "LEASE_TTL_S",
     "MIGRATIONS",
     "PAIR_EXPORT_COLUMNS",
+    "STORE_FAULT_EXIT",
     "ImportSummary",
     "LabelFormat",
     "LabelImportSummary",
     "Lease",
     "LeaseHeldError",
     "Store",
+    "StoreError",
     "encode_labels",
     "export_labels",
     "export_pair_labels",
@@ -82,7 +85,9 @@ _EXPORTS = {
     "LeaseHeldError": "trajudge.store._leases",
     "MIGRATIONS": "trajudge.store._schema",
     "PAIR_EXPORT_COLUMNS": "trajudge.store._pair_label_files",
+    "STORE_FAULT_EXIT": "trajudge.store._faults",
     "Store": "trajudge.store._store",
+    "StoreError": "trajudge.store._faults",
     "encode_labels": "trajudge.store._label_files",
     "export_labels": "trajudge.store._label_files",
     "export_pair_labels": "trajudge.store._pair_label_files",

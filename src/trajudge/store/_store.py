@@ -41,6 +41,7 @@ from sqlalchemy.pool import QueuePool, StaticPool
 
 from trajudge.store._aligned import AlignedMixin
 from trajudge.store._batches import ProviderBatchesMixin
+from trajudge.store._faults import StoreError, guard_engine
 from trajudge.store._import import check_length, spool_rows, write_rows
 from trajudge.store._judgments import JudgmentsMixin
 from trajudge.store._labels import _IN_CHUNK, LabelsMixin
@@ -156,8 +157,12 @@ def make_engine(url: str) -> Engine:
                 conn.exec_driver_sql("PRAGMA query_only=ON")
                 conn.exec_driver_sql("BEGIN")
 
+        path = None if in_memory else sqlite_path(url)
+        guard_engine(engine, hide_password(url), path, write_option=WRITE_OPTION)
         return engine
-    return create_engine(driver_url(url), pool_pre_ping=True)
+    engine = create_engine(driver_url(url), pool_pre_ping=True)
+    guard_engine(engine, hide_password(url), None)
+    return engine
 
 
 def _sqlite_pool(in_memory: bool) -> dict[str, Any]:
@@ -236,7 +241,10 @@ class Store(
         self.write_engine = write_engine(self.engine)
         try:
             self.migrate()
-        except (OperationalError, ProgrammingError) as exc:  # unreachable, or no privilege
+        except StoreError as exc:  # unreachable, not a database, a read-only new file
+            self.engine.dispose()
+            raise InputError(self.url, None, "db", f"cannot open the store: {exc.fault}") from None
+        except (OperationalError, ProgrammingError) as exc:  # no privilege
             self.engine.dispose()
             reason = str(exc.orig) if exc.orig is not None else str(exc)
             reason = " ".join(reason.split())  # one line
