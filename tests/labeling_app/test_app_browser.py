@@ -77,6 +77,9 @@ def server(tmp_path: Path, db_url: str) -> Iterator[tuple[str, str]]:
     try:
         _wait(healthy, 180, "the streamlit server")
         assert proc.poll() is None, (tmp_path / "server.log").read_text()
+        # the address it prints is the one it listens on (as the README shows it)
+        first = (tmp_path / "server.log").read_text().splitlines()[0]
+        assert first == f"trajudge labels: {base}  (Ctrl-C stops it)"
         yield base, url
     finally:
         proc.terminate()

@@ -36,7 +36,7 @@ DbOption = Annotated[
     typer.Option(
         "--db",
         envvar="TRAJUDGE_DB",
-        help="SQLAlchemy URL of the store (default: sqlite:///trajudge.db).",
+        help="SQLAlchemy URL of the store.",  # its default is shown beside, whole
     ),
 ]
 P = ParamSpec("P")

@@ -139,7 +139,9 @@ def judge_command(
             "-j",
             help="NAME=MODEL:RUBRIC, repeatable; MODEL may hold ':' or '/' "
             "(ollama/llama3:8b); a bare NAME is an aligned judge (trajudge align). Replaces "
-            f"the judges of --config. Default: {DEFAULT_JUDGE}.",
+            "the judges of --config. Default (no --judge, no config judges): the embedded "
+            "CPU model local/gemma-3-270m with the rubric trajectory_reasonableness, named "
+            "local.",
         ),
     ] = None,
     config: Annotated[
@@ -181,8 +183,14 @@ def judge_command(
         Path | None,
         typer.Option("--specs", help="Task spec YAML layered over the stored specs (gates)."),
     ] = None,
-    max_tasks: Annotated[int | None, typer.Option("--max-tasks", min=1)] = None,
-    max_trials: Annotated[int | None, typer.Option("--max-trials", min=1)] = None,
+    max_tasks: Annotated[
+        int | None,
+        typer.Option("--max-tasks", min=1, help="Judge only the first N tasks, in import order."),
+    ] = None,
+    max_trials: Annotated[
+        int | None,
+        typer.Option("--max-trials", min=1, help="Judge only trials 0 to N-1 of each task."),
+    ] = None,
     engine: Annotated[
         str | None,
         typer.Option(
@@ -250,6 +258,14 @@ def judge_command(
         "concurrency": concurrency,
     }
     args = judge or []
+    if not args and (cfg is None or not cfg.judges):
+        console.print(
+            f"no --judge given: judging with the embedded CPU model ({DEFAULT_JUDGE}), a 270M "
+            "base model kept as an offline stand-in, a weak judge; give --judge "
+            "NAME=MODEL:RUBRIC for a real one (README: Using a real provider)",
+            highlight=False,
+            markup=False,
+        )
     known = {s.name for s in (cfg.judges if cfg is not None else [])}
     bare = [a for a in args if "=" not in a and a not in known]  # aligned judges, by name
     specs = _specs(args, cfg, overrides) if not args or len(bare) < len(args) else []

@@ -108,7 +108,7 @@ def label_cmd(
                 )
         finally:
             store.close()
-    shown = "localhost" if is_loopback(host) else host
+    shown = f"[{host}]" if ":" in host else host  # the address it listens on, as the README
     console.print(f"trajudge labels: http://{shown}:{port}  (Ctrl-C stops it)", highlight=False)
     code = serve(config, host=host, port=port)
     if code not in (0, -2, -15):
