@@ -126,7 +126,7 @@ def test_label_page_on_10000_while_another_connection_reads(big_url: str) -> Non
     with _open_stream(big_url):
         at.run()
         assert not at.exception
-        assert f"You: 0 / {N} done" in [p.proto.text for p in at.get("progress")]
+        assert f"You: 0 / {N} labeled" in [p.proto.text for p in at.get("progress")]
         first = at.session_state[S.CURRENT]
         at.button(key="value-4").click().run()
         assert not at.exception
@@ -134,4 +134,4 @@ def test_label_page_on_10000_while_another_connection_reads(big_url: str) -> Non
         assert not at.exception
     frame = Store(big_url).labels_frame(DS)
     assert list(zip(frame["trajectory_id"], frame["value"], strict=True)) == [(first, 4.0)]
-    assert f"You: 1 / {N} done" in [p.proto.text for p in at.get("progress")]
+    assert f"You: 1 / {N} labeled" in [p.proto.text for p in at.get("progress")]

@@ -188,7 +188,7 @@ def test_label_three_items_keyboard_and_mouse(server: tuple[str, str], tmp_path:
                     _wait_idle_with(page, f"Saved: {value} · {names[value]}")
                     # the progress kept by the page moved on with the save
                     n = len(seen)
-                    for text in (f"You: {n} / 6 done", f"Everyone: {n} / 6 items have a label"):
+                    for text in (f"You: {n} / 6 labeled", f"Everyone: {n} / 6 items have a label"):
                         _wait_idle_with(page, text)
                     assert my_labels().get(tid) == value
                     assert _shown_id(page) == tid

@@ -240,7 +240,7 @@ def test_label_three_pairs_by_keyboard(
                     page.get_by_role("heading", name="A · left").click()
                     page.keyboard.press(key)
                     _wait_text(page, f"Saved: {saved[key]}")
-                    _wait_text(page, f"You: {n} / 6 done")
+                    _wait_text(page, f"You: {n} / 6 labeled")
                     # once labeled, the judges' verdicts come (the blind check could fail)
                     _wait_text(page, f"judge {JUDGE_NAME} (ab, sample 0)")
                     assert _shown_pair(page) == (left, right)
@@ -249,7 +249,7 @@ def test_label_three_pairs_by_keyboard(
                     page.keyboard.press("n")
                     if n < len(keys):
                         left, right = _shown_pair(page, not_=f"{left}\n{right}")
-                _wait_text(page, "You: 3 / 6 done")
+                _wait_text(page, "You: 3 / 6 labeled")
                 # Review after her labels: the judge flipped on every pair (A, then B: a
                 # split), so each pair she labeled is a disagreement, shown with the verdicts
                 body = _review_page(page, f"judge {JUDGE_NAME} (ab, sample 0)")

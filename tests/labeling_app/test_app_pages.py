@@ -161,7 +161,7 @@ def test_label_save_next_back_and_edit(store_url: str, store: Store) -> None:
         "5 · ideal",
     ]
     assert [p.proto.text for p in at.get("progress")] == [
-        "You: 0 / 12 done",
+        "You: 0 / 12 labeled",
         "Everyone: 0 / 12 items have a label",
     ]
     # Next without a label does not move on
@@ -183,7 +183,7 @@ def test_label_save_next_back_and_edit(store_url: str, store: Store) -> None:
     second = at.session_state[S.CURRENT]
     assert second not in (None, first)
     assert [p.proto.text for p in at.get("progress")] == [
-        "You: 1 / 12 done",
+        "You: 1 / 12 labeled",
         "Everyone: 1 / 12 items have a label",
     ]
     # back to the first item: its label is shown and can be edited (history kept)

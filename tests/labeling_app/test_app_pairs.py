@@ -255,7 +255,7 @@ def test_pair_page_stores_the_choice_mapped_back_and_is_blind_until_then(
     at.button[[b.label for b in at.button].index("Next")].click().run()
     assert at.session_state[S.CURRENT] != key
     assert "SECRET" not in _texts(at)
-    assert "You: 1 / 7 done" in [p.proto.text for p in at.get("progress")]
+    assert "You: 1 / 7 labeled" in [p.proto.text for p in at.get("progress")]
     # back: the labeled pair again, with this annotator's label as a side of the screen
     at.button[[b.label for b in at.button].index("Back")].click().run()
     assert at.session_state[S.CURRENT] == key

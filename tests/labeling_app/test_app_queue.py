@@ -149,7 +149,7 @@ def test_progress_moved_on_by_saves_equals_a_recount(store: Store) -> None:
     store.save_label(DATASET, t[3], "r", "lead", 4.0, adjudication=True)
     store.save_label(DATASET, t[4], "r", "env", 1.0, source="env_reward")
     kept = progress(store, DATASET, "r", q, len(items))
-    assert (kept.mine_done, kept.items_labeled) == (0, 1)
+    assert (kept.mine_labeled, kept.items_labeled) == (0, 1)
     saves = [
         (t[0], 3.0, False),  # a new item
         (t[1], 5.0, False),  # an item bob labeled: not a newly labeled item
@@ -165,5 +165,28 @@ def test_progress_moved_on_by_saves_equals_a_recount(store: Store) -> None:
         store.save_label(DATASET, tid, "r", "ann", value, skipped=skipped)
         kept = progress_after_save(kept, before, "ann", skipped=skipped)
         assert kept == progress(store, DATASET, "r", q, len(items)), (tid, value)
-    # by hand: ann touched t0, t1, t2, t3, t4 (t0 skipped); items with a human label: t0-t4
-    assert (kept.mine_done, kept.mine_skipped, kept.items_labeled) == (5, 1, 5)
+    # by hand: ann labeled t1, t2, t3, t4 and skipped t0; items with a human label (a skip is
+    # none): t1 (bob's and ann's), t2, t3, t4
+    assert (kept.mine_labeled, kept.mine_skipped, kept.items_labeled) == (4, 1, 4)
+
+
+def test_progress_counts_what_the_annotator_is_shown_and_skips_apart(store: Store) -> None:
+    """12 items, no overlap, ann alone in the pool: all 12 are in her queue. Bob labeled 3 of
+    them before: she is never shown those (next_item skips them), so 9 are hers. She labels
+    8 and skips 1: her queue is done at "8 / 9 labeled, 1 skipped", not "9 / 12 done"."""
+    items = store.trajectory_keys(DATASET)
+    q = build_queue(items, "ann", overlap=0.0, pool=["ann"])
+    assert len(q) == 12
+    for tid in q.ids[:3]:
+        store.save_label(DATASET, tid, "r", "bob", 2.0)
+    shown = []
+    while (found := next_item(store, DATASET, "r", q)) is not None:
+        shown.append(found[1])
+        store.save_label(DATASET, found[1], "r", "ann", 4.0, skipped=len(shown) == 1)
+        before = progress(store, DATASET, "r", q, len(items))
+        assert before.mine_assigned == 9
+    assert len(shown) == 9
+    done = progress(store, DATASET, "r", q, len(items))
+    assert (done.mine_labeled, done.mine_skipped, done.mine_assigned) == (8, 1, 9)
+    assert done.mine_text == "You: 8 / 9 labeled, 1 skipped · your queue is done"
+    assert done.items_labeled == 11  # bob's 3 and ann's 8; her skip labels nothing

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
 import pandas as pd
@@ -230,10 +229,8 @@ def session_progress(queue: Queue, count: Callable[[], Progress]) -> Progress:
     run of the page; a fragment run moves it on from the saves."""
     ss = st.session_state
     p: Progress | None = ss[S.PROGRESS]
-    if p is None:
+    if p is None or p.queue_size != len(queue):  # none yet, or the queue was built again
         p = count()
-    elif p.mine_total != len(queue):  # the queue was built again (another pool)
-        p = replace(p, mine_total=len(queue))
     ss[S.PROGRESS] = p
     return p
 

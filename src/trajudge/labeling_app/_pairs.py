@@ -28,7 +28,14 @@ import pandas as pd
 
 from trajudge.judges import task_pairs
 from trajudge.labeling_app._config import Strategy
-from trajudge.labeling_app._queue import Progress, Queue, _digest64, build_queue, next_open
+from trajudge.labeling_app._queue import (
+    Progress,
+    Queue,
+    _digest64,
+    build_queue,
+    next_open,
+    queue_progress,
+)
 from trajudge.store import Store
 from trajudge.trajectories import Trajectory
 
@@ -206,12 +213,6 @@ def pair_progress(
 ) -> Progress:
     """The annotator's progress through the pair queue and the share of pairs anyone
     labeled (as :func:`trajudge.labeling_app.progress` for items)."""
-    mine = store.pair_label_counts(dataset, rubric_id, annotator=queue.annotator)
-    everyone = store.pair_label_counts(dataset, rubric_id)
-    return Progress(
-        mine_done=mine["labeled"] + mine["skipped"],
-        mine_skipped=mine["skipped"],
-        mine_total=len(queue),
-        items_labeled=everyone["items"],
-        items_total=n_pairs,
-    )
+    rows = store.pair_label_marks(dataset, rubric_id)
+    marks = [(pair_key(a, b), who, skipped) for a, b, who, skipped in rows]
+    return queue_progress(queue, marks, n_pairs)

@@ -19,7 +19,7 @@ from trajudge.labeling_app._view import ItemView, RuleView, StepView
 
 
 def render_progress(p: Progress, *, noun: str = "items") -> None:
-    st.progress(p.mine_fraction, text=f"You: {p.mine_done} / {p.mine_total} done")
+    st.progress(p.mine_fraction, text=p.mine_text)
     st.progress(
         p.everyone_fraction,
         text=f"Everyone: {p.items_labeled} / {p.items_total} {noun} have a label",

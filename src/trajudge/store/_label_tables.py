@@ -175,6 +175,20 @@ def _human_rows(
     return where
 
 
+def marks(
+    engine: Engine, lt: LabelTable, dataset: str, rubric_id: str, *, source: str
+) -> list[tuple[tuple[str, ...], str, bool]]:
+    """``(item, annotator, skipped)`` of every human label (adjudications left out): who
+    answered which item, never the value; the rows are as many as the labels given."""
+    t = lt.table
+    q = select(*(t.c[c] for c in lt.item_cols), t.c.annotator, t.c.skipped).where(
+        *_human_rows(lt, dataset, rubric_id, source)
+    )
+    n = len(lt.item_cols)
+    with engine.connect() as conn:
+        return [(tuple(r[:n]), str(r[n]), bool(r[n + 1])) for r in conn.execute(q)]
+
+
 def annotators(
     engine: Engine, lt: LabelTable, dataset: str, rubric_id: str | None, *, source: str
 ) -> list[str]:

@@ -24,6 +24,7 @@ from trajudge.store._label_tables import (
     history_rows,
     item_rows,
     labels_frame,
+    marks,
     save_one,
     upsert_with_history,
 )
@@ -223,6 +224,14 @@ class LabelsMixin:
                 )
                 out.extend((r[0], r[1], bool(r[2])) for r in conn.execute(q))
         return out
+
+    def label_marks(
+        self, dataset: str, rubric_id: str, *, source: str = "human"
+    ) -> list[tuple[str, str, bool]]:
+        """``(trajectory_id, annotator, skipped)`` of every non-adjudication label of the
+        rubric: what an annotator's progress is counted from."""
+        rows = marks(self.engine, ITEM_LABELS, dataset, rubric_id, source=source)
+        return [(item[0], who, skipped) for item, who, skipped in rows]
 
     def label_counts(
         self, dataset: str, rubric_id: str, *, annotator: str | None = None, source: str = "human"

@@ -23,6 +23,7 @@ from trajudge.store._label_tables import (
     history_rows,
     item_rows,
     labels_frame,
+    marks,
     save_one,
     upsert_with_history,
 )
@@ -206,6 +207,14 @@ class PairLabelsMixin:
                     if (r[0], r[1]) in wanted:
                         out.append((r[0], r[1], r[2], bool(r[3])))
         return out
+
+    def pair_label_marks(
+        self, dataset: str, rubric_id: str, *, source: str = "human"
+    ) -> list[tuple[str, str, str, bool]]:
+        """``(trajectory_id, other_id, annotator, skipped)`` of every non-adjudication pair
+        label of the rubric: what an annotator's progress is counted from."""
+        rows = marks(self.engine, PAIR_LABELS, dataset, rubric_id, source=source)
+        return [(item[0], item[1], who, skipped) for item, who, skipped in rows]
 
     def pair_label_counts(
         self, dataset: str, rubric_id: str, *, annotator: str | None = None, source: str = "human"
