@@ -42,6 +42,7 @@ from trajudge.judges._prompt import SYSTEM_PROMPT, Prompt, Shown, build_prompt, 
 from trajudge.judges._rubric import Rubric, load_rubric
 from trajudge.judges._spec import JudgeSpec, reasoning_cap, vertex_params
 from trajudge.judges._verdict import response_schema, verdict_model
+from trajudge.store import redact
 from trajudge.trajectories import InputError, Trajectory
 
 T = TypeVar("T")
@@ -143,7 +144,8 @@ class Judge:
         self.rubric_version = self.rubric.version
         self.config = self._make_config()
         self.config_sha256 = request_key(self.config)
-        self.config_json = json.dumps(self.config, sort_keys=True, ensure_ascii=False)
+        # stored and shown: URL credentials in api_base redacted (the hash above covers them)
+        self.config_json = redact(json.dumps(self.config, sort_keys=True, ensure_ascii=False))
 
     def _make_config(self) -> dict[str, Any]:
         """Everything that changes a request besides the trajectories shown; never a key.

@@ -12,6 +12,9 @@ Two defences, applied together by :func:`redact`:
    ``sk-abc***xyz`` included), ``Bearer <token>``, Google ``AIza...``, AWS access key ids,
    GitHub / GitLab / Hugging Face / Groq / xAI / Replicate tokens, and ``api_key=...`` /
    ``"x-api-key": "..."`` / ``Authorization: ...`` assignments. They become ``[redacted]``.
+   URL credentials too: a userinfo password (``http://user:***@host``) and key-carrying query
+   parameters (``?api-key=[redacted]``), so a judge's ``api_base`` or a database URL can be
+   stored and shown (its configuration hash still covers the real value).
 
 Where it is applied: every error string the LLM client builds, every log record in the
 process once a client exists (:func:`install_log_redaction`, a log-record factory, so records
@@ -26,6 +29,8 @@ and replacing them everywhere would garble messages (a value ``"1"`` inside ``"4
 '401: Incorrect API key provided: [redacted $MY_KEY]'
 >>> redact("Authorization: Bearer abcdefghijklmnop")
 'Authorization: [redacted]'
+>>> redact("http://user:pa55word@gw.example/v1?api-version=2&key=abc123")
+'http://user:***@gw.example/v1?api-version=2&key=[redacted]'
 >>> forget_secrets()
 """
 
@@ -59,6 +64,16 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
             r"\b(?:ghp|gho|ghu|ghs|github_pat|glpat|hf|gsk|r8|pplx|xai)[_-][A-Za-z0-9_]{16,}"
         ),
         REDACTED,
+    ),  # URL credentials: the password of a userinfo (http://user:SECRET@host), and the value
+    # of a query parameter that carries a key (?api-key=, ?key=, ?token=, ?sig=, ...); the
+    # user name and the host stay, so the URL still says where it points
+    (re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://[^/\s:@?#]*):[^/\s@?#]+@"), r"\1:***@"),
+    (
+        re.compile(
+            r"(?i)([?&;](?:x-)?(?:api[-_]?key|key|token|access[-_]?token|auth|password|passwd"
+            r"|secret|client[-_]?secret|sig|signature|code|apikey)=)[^&#;\s\"']+"
+        ),
+        r"\1" + REDACTED,
     ),
 ]
 
@@ -74,6 +89,8 @@ _LITERALS: list[tuple[bool, tuple[str, ...]]] = [
     (False, ("AIza",)),
     (False, ("AKIA", "ASIA")),
     (False, ("ghp", "gho", "ghu", "ghs", "github_pat", "glpat", "hf", "gsk", "r8", "pplx", "xai")),
+    (False, ("://",)),
+    (False, ("=",)),
 ]
 
 #: Per pattern: whether its literals are looked for in the lowered text, and the literals as

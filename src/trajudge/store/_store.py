@@ -49,6 +49,7 @@ from trajudge.store._leases import LeasesMixin
 from trajudge.store._migrations import UPGRADES
 from trajudge.store._names import DEFAULT_URL
 from trajudge.store._pair_labels import PairLabelsMixin
+from trajudge.store._redact import redact
 from trajudge.store._schema import (
     MIGRATIONS,
     datasets,
@@ -101,12 +102,14 @@ def write_engine(engine: Engine) -> Engine:
 
 
 def hide_password(url: str) -> str:
-    """``url`` with its password (if any) replaced by ``***``, for messages and logs."""
+    """``url`` with its password (if any) replaced by ``***`` and key-carrying query values
+    redacted, for messages and logs (:func:`~trajudge.store.redact`, the one mechanism)."""
     try:
         parsed = make_url(url)
     except ArgumentError:
-        return url
-    return url if parsed.password is None else parsed.render_as_string(hide_password=True)
+        return redact(url)
+    shown = url if parsed.password is None else parsed.render_as_string(hide_password=True)
+    return redact(shown)
 
 
 def driver_url(url: str) -> str:
