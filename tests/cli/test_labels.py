@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 
@@ -195,3 +196,33 @@ def test_bad_pair_label_row_is_one_line_exit_2(store: Store, db_url: str, tmp_pa
     assert "line 2: other_id: a pair label: import pair labels with --pairs" in " ".join(
         res.output.split()
     )
+
+
+FORMULAS = ['=HYPERLINK("http://evil.example","click")', "+1-1", "-2+3", "@SUM(A1:A9)", "\tx"]
+
+
+def test_csv_export_makes_formula_cells_inert_and_imports_them_back(
+    db_url: str, tmp_path: Path
+) -> None:
+    """OWASP's CSV-injection advice: a cell a spreadsheet would run as a formula is written
+    with a leading ', in the CLI export and the app's download (one encoder); the import of
+    the file gives the notes back as they were."""
+    s = Store(db_url)
+    s.import_dataset(DS, [Trajectory(id=f"t{i}", task_id=f"k{i}") for i in range(5)])
+    for i, note in enumerate(FORMULAS):
+        s.save_label(DS, f"t{i}", "r", "ann", 2.0, note=note)
+    out = tmp_path / "labels.csv"
+    res = runner.invoke(app, ["labels", "export", DS, "--out", str(out), "--db", db_url])
+    assert res.exit_code == 0, res.output
+    with out.open(newline="", encoding="utf-8") as f:
+        notes = [row["note"] for row in csv.DictReader(f)]
+    assert notes == ["'" + n for n in FORMULAS]  # every one inert
+    assert all(not n.startswith(("=", "+", "-", "@", "\t")) for n in notes)
+    other = f"{db_url.removesuffix('.db')}-2.db" if db_url.startswith("sqlite") else None
+    if other is None:
+        pytest.skip("the round trip goes into a second SQLite store")
+    Store(other).import_dataset(DS, [Trajectory(id=f"t{i}", task_id=f"k{i}") for i in range(5)])
+    res = runner.invoke(app, ["labels", "import", str(out), "--dataset", DS, "--db", other])
+    assert res.exit_code == 0, res.output
+    back = Store(other).labels_frame(DS).sort_values("trajectory_id")["note"].tolist()
+    assert back == [n.strip() for n in FORMULAS]  # the import strips cells, as for any note

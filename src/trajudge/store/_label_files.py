@@ -79,10 +79,35 @@ def labels_export_frame(
     return out.reset_index(drop=True)
 
 
+#: What makes a spreadsheet read a cell as a formula (OWASP, "CSV Injection").
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def inert_csv_cell(value: Any) -> Any:
+    """A text cell that a spreadsheet would run as a formula (``=HYPERLINK(...)``, ``+1-1``),
+    prefixed with ``'`` as OWASP advises; numbers and other text unchanged.
+
+    >>> inert_csv_cell("=1+1"), inert_csv_cell("-2+3"), inert_csv_cell("ok"), inert_csv_cell(-2.0)
+    ("'=1+1", "'-2+3", 'ok', -2.0)
+    """
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        return "'" + value
+    return value
+
+
+def _read_csv_cell(value: Any) -> Any:
+    """The cell :func:`inert_csv_cell` wrote, as it was: a label file round-trips."""
+    if isinstance(value, str) and value.startswith("'") and value[1:].startswith(_FORMULA_START):
+        return value[1:]
+    return value
+
+
 def encode_labels(frame: pd.DataFrame, fmt: LabelFormat) -> bytes:
-    """A label frame as the bytes of a CSV, JSONL or Parquet file."""
+    """A label frame as the bytes of a CSV, JSONL or Parquet file; a CSV's formula-like text
+    cells are made inert (:func:`inert_csv_cell`), for the CLI export and the app's download."""
     if fmt == "csv":
-        return frame.to_csv(index=False).encode("utf-8")
+        inert = frame.astype(object).map(inert_csv_cell)
+        return inert.to_csv(index=False).encode("utf-8")
     if fmt == "jsonl":
         lines = [
             json.dumps({k: _jsonable(v) for k, v in rec.items()}, ensure_ascii=False)
@@ -163,6 +188,7 @@ def _read_rows(path: Path, kind: LabelFormat) -> Iterator[tuple[str, dict[str, A
     try:
         if kind == "csv":
             frame = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8")
+            frame = frame.map(_read_csv_cell)
             first, name = 2, "line"  # line 1 is the header
         else:
             frame = pd.read_parquet(path, engine="pyarrow")
