@@ -33,6 +33,7 @@ from typing import Any
 import pandas as pd
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.text import Text
 
 from trajudge.alignment import align_judge, aligned_judges_by_name
 from trajudge.config import TrajudgeConfig, load_config
@@ -188,7 +189,7 @@ def _check_limits(store: Store, name: str, cfg: TrajudgeConfig, source: str, sto
 @contextlib.contextmanager
 def _phase(summary: RunSummary, name: str, console: Console | None) -> Iterator[None]:
     if console is not None:
-        console.rule(f"[bold]{name}")
+        console.rule(Text(name, style="bold"))
     t0 = time.perf_counter()
     try:
         yield

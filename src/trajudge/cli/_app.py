@@ -15,8 +15,8 @@ from collections.abc import Callable
 from typing import Annotated, ParamSpec, TypeVar
 
 import typer
-from rich.console import Console
 
+from trajudge._terminal import SafeConsole
 from trajudge.store import DEFAULT_URL
 
 app = typer.Typer(
@@ -28,8 +28,9 @@ app = typer.Typer(
 )
 # Logs and CI capture have no terminal width; give tables room instead of Rich's 80 columns.
 _WIDTH = None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 160
-console = Console(width=_WIDTH)
-err_console = Console(stderr=True, width=_WIDTH)
+# markup off and control characters shown, never obeyed: ids and names come from users' files
+console = SafeConsole(width=_WIDTH)
+err_console = SafeConsole(stderr=True, width=_WIDTH)
 
 DbOption = Annotated[
     str,
@@ -86,15 +87,20 @@ def require_store(url: str) -> str:
     return url
 
 
-def fail(message: str, code: int = 2) -> typer.Exit:
-    """Print one red line to stderr and return the Exit to raise."""
+def _print_error(message: str, code: int) -> int:
+    """Print ``error: message`` as one red line on stderr; returns ``code``."""
     from rich.markup import escape
 
     # the message names files and quotes their content: never read it as markup
     err_console.print(
         f"[bold red]error:[/] {escape(message)}", markup=True, highlight=False, soft_wrap=True
     )
-    return typer.Exit(code)
+    return code
+
+
+def fail(message: str, code: int = 2) -> typer.Exit:
+    """Print one red line to stderr and return the Exit to raise."""
+    return typer.Exit(_print_error(message, code))
 
 
 def main() -> None:
@@ -107,14 +113,12 @@ def main() -> None:
     try:
         app(standalone_mode=True)
     except InputError as exc:  # raised outside a command's own handler
-        err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
-        sys.exit(2)
+        raise SystemExit(_print_error(str(exc), 2)) from None
     except Exception as exc:
         fault = check_fault_exit(exc)  # a store fault wrapped by a library on its way up
         if fault is None:
             raise
-        err_console.print(f"[bold red]error:[/] {fault}", highlight=False, soft_wrap=True)
-        sys.exit(STORE_FAULT_EXIT)
+        raise SystemExit(_print_error(str(fault), STORE_FAULT_EXIT)) from None
 
 
 def handle_user_errors(func: Callable[P, R]) -> Callable[P, R]:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from trajudge._words import counted
 from trajudge.cli._app import DEFAULT_DB, DbOption, app, console, handle_user_errors, require_store
@@ -35,9 +36,9 @@ def print_check_summary(title: str, s: CheckSummary) -> None:
     for name in ("runs", "passed", "failed", "mean score"):
         table.add_column(name, justify="right")
     for name, row in s.checks.items():
-        failed = str(row["failed"])
+        failed: str | Text = str(row["failed"])
         if row["failed"] and "gate" in row["severity"]:
-            failed = f"[bold red]{failed}[/]"
+            failed = Text(str(row["failed"]), style="bold red")
         table.add_row(
             name,
             row["severity"],

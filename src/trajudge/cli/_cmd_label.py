@@ -69,14 +69,17 @@ def label_cmd(
 ) -> None:
     """Start the labeling app (Streamlit) on the store. With a pairwise rubric (e.g.
     --rubric trajectory_preference) it labels pairs of trials of the same task."""
+    from rich.markup import escape
+
     from trajudge.judges import load_rubric
     from trajudge.labeling_app import AppConfig, escalation_scores, is_loopback, serve
     from trajudge.store import Store
 
     if not is_loopback(host):
         err_console.print(
-            f"[bold yellow]warning:[/] binding to {host}: anyone who can reach this address "
-            "can open the app; set TRAJUDGE_LABEL_PASSWORD.",
+            f"[bold yellow]warning:[/] binding to {escape(host)}: anyone who can reach this "
+            "address can open the app; set TRAJUDGE_LABEL_PASSWORD.",
+            markup=True,
             highlight=False,
             soft_wrap=True,
         )
