@@ -43,8 +43,15 @@ def print_sections(secs: Iterable[Section], console: Console) -> None:
             console.print(table)
 
 
+_MD_ESCAPES = str.maketrans(
+    {"\\": "\\\\", "|": "\\|", "[": "\\[", "]": "\\]", "`": "\\`", "\n": " ", "<": "&lt;"}
+)
+
+
 def _md_cell(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("<", "&lt;")
+    """A user-supplied string as inert Markdown text: no link or image (``[x](...)``,
+    ``![x](...)``), no code span, no HTML tag, no table cell break, one line."""
+    return text.translate(_MD_ESCAPES)
 
 
 def _md_table(header: list[str], rows: Iterable[list[str]]) -> list[str]:
