@@ -116,6 +116,7 @@ def print_summary(s: BatchSummary) -> None:
         console.print(
             f"[yellow]{s.errors} calls failed after retries: stored as errors (never a pass or "
             "a fail); run the command again to retry them[/]",
+            markup=True,
             highlight=False,
             soft_wrap=True,
         )
@@ -258,14 +259,6 @@ def judge_command(
         "concurrency": concurrency,
     }
     args = judge or []
-    if not args and (cfg is None or not cfg.judges):
-        console.print(
-            f"no --judge given: judging with the embedded CPU model ({DEFAULT_JUDGE}), a 270M "
-            "base model kept as an offline stand-in, a weak judge; give --judge "
-            "NAME=MODEL:RUBRIC for a real one (README: Using a real provider)",
-            highlight=False,
-            markup=False,
-        )
     known = {s.name for s in (cfg.judges if cfg is not None else [])}
     bare = [a for a in args if "=" not in a and a not in known]  # aligned judges, by name
     specs = _specs(args, cfg, overrides) if not args or len(bare) < len(args) else []
@@ -285,6 +278,14 @@ def judge_command(
         if response_cache is not None:
             response_cache.close()
         raise
+    if not args and (cfg is None or not cfg.judges):
+        console.print(
+            f"no --judge given: judging with the embedded CPU model ({DEFAULT_JUDGE}), a 270M "
+            "base model kept as an offline stand-in, a weak judge; give --judge "
+            "NAME=MODEL:RUBRIC for a real one (README: Using a real provider)",
+            highlight=False,
+            markup=False,
+        )
     limits = cfg.limits if cfg is not None else None
     spec_path = specs_file or (cfg.specs.path if cfg is not None and cfg.specs else None)
     store = Store(url)

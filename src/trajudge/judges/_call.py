@@ -94,6 +94,10 @@ def finish(call: PreparedCall, result: CallResult | None) -> Judgment:
     if result.error is not None or result.verdict is None:
         j.error = error_text(judge, result)
         return j
+    invalid = schema_error(judge, result.verdict)
+    if invalid is not None:  # whatever engine produced it: a worker, a batch file, a cache
+        j.error = invalid
+        return j
     apply_verdict(judge, j, result.verdict, call.order)
     apply_probs(judge, j, result.probs, call.order)
     j.raw = json.dumps(
@@ -108,6 +112,24 @@ def finish(call: PreparedCall, result: CallResult | None) -> Judgment:
         sort_keys=True,
     )
     return j
+
+
+def schema_error(judge: Judge, verdict: Any) -> str | None:
+    """Why ``verdict`` does not fit the rubric's verdict model (a score of 999 on a 1..5
+    scale, a missing field, a non-object), or None when it does: such a verdict is stored
+    as an error, never as a pass or a fail."""
+    from pydantic import ValidationError
+
+    try:
+        judge.verdict_model.model_validate(verdict)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or '(verdict)'}: {e['msg']}"
+            for e in exc.errors()[:3]
+        )
+        got = json.dumps(verdict, default=str)[:200]
+        return f"the verdict does not fit rubric {judge.rubric.id!r}: {problems} (got {got})"
+    return None
 
 
 def error_text(judge: Judge, result: CallResult) -> str:
