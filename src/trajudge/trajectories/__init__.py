@@ -44,7 +44,7 @@ if TYPE_CHECKING:
         parse_path,
     )
     from trajudge.trajectories._tau_bench import from_tau_bench
-    from trajudge.trajectories._yaml import read_yaml
+    from trajudge.trajectories._yaml import load_yaml, read_yaml
 
 __all__ = [
     "FORMATS",
@@ -73,6 +73,7 @@ __all__ = [
     "from_otel",
     "from_tau_bench",
     "load_mapping",
+    "load_yaml",
     "parquet_blocks",
     "parse_path",
     "read_jsonl",
@@ -114,6 +115,7 @@ _EXPORTS = {
     "read_parquet": "trajudge.trajectories._parquet",
     "read_parquet_block": "trajudge.trajectories._parquet",
     "read_trajectories": "trajudge.trajectories._read",
+    "load_yaml": "trajudge.trajectories._yaml",
     "read_yaml": "trajudge.trajectories._yaml",
     "ReadOptions": "trajudge.trajectories._options",
     "Severity": "trajudge.trajectories._spec",

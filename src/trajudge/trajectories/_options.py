@@ -108,12 +108,9 @@ def load_mapping(path: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
         for n, row in enumerate(reader, start=2):
             rows.append((f"line {n}", dict(row)))
     else:
-        import yaml
+        from trajudge.trajectories._yaml import load_yaml
 
-        try:
-            doc = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            raise InputError(src, None, None, f"invalid YAML/JSON: {exc}") from None
+        doc = load_yaml(text, src)
         if not isinstance(doc, dict):
             raise InputError(
                 src, None, None, f"expected an object of id -> fields, got {kind(doc)}"

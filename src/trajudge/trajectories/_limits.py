@@ -1,0 +1,41 @@
+"""Limits on what a hostile input file may make trajudge build, each named in its error.
+
+A YAML alias bomb ("billion laughs") is a few hundred bytes that expand to billions of nodes
+once anything walks the parsed tree, and deep nesting exhausts Python's stack. Each limit has
+a default far above any real file and an environment variable that overrides it; the error
+message names both, so a user with a legitimate giant file knows what to raise.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Limit:
+    """One limit: its default and the environment variable that overrides it."""
+
+    env: str
+    default: int
+    what: str
+
+    @property
+    def value(self) -> int:
+        raw = os.environ.get(self.env)
+        if raw is None or not raw.strip():
+            return self.default
+        try:
+            return max(1, int(raw))
+        except ValueError:
+            return self.default
+
+    def exceeded(self, detail: str = "") -> str:
+        """The error text: what was exceeded, the limit and how to raise it."""
+        tail = f" ({detail})" if detail else ""
+        return f"{self.what} over the limit of {self.value:,}{tail}; raise {self.env} to allow it"
+
+
+YAML_ALIASES = Limit("TRAJUDGE_MAX_YAML_ALIASES", 10_000, "YAML aliases (*name)")
+YAML_NODES = Limit("TRAJUDGE_MAX_YAML_NODES", 5_000_000, "YAML nodes once aliases are expanded")
+NESTING = Limit("TRAJUDGE_MAX_NESTING", 200, "nesting depth")
