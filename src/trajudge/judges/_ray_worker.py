@@ -41,6 +41,8 @@ class _Facts:
     rubric_version: str
     config_sha256: str
     config_json: str
+    #: the verdict model finish() checks verdicts with: built again in the worker (``_add``)
+    verdict_model: Any = None
 
 
 @dataclass(frozen=True)
@@ -172,7 +174,7 @@ class WorkerActor:
         limiter = None if wire.rate is None else _SharedRate(wire.rate)
         client = LLMClient(**wire.client, limiter=limiter)
         model = verdict_model(wire.rubric, max_reasoning_chars=wire.reasoning_chars)
-        self._judges[idx] = (client, model, wire.facts)
+        self._judges[idx] = (client, model, dataclasses.replace(wire.facts, verdict_model=model))
 
     async def add(self, idx: int, wire: _Wire) -> None:
         self._add(idx, wire)
