@@ -37,8 +37,6 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from trajudge.trajectories._json import json_deeper_than
-from trajudge.trajectories._limits import NESTING
 from trajudge.trajectories._options import as_dict
 from trajudge.trajectories._otel_spans import Span
 
@@ -90,14 +88,12 @@ def as_text(value: Any) -> str | None:
 
 
 def parse_json(value: Any) -> Any:
-    """JSON text parsed; text that is not JSON, or nests too deep to store, stays text."""
     if not isinstance(value, str):
         return value
     try:
-        parsed = json.loads(value)
-    except (json.JSONDecodeError, RecursionError):
+        return json.loads(value)
+    except json.JSONDecodeError:
         return value
-    return value if json_deeper_than(value, NESTING.value) else parsed
 
 
 def args_of(value: Any) -> dict[str, Any]:
