@@ -8,7 +8,6 @@ lease held, whatever the machine's speed (the tests wait on that state, not on t
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import signal
 import socket
@@ -21,23 +20,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from trajudge.store import Store
-from trajudge.trajectories import Step, Trajectory
+from test_judge import _load_fake
+from test_store_faults import _store
 
 pytestmark = pytest.mark.timeout(300)
 JUDGE = "f=openai/fake:trajectory_reasonableness"
 ITEMS = 4
-
-
-def _load_fake() -> Any:
-    path = Path(__file__).resolve().parents[1] / "judges" / "fake_llm.py"
-    spec = importlib.util.spec_from_file_location("trajudge_tests_fake_llm", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture
@@ -51,15 +39,7 @@ def fake() -> Iterator[Any]:
 
 @pytest.fixture
 def db(tmp_path: Path) -> str:
-    url = f"sqlite:///{tmp_path / 'trajudge.db'}"
-    trajectories = [
-        Trajectory(id=f"t-{i}", task_id=f"t-{i}", input="help", steps=[Step(tool="search")])
-        for i in range(ITEMS)
-    ]
-    store = Store(url)
-    store.import_dataset("ds", trajectories)
-    store.close()
-    return url
+    return _store(tmp_path / "trajudge.db", ITEMS)
 
 
 def _judge(fake: Any, db: str, *extra: str) -> subprocess.Popen[str]:

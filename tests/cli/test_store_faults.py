@@ -47,11 +47,12 @@ def fake() -> Iterator[Any]:
     server.stop()
 
 
-def _store(path: Path) -> str:
+def _store(path: Path, items: int = ITEMS) -> str:
+    """A SQLite store at ``path`` with dataset ``ds``: ``items`` one-trial tasks."""
     url = f"sqlite:///{path}"
     trajectories = [
         Trajectory(id=f"t-{i}", task_id=f"t-{i}", input="help", steps=[Step(tool="search")])
-        for i in range(ITEMS)
+        for i in range(items)
     ]
     store = Store(url)
     store.import_dataset("ds", trajectories)
@@ -94,19 +95,25 @@ def _one_line(err: str, url: str, fault: str) -> None:
     assert f"error: {url}: store fault: {fault}" in " ".join(err.split()), err
 
 
-def _break_after_two(fake: Any) -> None:
+def _mid_run(fake: Any, path: Path, *, user: str | None = None) -> tuple[str, Any]:
+    """A store at ``path`` and a judge run on it that has stored ``BEFORE`` answers and
+    waits on its next call (the fake server blocks it): the moment to break the store."""
+    url = _store(path)
+    if user is not None:  # the store is the run's own: it may write it until made read-only
+        for item in (path.parent, *path.parent.iterdir()):
+            shutil.chown(item, user, "nogroup")
     fake.script = ["ok"] * BEFORE
     fake.default = "block"
+    run = _judge(fake, url, user=user)
+    _started(fake, path, run)
+    return url, run
 
 
 def test_a_store_deleted_mid_run_fails_the_run_and_is_not_recreated(
     fake: Any, tmp_path: Path
 ) -> None:
     path = tmp_path / "trajudge.db"
-    url = _store(path)
-    _break_after_two(fake)
-    run = _judge(fake, url)
-    _started(fake, path, run)
+    url, run = _mid_run(fake, path)
     for name in ("trajudge.db", "trajudge.db-wal", "trajudge.db-shm"):
         (tmp_path / name).unlink(missing_ok=True)
     fake.release()
@@ -121,10 +128,7 @@ def test_a_store_truncated_mid_run_fails_the_run_and_later_commands_say_so(
     fake: Any, tmp_path: Path
 ) -> None:
     path = tmp_path / "trajudge.db"
-    url = _store(path)
-    _break_after_two(fake)
-    run = _judge(fake, url)
-    _started(fake, path, run)
+    url, run = _mid_run(fake, path)
     with open(path, "r+b") as f:
         f.truncate(0)
     fake.release()
@@ -186,10 +190,7 @@ def test_disk_full_mid_run_keeps_what_was_written_and_a_rerun_makes_only_the_res
 ) -> None:
     disk, kind = small_disk
     path = disk / "trajudge.db"
-    url = _store(path)
-    _break_after_two(fake)
-    run = _judge(fake, url)
-    _started(fake, path, run)
+    url, run = _mid_run(fake, path)
     _fill(disk, kind, run)
     fake.release()
     code, out, err = _finish(run)
@@ -237,13 +238,7 @@ def test_a_store_made_read_only_fails_a_run_in_one_line_and_keeps_what_it_had(
         pytest.skip("needs root to start the run as another user")
     folder = open_folder
     path = folder / "trajudge.db"
-    url = _store(path)
-    shutil.chown(folder, "nobody", "nogroup")
-    for file in folder.iterdir():
-        shutil.chown(file, "nobody", "nogroup")
-    _break_after_two(fake)
-    run = _judge(fake, url, user="nobody")
-    _started(fake, path, run)
+    url, run = _mid_run(fake, path, user="nobody")
     for file in folder.iterdir():
         os.chmod(file, 0o444)
     os.chmod(folder, 0o555)
