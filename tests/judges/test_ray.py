@@ -326,3 +326,48 @@ def test_config_engine_is_checked_against_the_known_engines(tmp_path: Path) -> N
     with pytest.raises(InputError) as err:
         parse_config({"engine": "spark"}, tmp_path / "t.yaml")
     assert err.value.field == "engine" and "unknown engine 'spark'" in err.value.reason
+
+
+def test_a_worker_that_misbehaves_gives_errors_never_verdicts(
+    ray_cluster: Any, fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    """The driver checks what each worker answers: a score of 999 on the 1..5 scale (task 1's
+    answers), a worker whose task raises (task 3) and one that answers nothing (task 4) are
+    stored as errors naming what happened, never as a pass or a fail, and the run goes on."""
+    from trajudge.judges._ray_worker import WorkerActor
+
+    class Misbehaving(WorkerActor):  # a local class: Ray ships it to the workers by value
+        async def call(self, idx: int, key: str, messages: Any, params: Any) -> Any:
+            user = "".join(m.get("content") or "" for m in messages if m["role"] == "user")
+            if "task 3" in user:
+                raise RuntimeError("worker bug")
+            if "task 4" in user:
+                return None
+            return await super().call(idx, key, messages, params)
+
+    fake_llm.decide = lambda user, verdict: (
+        {**verdict, "score": 999} if "task 1" in user else verdict
+    )
+    store = _store(tmp_path / "s.db")
+    (point, *_) = _judges(fake_llm)
+    engine = RayEngine(2, workers=1)
+    engine.worker_class = Misbehaving
+    summary = score_dataset(store, "ds", [point], engine=engine)
+    with store.engine.connect() as conn:
+        rows = conn.execute(
+            sa.text(
+                "SELECT t.task_id, j.verdict, j.score, j.error FROM judgments j "
+                "JOIN trajectories t ON t.id = j.trajectory_id"
+            )
+        ).all()
+    store.close()
+    by_task: dict[str, list[Any]] = {}
+    for task, verdict, score, error in rows:
+        by_task.setdefault(task, []).append((verdict, score, error))
+    for task, expected in (("1", "score"), ("3", "raised RuntimeError"), ("4", "answered nothing")):
+        assert by_task[task], task
+        for verdict, score, error in by_task[task]:
+            assert (verdict, score) == (None, None), (task, verdict, score)
+            assert error is not None and expected in error and "\n" not in error, (task, error)
+    assert all(error is None and verdict is not None for verdict, _, error in by_task["2"])
+    assert summary.errors == sum(len(by_task[t]) for t in ("1", "3", "4"))

@@ -29,7 +29,11 @@ PostgreSQL store, the writing of their judgments:
 - a worker that dies (its process killed, its node lost) is replaced, and the calls it had
   in flight are sent again, to another worker: no judgment is lost or written twice. A call
   whose worker dies ``max_worker_failures + 1`` times is recorded as an error (a later run
-  retries it, like any error).
+  retries it, like any error);
+- what a worker answers is checked by the driver as any engine's answer is
+  (:func:`~trajudge.judges._call.finish` validates the verdict against the rubric's schema): a
+  worker whose task raises, or that answers anything but a call result, gives an error for
+  that call naming what happened, never a verdict, and the run goes on.
 
 The workers (:mod:`trajudge.judges._ray_worker`) import trajudge: on a cluster of other
 machines, install the same trajudge version (with the ``judges`` extra) in the cluster's
@@ -47,7 +51,7 @@ from typing import TYPE_CHECKING, Any
 
 from trajudge._cluster import connect
 from trajudge.judges._call import PreparedCall
-from trajudge.judges._client import CallResult
+from trajudge.judges._client import CallResult, _one_line
 from trajudge.judges._engine import Emit, run_all
 from trajudge.judges._ray_worker import RateActor, WorkerActor, _Where, _Wire, _wire
 
@@ -212,6 +216,8 @@ class RayEngine:
         self.keep_workers = keep_workers
         #: the workers (during a run, and between runs with ``keep_workers``)
         self.pool: _Pool | None = None
+        #: the workers' actor class (a test gives one that misbehaves)
+        self.worker_class: type = WorkerActor
 
     def close(self) -> None:
         """Stop the workers kept by ``keep_workers``."""
@@ -226,7 +232,7 @@ class RayEngine:
             size = self.workers or int(ray.cluster_resources().get("CPU", 1))
             pool = self.pool = _Pool(
                 ray,
-                ray.remote(WorkerActor),
+                ray.remote(self.worker_class),
                 ray.remote(RateActor),
                 max(1, min(size, self.concurrency)),
             )
@@ -269,18 +275,34 @@ class RayEngine:
                         idx, call.key, call.messages, call.params, where, self.sink
                     )
                 try:
-                    result: CallResult = await ref
-                    self.direct_writes += result.stored
-                    return result
+                    result = await ref
                 except pool.ray.exceptions.RayActorError as exc:
                     error = exc
                     await pool.replace(slot, generation)
+                    continue
+                except pool.ray.exceptions.RayError as exc:
+                    # the worker lives but its task raised: the call failed, as a call
+                    # that raises on the local engine (not retried: the same call, same code)
+                    cause = getattr(exc, "cause", None) or exc
+                    return CallResult(
+                        None, None, call.key, error="the Ray worker raised " + _one_line(cause, 1)
+                    )
                 except asyncio.CancelledError:
                     with contextlib.suppress(Exception):  # best effort: the worker may be gone
                         pool.ray.cancel(ref)
                     raise
                 finally:
                     slot.in_flight -= 1
+                if not isinstance(result, CallResult):
+                    what = "nothing" if result is None else type(result).__name__
+                    return CallResult(
+                        None,
+                        None,
+                        call.key,
+                        error=f"the Ray worker answered {what} instead of a call result",
+                    )
+                self.direct_writes += result.stored
+                return result
         reason = " ".join(str(error).split())[:300]
         return CallResult(
             None,
