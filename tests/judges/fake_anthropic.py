@@ -25,6 +25,9 @@ https://docs.anthropic.com/en/api/creating-message-batches), each requiring an
 mode) or ``"expire:N"`` (the first N requests run, the others expire). ``created`` lists the
 batches created, ``keys`` the keys received, ``betas`` the
 ``anthropic-beta`` header of each batch creation.
+
+``mangle``, when a test sets it, rewrites the result file's lines (JSON texts) before they are
+served, as a provider that writes a broken, odd or contradictory line would.
 """
 
 from __future__ import annotations
@@ -129,6 +132,7 @@ class FakeAnthropic:
         self.keys: list[str] = []
         self.betas: list[str | None] = []
         self.mode = "complete"
+        self.mangle: Callable[[list[str]], list[str]] | None = None
 
     def reset(self) -> None:
         with self._lock:
@@ -138,6 +142,7 @@ class FakeAnthropic:
             self.keys.clear()
             self.betas.clear()
             self.mode = "complete"
+            self.mangle = None
 
     def routes(self, app: web.Application) -> None:
         app.router.add_post("/v1/messages", self._checked(self._message))
@@ -234,7 +239,7 @@ class FakeAnthropic:
                 )
             counts[result["type"]] += 1
             lines.append(json.dumps({"custom_id": req["custom_id"], "result": result}))
-        self.results[bid] = lines
+        self.results[bid] = self.mangle(lines) if self.mangle is not None else lines
         base = f"{request.scheme}://{request.host}"
         batch.update(
             processing_status="ended",

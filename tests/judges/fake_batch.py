@@ -22,6 +22,9 @@ test sets another mode: a test waits on that state, not on time); ``"expire:N"``
 lines run, the rest land in the error file with code ``batch_expired``, status ``expired``);
 ``"fail"`` (status ``failed`` with ``errors``, no output file, as a batch that fails
 validation). ``uploads`` and ``created`` count the files uploaded and batches created.
+
+``mangle``, when a test sets it, rewrites the result file's lines (JSON texts) before they are
+served, as a provider that writes a broken, odd or contradictory line would.
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ class FakeBatches:
         self.created: list[str] = []
         self.retrieved = 0
         self.mode = "complete"
+        self.mangle: Callable[[list[str]], list[str]] | None = None
         self.azure_keys: list[str] = []
 
     def reset(self) -> None:
@@ -60,6 +64,7 @@ class FakeBatches:
             self.created.clear()
             self.retrieved = 0
             self.mode = "complete"
+            self.mangle = None
             self.azure_keys.clear()
 
     def routes(self, app: web.Application) -> None:
@@ -203,6 +208,8 @@ class FakeBatches:
                 error=None,
             )
             (out if status == 200 else err).append(json.dumps(record))
+        if self.mangle is not None:
+            out = self.mangle(out)
         batch.update(
             status="expired" if limit is not None else "completed",
             output_file_id=self._new_file(("\n".join(out) + "\n").encode()) if out else None,

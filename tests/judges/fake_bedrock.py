@@ -30,6 +30,9 @@ records run, then ``PartiallyCompleted``, as a job whose time ran out); ``"fail"
 ``created`` lists the job ARNs created, ``inputs()`` the records of their input files,
 ``invoked`` the InvokeModel bodies received, ``access_keys`` and ``services`` the access key
 id and service name of each signed request.
+
+``mangle``, when a test sets it, rewrites the result file's lines (JSON texts) before they are
+served, as a provider that writes a broken, odd or contradictory line would.
 """
 
 from __future__ import annotations
@@ -69,6 +72,7 @@ class FakeBedrock:
         self.services: list[str] = []
         self.invoked: list[dict[str, Any]] = []
         self.mode = "complete"
+        self.mangle: Callable[[list[str]], list[str]] | None = None
 
     def reset(self) -> None:
         with self._lock:
@@ -79,6 +83,7 @@ class FakeBedrock:
             self.services.clear()
             self.invoked.clear()
             self.mode = "complete"
+            self.mangle = None
 
     def routes(self, app: web.Application) -> None:
         app.router.add_post("/model/{model}/invoke", self._signed(self._invoke))
@@ -225,6 +230,8 @@ class FakeBedrock:
             else:
                 line["error"] = {"errorCode": status, "errorMessage": body["message"]}
             lines.append(json.dumps(line))
+        if self.mangle is not None:
+            lines = self.mangle(lines)
         bucket, prefix = _s3_uri(job["outputDataConfig"]["s3OutputDataConfig"]["s3Uri"])
         prefix = prefix if prefix.endswith("/") else prefix + "/"
         job_id = job["jobArn"].rsplit("/", 1)[1]

@@ -31,6 +31,9 @@ mode) or ``"fail"`` (``JOB_STATE_FAILED`` with ``error``, no output). ``faults``
 next calls of a route with an HTTP error, once each (``faulted`` lists those answered).
 ``created`` lists the jobs created, ``tokens`` the access tokens issued, ``grants`` the signed
 assertions received for them, ``bearers`` the tokens received.
+
+``mangle``, when a test sets it, rewrites the result file's lines (JSON texts) before they are
+served, as a provider that writes a broken, odd or contradictory line would.
 """
 
 from __future__ import annotations
@@ -122,6 +125,7 @@ class FakeVertex:
         self.bearers: set[str] = set()
         self.grants: list[str] = []
         self.mode = "complete"
+        self.mangle: Callable[[list[str]], list[str]] | None = None
         #: (route, HTTP status) answered once each, in order, before the route works again:
         #: route ``upload``, ``create``, ``job`` or ``download``
         self.faults: list[tuple[str, int]] = []
@@ -135,6 +139,7 @@ class FakeVertex:
             self.grants.clear()
             self.bearers.clear()
             self.mode = "complete"
+            self.mangle = None
             self.faults.clear()
             self.faulted.clear()
             # issued tokens stay valid: google-auth caches them across tests
@@ -310,6 +315,8 @@ class FakeVertex:
                 result["status"] = json.dumps(body)
             result["processed_time"] = "2026-01-01T00:00:01.000+00:00"
             out.append(json.dumps(result))
+        if self.mangle is not None:
+            out = self.mangle(out)
         bucket, prefix = _split(job["outputConfig"]["gcsDestination"]["outputUriPrefix"])
         folder = f"{prefix.rstrip('/')}/prediction-model-2026-01-01T00:00:01.000000Z"
         with self._lock:

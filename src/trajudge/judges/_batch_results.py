@@ -33,6 +33,7 @@ def line_result(
     key: str,
     verdict_model: type[BaseModel],
     line: dict[str, Any] | None,
+    *,
     batch: Any,
 ) -> CallResult:
     """The result of the request with cache key ``key`` (sent to ``provider`` by ``client``)

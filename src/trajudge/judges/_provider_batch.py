@@ -25,13 +25,18 @@ Resume: a second run plans the same calls (nothing is stored yet), finds them am
 requests of recorded batches (by judgment key AND request hash, so a changed prompt or
 configuration is submitted anew) and collects those batches instead of submitting again.
 
+Each line of a result file is its own result, for every provider
+(:mod:`trajudge.judges._batch_lines`): a line that is not JSON, not an object or not in the
+provider's format, and a request answered twice with different answers, is an error for its
+request alone; the other answers are stored.
+
 Retries: a request the provider answered with an error (an error-file line, an unparseable or
-cut verdict, a request a failed or expired batch never ran) is stored as an error with the
-provider's message, never as a pass or a fail, and marked failed on its batch; the engine does
-not resubmit within the run (a batch round may take the whole completion window), and the
-next run plans it again, as every stored error, and submits it in a new batch. Transient
-failures of the file and batch calls themselves (429, 5xx, connection) are retried with the
-judge's ``max_retries``.
+cut verdict, an unreadable line, a request a failed or expired batch never ran) is stored as
+an error with the provider's message, never as a pass or a fail, and marked failed on its
+batch; the engine does not resubmit within the run (a batch round may take the whole
+completion window), and the next run plans it again, as every stored error, and submits it in
+a new batch. Transient failures of the file and batch calls themselves (429, 5xx, connection)
+are retried with the judge's ``max_retries``.
 
 Cost is at the batch price: ``litellm.cost_calculator.batch_cost_calculator``, which uses the
 cost map's ``*_batches`` prices when it has them (e.g. ``gpt-4o-mini``: half the synchronous

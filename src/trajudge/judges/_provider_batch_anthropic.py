@@ -11,7 +11,8 @@ anthropic SDK (its ``base_url`` is the judge's ``api_base``, as litellm's is):
 - it is polled with ``GET /v1/messages/batches/{id}`` until its ``processing_status`` is
   ``ended``, then its results (JSONL at ``results_url``: one ``{"custom_id", "result"}``
   per request, ``result.type`` ``succeeded`` with the ``message``, ``errored`` with the
-  API's error object, ``canceled`` or ``expired``) are turned into call results by
+  API's error object, ``canceled`` or ``expired``) are read line by line
+  (:class:`~trajudge.judges._batch_lines.ResultLines`) and turned into call results by
   :func:`~trajudge.judges._batch_results.anthropic_result`.
 """
 
@@ -20,6 +21,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from trajudge.judges._batch_lines import ResultLines
 from trajudge.judges._batch_results import anthropic_result
 from trajudge.judges._client import LLMClient
 from trajudge.judges._engine import Emit
@@ -62,12 +64,17 @@ class AnthropicBatches:
     async def retrieve(self, batch_id: str) -> Any:
         return await self.sdk.messages.batches.retrieve(batch_id)
 
-    async def results(self, batch_id: str) -> dict[str, dict[str, Any]]:
-        """Each request's ``result`` by ``custom_id``, as the API sent it."""
-        out: dict[str, dict[str, Any]] = {}
-        async for entry in await self.sdk.messages.batches.results(batch_id):
-            out[entry.custom_id] = entry.result.model_dump(mode="json", exclude_unset=True)
-        return out
+    async def results(self, batch_id: str) -> ResultLines:
+        """Each request's ``{"custom_id", "result"}`` line, as the API sent it: the SDK's
+        request (endpoint, headers, retries of none), its body read line by line by trajudge,
+        not by the SDK's decoder, which stops the whole file at the first bad line."""
+        lines = ResultLines(batch_id, "custom_id", lambda record: record.get("custom_id"))
+        decoder = await self.sdk.messages.batches.results(batch_id)
+        try:
+            await lines.aread(f"results of {batch_id}", decoder.http_response.aiter_bytes())
+        finally:
+            await decoder.close()
+        return lines
 
     async def close(self) -> None:
         await self.sdk.close()
@@ -109,14 +116,18 @@ async def collect(engine: ProviderBatchEngine, litellm: Any, job: _Job, emit: Em
         await api.close()
     params = {"tools": job.tools}
     results = {
-        cid: anthropic_result(
-            litellm,
-            job.client,
+        cid: entries.result(
+            cid,
             call.key or "",
-            call.judge.verdict_model,
-            params,
-            entries.get(cid),
-            job.batch_id,
+            lambda line, call=call: anthropic_result(
+                litellm,
+                job.client,
+                call.key or "",
+                call.judge.verdict_model,
+                params,
+                None if line is None else line["result"],
+                job.batch_id,
+            ),
         )
         for cid, call in job.calls.items()
     }

@@ -37,11 +37,13 @@ read (:data:`FAMILIES`).
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 import os
 from typing import TYPE_CHECKING, Any
 
+from trajudge.judges._batch_lines import ResultLines
 from trajudge.judges._batch_results import anthropic_result
 from trajudge.judges._call import PreparedCall
 from trajudge.judges._client import CallResult, LLMClient, _one_line
@@ -166,26 +168,31 @@ async def collect(engine: ProviderBatchEngine, litellm: Any, job: _Job, emit: Em
         state,
     )
     meta = batch.metadata or {}
-    records: dict[str, dict[str, Any]] = {}
+    records = ResultLines(job.batch_id, "recordId", lambda record: record.get("recordId"))
     uri = meta.get("output_file_uri")
     if status in WITH_OUTPUT and uri:
         content = await _retrying(job.client, _download(litellm, uri, extra, status))
-        for text in content.decode().splitlines() if content else []:
-            if text.strip():
-                record = json.loads(text)
-                records[str(record.get("recordId"))] = record
+        if content:
+            records.read(f"output file {uri}", content)
     why = meta.get("failure_message") or None
+    missing = (
+        f"the job failed: {why or 'no reason given'}"
+        if status == "failed"
+        else f"no result for this request (job {status})"
+    )
     results = {
-        cid: record_result(
-            litellm,
-            job.client,
+        cid: records.result(
+            cid,
             call.key or "",
-            call.judge.verdict_model,
-            records.get(cid),
-            job.batch_id,
-            f"the job failed: {why or 'no reason given'}"
-            if status == "failed"
-            else f"no result for this request (job {status})",
+            functools.partial(
+                record_result,
+                litellm,
+                job.client,
+                call.key or "",
+                call.judge.verdict_model,
+                batch_id=job.batch_id,
+                missing=missing,
+            ),
         )
         for cid, call in job.calls.items()
     }
@@ -214,6 +221,7 @@ def record_result(
     key: str,
     verdict_model: type[BaseModel],
     record: dict[str, Any] | None,
+    *,
     batch_id: str,
     missing: str,
 ) -> CallResult:

@@ -7,9 +7,9 @@ judge's endpoint and credentials; the output and error files are read back by
 from __future__ import annotations
 
 import functools
-import json
 from typing import Any
 
+from trajudge.judges._batch_lines import ResultLines
 from trajudge.judges._batch_results import batch_errors, line_result
 from trajudge.judges._client import LLMClient
 from trajudge.judges._engine import Emit
@@ -64,24 +64,25 @@ async def collect(engine: ProviderBatchEngine, litellm: Any, job: _Job, emit: Em
             },
         ),
     )
-    lines: dict[str, dict[str, Any]] = {}
-    for fid in (batch.output_file_id, batch.error_file_id):
+    lines = ResultLines(job.batch_id, "custom_id", lambda record: record.get("custom_id"))
+    for name, fid in (("output file", batch.output_file_id), ("error file", batch.error_file_id)):
         if not fid:
             continue
         content = await _retrying(job.client, functools.partial(_content, litellm, fid, where))
-        for text in content.content.decode().splitlines():
-            if text.strip():
-                record = json.loads(text)
-                lines[str(record.get("custom_id"))] = record
+        lines.read(f"{name} {fid}", bytes(content.content))
     results = {
-        cid: line_result(
-            litellm,
-            job.client,
-            job.provider,
+        cid: lines.result(
+            cid,
             call.key or "",
-            call.judge.verdict_model,
-            lines.get(cid),
-            batch,
+            functools.partial(
+                line_result,
+                litellm,
+                job.client,
+                job.provider,
+                call.key or "",
+                call.judge.verdict_model,
+                batch=batch,
+            ),
         )
         for cid, call in job.calls.items()
     }

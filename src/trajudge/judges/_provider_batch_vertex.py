@@ -46,6 +46,7 @@ import json
 import os
 from typing import Any
 
+from trajudge.judges._batch_lines import ResultLines
 from trajudge.judges._call import PreparedCall
 from trajudge.judges._engine import Emit
 from trajudge.judges._provider_batch import (
@@ -158,24 +159,29 @@ async def collect(engine: ProviderBatchEngine, litellm: Any, job: _Job, emit: Em
             }
 
         raw, status = await poll(engine, job, lambda: api.job(job.batch_id, project), state)
-        rows: dict[str, dict[str, Any]] = {}
+        rows = ResultLines(job.batch_id, LABEL, lambda row: None)
         directory = (raw.get("outputInfo") or {}).get("gcsOutputDirectory")
         if directory:
             for uri in await _retrying(job.client, lambda: api.outputs(directory)):
-                rows.update(await _retrying(job.client, functools.partial(api.rows, uri, LABEL)))
+                read = functools.partial(api.rows, uri, LABEL, job.batch_id)
+                rows.merge(await _retrying(job.client, read))
     finally:
         await api.close()
     failure = job_error(raw)
     results = {
-        cid: vertex_result(
-            litellm,
-            job.client,
+        cid: rows.result(
+            cid,
             call.key or "",
-            call.judge.verdict_model,
-            rows.get(cid),
-            job.batch_id,
-            status,
-            failure,
+            functools.partial(
+                vertex_result,
+                litellm,
+                job.client,
+                call.key or "",
+                call.judge.verdict_model,
+                batch_id=job.batch_id,
+                status=status,
+                failure=failure,
+            ),
         )
         for cid, call in job.calls.items()
     }

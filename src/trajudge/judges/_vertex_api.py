@@ -17,6 +17,7 @@ from urllib.parse import quote
 
 from pydantic import BaseModel
 
+from trajudge.judges._batch_lines import ResultLines
 from trajudge.judges._batch_results import batch_cost
 from trajudge.judges._client import (
     CallResult,
@@ -137,25 +138,24 @@ class VertexREST:
             if n.rsplit("/", 1)[-1].startswith("predictions") and n.endswith(".jsonl")
         )
 
-    async def rows(self, uri: str, label: str) -> dict[str, dict[str, Any]]:
+    async def rows(self, uri: str, label: str, batch_id: str) -> ResultLines:
         """The rows of the output object ``uri`` by the value of their request's ``label``,
         each without its request (Vertex echoes the whole prompt): the object is read as a
-        stream, so memory holds the answers, not the file."""
+        stream, line by line, so memory holds the answers, not the file."""
         bucket, _, name = uri.removeprefix("gs://").partition("/")
         url = f"{_objects(bucket)}/{quote(name, safe='')}"
-        out: dict[str, dict[str, Any]] = {}
+        lines = ResultLines(
+            batch_id,
+            label,
+            lambda row: ((row.get("request") or {}).get("labels") or {}).get(label),
+            lambda row: {k: v for k, v in row.items() if k != "request"},
+        )
         response = await self._send(url, {"alt": "media"}, stream=True)
         try:
-            async for text in response.aiter_lines():
-                if not text.strip():
-                    continue
-                row = json.loads(text)
-                cid = ((row.get("request") or {}).get("labels") or {}).get(label)
-                if cid is not None:
-                    out[str(cid)] = {k: v for k, v in row.items() if k != "request"}
+            await lines.aread(uri, response.aiter_bytes())
         finally:
             await response.aclose()
-        return out
+        return lines
 
     async def close(self) -> None:
         await self.http.aclose()
@@ -194,6 +194,7 @@ def vertex_result(
     key: str,
     verdict_model: type[BaseModel],
     row: dict[str, Any] | None,
+    *,
     batch_id: str,
     status: str | None,
     failure: str | None,
