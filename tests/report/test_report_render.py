@@ -48,8 +48,9 @@ def test_html_is_self_contained_and_escaped(report: Report) -> None:
 def test_markdown_has_the_table_and_escapes(report: Report) -> None:
     md = render_markdown(report)
     # brackets are escaped in every cell (a user string could hold a link): \[ renders as [
-    assert "| source | κ \\[95% CI\\] | AC1 | agreement | TPR | TNR | flip rate |" in md
-    assert "| pass^1 | pass^2 | pass@1 | pass@2 |" in md
+    assert "| source | κ \\[95% CI\\] | TPR | TNR | errors | pass^1 | pass^2 |" in md
+    assert "| source | AC1 | agreement | flip rate | $ / 1k judgments | median latency (s) " in md
+    assert "| pass@1 | pass@2 |" in md
     assert EVIL not in md and "&lt;script>" in md
     assert "## Bias flags" in md and "## CI gates" in md
 

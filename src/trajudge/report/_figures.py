@@ -64,6 +64,13 @@ def kappa_figure(report: Report) -> bytes | None:
 
 def pass_k_figure(report: Report) -> bytes | None:
     """pass^k against k for every verdict source, with bootstrap intervals over tasks."""
+    fig = pass_k_plot(report)
+    return None if fig is None else _png(fig)
+
+
+def pass_k_plot(report: Report) -> Figure | None:
+    """:func:`pass_k_figure`'s figure. The legend sits right of the axes: inside, it covered
+    the points at pass^k = 1.0 (a gate source, a perfect task set) wherever it was put."""
     sources = report.all_sources()
     if not sources:
         return None
@@ -87,8 +94,8 @@ def pass_k_figure(report: Report) -> bytes | None:
     ax.set_ylim(-0.02, 1.02)
     ax.set_xlabel("k")
     ax.set_ylabel("pass^k (95% interval)")
-    ax.legend(fontsize=8, loc="upper right")
-    return _png(fig)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
+    return fig
 
 
 def confusion_figure(report: Report) -> bytes | None:

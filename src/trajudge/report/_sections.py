@@ -30,33 +30,28 @@ def _cost(value: float | None) -> str:
 
 
 def _pass_cells(
-    src: SourceResult | None, ks: list[int], intervals: bool, pass_at: bool = True
+    src: SourceResult | None, ks: list[int], intervals: bool, table: str = "hat"
 ) -> list[str]:
+    """``src``'s pass^k (``table`` "hat") or pass@k ("at") for each k."""
     cells = []
-    for table in ("hat", "at") if pass_at else ("hat",):
-        for k in ks:
-            est: Estimate | None = None
-            if src is not None:
-                est = (src.pass_hat if table == "hat" else src.pass_at).get(k)
-            cells.append(fmt_est(est) if intervals else fmt(None if est is None else est.value))
+    for k in ks:
+        est: Estimate | None = None
+        if src is not None:
+            est = (src.pass_hat if table == "hat" else src.pass_at).get(k)
+        cells.append(fmt_est(est) if intervals else fmt(None if est is None else est.value))
     return cells
 
 
-def main_table(report: Report, *, intervals: bool = True, pass_at: bool = True) -> Section:
-    """One row per judge (agreement, cost, pass^k of its verdicts) and per other source."""
+def main_table(report: Report, *, intervals: bool = True) -> Section:
+    """One row per judge and per other source: the headline figures, κ against the labels
+    beside pass^k (the rest is in :func:`details_table`, so this one fits a laptop screen)."""
     header = [
         "source",
         "κ [95% CI]",
-        "AC1",
-        "agreement",
         "TPR",
         "TNR",
-        "flip rate",
-        "$ / 1k judgments",
-        "median latency (s)",
         "errors",
         *(f"pass^{k}" for k in report.ks),
-        *(f"pass@{k}" for k in report.ks if pass_at),
     ]
     rows = []
     for j in report.judges:
@@ -65,30 +60,61 @@ def main_table(report: Report, *, intervals: bool = True, pass_at: bool = True) 
             [
                 f"judge {j.name}",
                 fmt_est(cal.kappa),
-                fmt(cal.ac1.value),
-                fmt(cal.agreement.value),
                 fmt(cal.tpr.value),
                 fmt(cal.tnr.value),
-                fmt_est(cal.flip_rate) if cal.flip_rate is not None else DASH,
-                _cost(cal.cost_per_1k),
-                fmt(cal.median_latency_s),
                 f"{cal.n_errors} / {cal.n_rows + cal.n_errors}",
-                *_pass_cells(j.source, report.ks, intervals, pass_at),
+                *_pass_cells(j.source, report.ks, intervals),
             ]
         )
     for src in report.sources:
-        rows.append([src.title, *([DASH] * 9), *_pass_cells(src, report.ks, intervals, pass_at)])
+        rows.append([src.title, *([DASH] * 4), *_pass_cells(src, report.ks, intervals)])
     lines = [
-        f"κ, AC1, agreement, TPR and TNR: each judge against {report.labels_phrase}, one "
-        "verdict per trajectory (its calls averaged over orders and samples; an ordinal mean "
-        "score against the pass threshold).",
-        "pass^k: all k trials of a task pass; pass@k: at least one does (unbiased estimators, "
-        "averaged over tasks). Every 95% bootstrap interval resamples tasks (items when task "
-        "ids are unknown).",
+        f"κ, TPR and TNR: each judge against {report.labels_phrase}, one verdict per "
+        "trajectory (its calls averaged over orders and samples; an ordinal mean score against "
+        "the pass threshold).",
+        "pass^k: all k trials of a task pass (unbiased estimator, averaged over tasks). Every "
+        "95% bootstrap interval resamples tasks (items when task ids are unknown).",
     ]
     if report.n_gate_failed is not None:
         lines.append(report.gate_rule)
     return Section("Judges and verdict sources", lines, header, rows)
+
+
+def details_table(report: Report, *, intervals: bool = True, pass_at: bool = True) -> Section:
+    """The same rows as :func:`main_table` with the other figures: chance-robust agreement,
+    position flips, cost and latency, and pass@k."""
+    header = [
+        "source",
+        "AC1",
+        "agreement",
+        "flip rate",
+        "$ / 1k judgments",
+        "median latency (s)",
+        *(f"pass@{k}" for k in report.ks if pass_at),
+    ]
+    at = report.ks if pass_at else []
+    rows = []
+    for j in report.judges:
+        cal = j.calibration
+        rows.append(
+            [
+                f"judge {j.name}",
+                fmt(cal.ac1.value),
+                fmt(cal.agreement.value),
+                fmt_est(cal.flip_rate) if cal.flip_rate is not None else DASH,
+                _cost(cal.cost_per_1k),
+                fmt(cal.median_latency_s),
+                *_pass_cells(j.source, at, intervals, "at"),
+            ]
+        )
+    for src in report.sources:
+        rows.append([src.title, *([DASH] * 5), *_pass_cells(src, at, intervals, "at")])
+    lines = [
+        "AC1: Gwet's agreement coefficient (robust when one verdict dominates); flip rate: "
+        "the share of items whose verdict changes with the presentation order."
+        + (" pass@k: at least one of k trials passes." if pass_at else "")
+    ]
+    return Section("Agreement details, cost and pass@k", lines, header, rows)
 
 
 def _configs(report: Report) -> Section | None:
@@ -285,14 +311,17 @@ def _notes(report: Report) -> Section:
 def sections(report: Report, *, compact: bool = False) -> list[Section]:
     """Every section in reading order (the summary lines come first, outside).
 
-    ``compact`` (the terminal) drops the intervals and pass@k from the main table.
+    ``compact`` (the terminal) drops the intervals of pass^k and the pass@k columns.
     """
     if report.categorical and not report.judges and not report.sources:
         # only pairwise / nominal judges: no pass/fail, no pass^k, no agent runs to show
         out = categorical_sections(report, intervals=not compact)
         out += [_ceiling(report), _budget(report)]
         return out + [s for s in (_gates(report),) if s is not None] + [_notes(report)]
-    out = [main_table(report, intervals=not compact, pass_at=not compact)]
+    out = [
+        main_table(report, intervals=not compact),
+        details_table(report, intervals=not compact, pass_at=not compact),
+    ]
     out += [s for s in (_configs(report),) if s is not None]
     out += categorical_sections(report, intervals=not compact)
     out += [
