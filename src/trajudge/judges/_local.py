@@ -44,6 +44,8 @@ def _gemma_270m() -> Path:
 
 #: Local model names -> a function returning the GGUF path.
 LOCAL_MODELS: dict[str, Callable[[], Path]] = {"gemma-3-270m": _gemma_270m}
+#: What each embedded model is, for the report's advice on its figures.
+LOCAL_DESCRIPTIONS = {"gemma-3-270m": "a 270M-parameter Gemma 3 base model"}
 
 
 class LocalServerError(InputError):

@@ -6,7 +6,8 @@ import math
 
 from trajudge._words import counted
 from trajudge.calibration import Estimate
-from trajudge.report._model import Report, SourceResult
+from trajudge.judges._local import LOCAL_DESCRIPTIONS, LOCAL_PREFIX
+from trajudge.report._model import JudgeRow, Report, SourceResult
 
 
 def fmt(value: float | None, digits: int = 2) -> str:
@@ -31,6 +32,34 @@ def _pass(src: SourceResult | None, k: int) -> str:
     if src is None or k not in src.pass_hat:
         return "n/a"
     return fmt(src.pass_hat[k].value)
+
+
+#: The two lines of trajudge.yaml that put a hosted judge in place of the embedded one.
+REAL_JUDGE = "model: openai/gpt-4o-mini` and `api_key_env: OPENAI_API_KEY"
+
+
+def _guidance(row: JudgeRow) -> list[str]:
+    """What a judge's figures mean when they are degenerate, and what to do next: a judge
+    that gives one verdict to everything has κ = 0 whatever the labels (more labels cannot
+    narrow what is not there), and the embedded model is a stand-in, not a judge to trust."""
+    cal, out = row.calibration, []
+    tpr, tnr = cal.tpr.value, cal.tnr.value
+    if {tpr, tnr} == {0.0, 1.0}:
+        every = "fails" if tpr == 0.0 else "passes"
+        out.append(
+            f"judge {row.name} {every} every item it judged (TPR {fmt(tpr)}, TNR {fmt(tnr)}): "
+            "its κ is 0 whatever the labels, so more labels cannot make it agree (the label "
+            "budget's 'more labels needed' is n/a); change the judge, not the label count."
+        )
+    for model in sorted({m for m in row.models if m.startswith(LOCAL_PREFIX)}):
+        what = LOCAL_DESCRIPTIONS.get(model.removeprefix(LOCAL_PREFIX), "a small model")
+        out.append(
+            f"judge {row.name} runs {model}, the embedded offline model ({what}), kept so the "
+            "loop runs without a key or network: a stand-in, not a judge to trust. "
+            f"For a real judge, put `{REAL_JUDGE}` under `judges:` in trajudge.yaml (the key "
+            "stays in the environment) and run again."
+        )
+    return out
 
 
 def summary_lines(report: Report) -> list[str]:
@@ -70,6 +99,7 @@ def summary_lines(report: Report) -> list[str]:
                 f"judge {row.name} agrees with {phrase} at κ = {fmt_est(kappa)} "
                 f"over {cal.n_items} items{tail}."
             )
+        lines += _guidance(row)
         if row.corrected_pass_hat is not None and k in row.corrected_pass_hat.corrected:
             est = row.corrected_pass_hat.corrected[k]
             if not math.isnan(est.value):
