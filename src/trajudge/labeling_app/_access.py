@@ -19,14 +19,17 @@ given. (The queue and the progress bars read only who labeled which item, never 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
+from trajudge.judges._render import spec_reference
 from trajudge.labeling_app._config import AppConfig
 from trajudge.store import Store, labels_export_frame, pair_labels_export_frame
+from trajudge.trajectories import Trajectory
 
 
 @dataclass(frozen=True)
@@ -174,6 +177,29 @@ def save_adjudication(
         note=note,
         adjudication=True,
     )
+
+
+def item_reference(
+    store: Store, dataset: str, rubric_id: str, trajectory: Trajectory
+) -> Trajectory | None:
+    """What a reference-mode rubric compares ``trajectory`` against, for the annotator to see
+    beside it, as the judges saw it: the reference its judgments of the rubric name (the
+    task spec's expected calls, ``spec:<task>``, or another trajectory), the most named one
+    if they differ; without a judgment, the task spec's expected calls. None: there is no
+    reference. Only the ids of the judgments are read, never their verdicts (labeling stays
+    blind)."""
+    named = Counter(
+        str(j["other_id"])
+        for j in store.item_judgments(dataset, trajectory.id)
+        if j.get("rubric_id") == rubric_id and j.get("other_id") is not None
+    )
+    other = named.most_common(1)[0][0] if named else f"{SPEC_REFERENCE}{trajectory.task_id}"
+    if other.startswith(SPEC_REFERENCE):
+        spec = store.task_specs(dataset).get(trajectory.task_id)
+        if spec is None or not spec.reference:
+            return None
+        return spec_reference(trajectory.task_id, list(spec.reference), trajectory.input)
+    return store.trajectory(dataset, other)
 
 
 def label_page_judgments(

@@ -17,7 +17,7 @@ import streamlit as st
 
 from trajudge.judges import Rubric
 from trajudge.labeling_app import _state as S
-from trajudge.labeling_app._access import label_page_judgments, own_label
+from trajudge.labeling_app._access import item_reference, label_page_judgments, own_label
 from trajudge.labeling_app._actions import (
     advance,
     annotator_queue,
@@ -38,6 +38,7 @@ from trajudge.labeling_app._widgets import (
     render_item,
     render_judgments,
     render_progress,
+    render_reference,
     render_rule,
     value_shortcut,
 )
@@ -257,11 +258,14 @@ def _item_view(cfg: AppConfig, dataset: str, rubric: Rubric, tid: str) -> ItemVi
     traj = store.trajectory(dataset, tid)
     if traj is None:
         return None
+    is_reference = rubric.mode == "reference"
     view = build_item_view(
         traj,
         rule_result=store.item_rule_result(dataset, tid),
         judgments=label_page_judgments(store, cfg, dataset, tid, shown=shown),
         rubric_id=rubric.id,
+        reference=item_reference(store, dataset, rubric.id, traj) if is_reference else None,
+        reference_rubric=is_reference,
     )
     ss[S.ITEM] = (key, view)
     return view
@@ -288,6 +292,7 @@ def item_and_panel(cfg: AppConfig, dataset: str, rubric: Rubric, me: str) -> Non
     left, right = st.columns([3, 2], gap="large")
     with left:
         render_item(view)
+        render_reference(view)
         render_rule(view.rule)
         if cfg.show_judges and ss[S.SHOW_JUDGES]:
             render_judgments(view.judgments)

@@ -71,6 +71,10 @@ class ItemView:
     judgments: list[dict[str, Any]] = field(default_factory=list)
     # the whole conversation (user turns included), empty for a trajectory of steps only
     turns: list[TurnView] = field(default_factory=list)
+    # what a reference-mode rubric compares this trajectory against (its steps; None: not a
+    # reference rubric), and what that reference is, in words
+    reference: list[StepView] | None = None
+    reference_title: str = ""
 
 
 def _preview(text: str, limit: int) -> tuple[str, str | None]:
@@ -127,15 +131,7 @@ def rule_view(result: Mapping[str, Any]) -> RuleView:
 _JUDGMENT_FIELDS = ("judge", "model", "mode", "order", "sample", "score", "verdict", "error")
 
 
-def build_item_view(
-    trajectory: Trajectory,
-    *,
-    rule_result: Mapping[str, Any] | None = None,
-    judgments: Sequence[Mapping[str, Any]] = (),
-    rubric_id: str | None = None,
-    preview_chars: int = PREVIEW_CHARS,
-) -> ItemView:
-    """The view model of ``trajectory``; ``judgments`` (only when shown) filtered to the rubric."""
+def _step_views(trajectory: Trajectory, preview_chars: int) -> list[StepView]:
     steps = []
     for i, s in enumerate(trajectory.steps, start=1):
         preview, full = _preview(s.output or "", preview_chars)
@@ -151,6 +147,35 @@ def build_item_view(
                 meta=_meta(s.tokens, s.latency_ms),
             )
         )
+    return steps
+
+
+def reference_title(reference: Trajectory | None) -> str:
+    """What the reference beside the item is, in words."""
+    if reference is None:
+        return "No reference for this task: the rubric's judges had none to compare with."
+    if reference.metadata.get("expected_calls"):
+        return "Reference: the calls the task spec expects (the judges saw these beside it)"
+    return (
+        f"Reference: trajectory {reference.id} (trial {reference.trial} of the same task; "
+        "the judges saw it beside this one)"
+    )
+
+
+def build_item_view(
+    trajectory: Trajectory,
+    *,
+    rule_result: Mapping[str, Any] | None = None,
+    judgments: Sequence[Mapping[str, Any]] = (),
+    rubric_id: str | None = None,
+    preview_chars: int = PREVIEW_CHARS,
+    reference: Trajectory | None = None,
+    reference_rubric: bool = False,
+) -> ItemView:
+    """The view model of ``trajectory``; ``judgments`` (only when shown) filtered to the
+    rubric; with ``reference_rubric``, the ``reference`` it is compared against (None: the
+    task has none)."""
+    steps = _step_views(trajectory, preview_chars)
     turns: list[TurnView] = []
     for m in trajectory.messages:
         if m.role == "tool" and m.step is not None:
@@ -181,4 +206,10 @@ def build_item_view(
         rule=None if rule_result is None else rule_view(rule_result),
         judgments=shown,
         turns=turns,
+        reference=(
+            None
+            if not reference_rubric
+            else ([] if reference is None else _step_views(reference, preview_chars))
+        ),
+        reference_title=reference_title(reference) if reference_rubric else "",
     )

@@ -115,6 +115,17 @@ def render_item(view: ItemView) -> None:
     st.code(view.final_answer or "(no final answer)", language=None, wrap_lines=True)
 
 
+def render_reference(view: ItemView) -> None:
+    """What a reference-mode rubric compares the item against, below it: its calls as text,
+    the one reference block open (the rubric's anchors speak of it)."""
+    if view.reference is None:
+        return
+    st.subheader("Reference", divider="gray")
+    st.text(view.reference_title)
+    for s in view.reference:
+        render_block(step_text(s), s.output_full, failed=not s.ok)
+
+
 def render_judgments(judgments: list[dict[str, Any]]) -> None:
     st.subheader("Judge verdicts", divider="gray")
     if not judgments:
