@@ -19,7 +19,7 @@ import pandas as pd
 
 from trajudge.calibration._validation import parse_verdict
 from trajudge.calibration._verdicts import CATEGORICAL, KINDS, SWAP, pairwise_verdict
-from trajudge.trajectories import InputError
+from trajudge.trajectories import InputError, load_json
 
 Schema = Literal["judgments", "labels", "outcomes"]
 RowName = Callable[[int], str]
@@ -47,7 +47,7 @@ def _read_jsonl(path: Path) -> tuple[pd.DataFrame, list[int]]:
             if not line.strip():
                 continue
             try:
-                obj = json.loads(line)
+                obj = load_json(line, str(path), f"line {n}")
             except json.JSONDecodeError as exc:
                 raise InputError(str(path), f"line {n}", None, f"invalid JSON: {exc.msg}") from exc
             if not isinstance(obj, dict):

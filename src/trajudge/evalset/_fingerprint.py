@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from trajudge.trajectories import InputError, Trajectory, canonical_json
+from trajudge.trajectories import InputError, Trajectory, canonical_json, load_json
 from trajudge.trajectories._io import atomic_write, check_file, decode_utf8, write_text_lines
 
 CONFIG_KEYS = frozenset(
@@ -215,7 +215,7 @@ def read_fingerprint(path: str | os.PathLike[str]) -> Fingerprint:
     """Read a fingerprint saved by :func:`write_fingerprint` (InputError when bad)."""
     p = check_file(path)
     try:
-        data = json.loads(decode_utf8(p, p.read_bytes()))
+        data = load_json(decode_utf8(p, p.read_bytes()), str(p))
     except json.JSONDecodeError as exc:
         raise InputError(str(p), f"line {exc.lineno}", None, f"invalid JSON: {exc.msg}") from None
     if not isinstance(data, dict):

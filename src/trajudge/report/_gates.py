@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from trajudge.trajectories import InputError
+from trajudge.trajectories import InputError, load_json
 
 OPTION = "--fail-under"
 POINTWISE_METRICS = ("kappa", "ac1", "agreement", "tpr", "tnr", "flip_rate", "cost_per_1k")
@@ -279,7 +279,7 @@ def read_baseline(path: str | Path) -> dict[str, Any]:
     if not p.is_file():
         raise InputError(str(p), None, None, "no such file")
     try:
-        data = json.loads(p.read_text(encoding="utf-8"))
+        data = load_json(p.read_text(encoding="utf-8"), str(p))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InputError(str(p), None, None, f"not a JSON report: {exc}") from None
     if not isinstance(data, dict) or not isinstance(data.get("sources"), dict):

@@ -6,6 +6,7 @@ import json
 
 from trajudge.rules._compile import CompiledSpec, Prepared
 from trajudge.rules._models import CheckResult, result
+from trajudge.trajectories import InputError, load_json
 
 
 def check_output_schema(p: Prepared, c: CompiledSpec) -> CheckResult | None:
@@ -17,7 +18,10 @@ def check_output_schema(p: Prepared, c: CompiledSpec) -> CheckResult | None:
     if answer is None:
         return result("output_schema", False, 0.0, "no final answer", {}, sev)
     try:
-        value = json.loads(answer)
+        value = load_json(answer, "final answer")
+    except InputError as exc:  # nested past the limit: json would overflow the stack
+        detail = f"final answer is not checked: {exc.reason}"
+        return result("output_schema", False, 0.0, detail, {"error": exc.reason}, sev)
     except json.JSONDecodeError as exc:
         return result(
             "output_schema",

@@ -19,7 +19,7 @@ import pandas as pd
 
 from trajudge.store._labels import encode_criteria, write_label
 from trajudge.store._names import LABEL_FORMATS, LabelFormat
-from trajudge.trajectories import InputError, atomic_write_bytes
+from trajudge.trajectories import InputError, atomic_write_bytes, load_json
 
 if TYPE_CHECKING:
     from trajudge.store._store import Store
@@ -178,7 +178,7 @@ def _read_rows(path: Path, kind: LabelFormat) -> Iterator[tuple[str, dict[str, A
                 if not line.strip():
                     continue
                 try:
-                    rec = json.loads(line)
+                    rec = load_json(line, src, f"line {n}")
                 except json.JSONDecodeError as exc:
                     raise InputError(src, f"line {n}", None, f"invalid JSON: {exc.msg}") from None
                 if not isinstance(rec, dict):
@@ -253,7 +253,7 @@ def _criteria(src: str, where: str, v: Any) -> str | None:
     obj = v
     if isinstance(v, str):
         try:
-            obj = json.loads(v)
+            obj = load_json(v, src, where, "criteria")
         except json.JSONDecodeError:
             raise InputError(src, where, "criteria", "expected a JSON object") from None
     if not isinstance(obj, dict):

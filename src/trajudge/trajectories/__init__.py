@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from trajudge.trajectories._errors import InputError
     from trajudge.trajectories._formats import FORMATS
     from trajudge.trajectories._io import atomic_write, atomic_write_bytes
+    from trajudge.trajectories._json import json_deeper_than, load_json
     from trajudge.trajectories._jsonl import read_jsonl, write_jsonl
     from trajudge.trajectories._models import Message, Step, Trajectory, Usage
     from trajudge.trajectories._openai import from_openai_messages, read_openai
@@ -72,6 +73,8 @@ __all__ = [
     "from_openai_messages",
     "from_otel",
     "from_tau_bench",
+    "json_deeper_than",
+    "load_json",
     "load_mapping",
     "load_yaml",
     "parquet_blocks",
@@ -103,6 +106,8 @@ _EXPORTS = {
     "from_otel": "trajudge.trajectories._otel",
     "from_tau_bench": "trajudge.trajectories._tau_bench",
     "Ignored": "trajudge.trajectories._options",
+    "json_deeper_than": "trajudge.trajectories._json",
+    "load_json": "trajudge.trajectories._json",
     "ImportResult": "trajudge.trajectories._read",
     "InputError": "trajudge.trajectories._errors",
     "load_mapping": "trajudge.trajectories._options",

@@ -18,6 +18,8 @@ from typing import IO, Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from trajudge.trajectories._errors import InputError, pydantic_field
+from trajudge.trajectories._json import check_json_depth, json_deeper_than, load_json, too_deep
+from trajudge.trajectories._limits import NESTING
 from trajudge.trajectories._models import Trajectory
 
 M = TypeVar("M", bound=BaseModel)
@@ -73,53 +75,64 @@ def load_json_records(path: Path, text: str) -> list[Record]:
         try:
             doc = json.loads(text)
         except json.JSONDecodeError as exc:
-            lines = _json_lines(text) if exc.msg == "Extra data" else None
+            lines = _json_lines(path, text) if exc.msg == "Extra data" else None
             if lines is not None:
                 return lines  # JSON Lines whose lines are lists
             raise InputError(
                 str(path), f"line {exc.lineno}", None, json_error_reason(exc)
             ) from None
+        except RecursionError:
+            raise too_deep(str(path), None) from None
         if not doc:
             raise InputError(str(path), None, None, "the JSON list is empty")
-        return [(f"record {i}", item) for i, item in enumerate(doc)]
+        items = [(f"record {i}", item) for i, item in enumerate(doc)]
+        if json_deeper_than(text, NESTING.value + 1):  # the list is one level more
+            for where, item in items:  # which record: only on the way to the error
+                check_json_depth(json.dumps(item), str(path), where)
+        return items
     records: list[Record] = []
     for n, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         try:
-            records.append((f"line {n}", json.loads(line)))
+            records.append((f"line {n}", load_json(line, str(path), f"line {n}")))
         except json.JSONDecodeError as exc:
             if not records and stripped.startswith("{"):
                 # maybe one pretty-printed object spanning several lines
                 with contextlib.suppress(json.JSONDecodeError):
-                    return [("record 0", json.loads(text))]
+                    return [("record 0", load_json(text, str(path), "record 0"))]
                 # or several, one after the other (OpenTelemetry's ConsoleSpanExporter)
                 with contextlib.suppress(json.JSONDecodeError):
-                    return _concatenated(text)
+                    return _concatenated(path, text)
             raise InputError(str(path), f"line {n}", None, json_error_reason(exc)) from None
     return records
 
 
-def _json_lines(text: str) -> list[Record] | None:
+def _json_lines(path: Path, text: str) -> list[Record] | None:
     """Every non-blank line parsed as JSON, or None when one of them is not JSON."""
     records: list[Record] = []
     for n, line in enumerate(text.split("\n"), start=1):
         if line.strip():
             try:
-                records.append((f"line {n}", json.loads(line)))
+                records.append((f"line {n}", load_json(line, str(path), f"line {n}")))
             except json.JSONDecodeError:
                 return None
     return records
 
 
-def _concatenated(text: str) -> list[Record]:
+def _concatenated(path: Path, text: str) -> list[Record]:
     """Pretty-printed JSON objects written one after another, as ``record N``."""
     decoder = json.JSONDecoder()
     records: list[Record] = []
     pos = len(text) - len(text.lstrip())
     while pos < len(text):
-        value, end = decoder.raw_decode(text, pos)
-        records.append((f"record {len(records)}", value))
+        where = f"record {len(records)}"
+        try:
+            value, end = decoder.raw_decode(text, pos)
+        except RecursionError:
+            raise too_deep(str(path), where) from None
+        check_json_depth(text[pos:end], str(path), where)
+        records.append((where, value))
         pos = end + (len(text[end:]) - len(text[end:].lstrip()))
     return records
 

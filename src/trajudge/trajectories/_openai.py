@@ -69,6 +69,7 @@ from trajudge.trajectories._io import (
     validate,
     validation_error,
 )
+from trajudge.trajectories._json import load_json
 from trajudge.trajectories._models import Trajectory, Usage
 from trajudge.trajectories._options import Ignored
 from trajudge.trajectories._stream import iter_json_records
@@ -183,7 +184,7 @@ def parse_args(
     if not arguments.strip():
         return {}
     try:
-        value = json.loads(arguments)
+        value = load_json(arguments, file, record, field)
     except json.JSONDecodeError as exc:
         raise InputError(
             file, record, field, f"arguments are not valid JSON: {exc.msg} (column {exc.colno})"

@@ -37,6 +37,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from trajudge.trajectories._json import json_deeper_than
+from trajudge.trajectories._limits import NESTING
 from trajudge.trajectories._options import as_dict
 from trajudge.trajectories._otel_spans import Span
 
@@ -88,12 +90,14 @@ def as_text(value: Any) -> str | None:
 
 
 def parse_json(value: Any) -> Any:
+    """JSON text parsed; text that is not JSON, or nests too deep to store, stays text."""
     if not isinstance(value, str):
         return value
     try:
-        return json.loads(value)
-    except json.JSONDecodeError:
+        parsed = json.loads(value)
+    except (json.JSONDecodeError, RecursionError):
         return value
+    return value if json_deeper_than(value, NESTING.value) else parsed
 
 
 def args_of(value: Any) -> dict[str, Any]:

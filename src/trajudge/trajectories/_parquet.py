@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from trajudge.trajectories._errors import InputError
 from trajudge.trajectories._io import atomic_write, check_file, check_unique, validate
+from trajudge.trajectories._json import load_json
 from trajudge.trajectories._models import Trajectory
 
 if TYPE_CHECKING:
@@ -152,7 +153,7 @@ def _trajectory(p: Path, label: str, row: dict[str, Any]) -> Trajectory:
             row.pop(col, None)  # absent means the model's default
             continue
         try:
-            row[col] = json.loads(text)
+            row[col] = load_json(text, str(p), label, col)
         except json.JSONDecodeError as exc:
             raise InputError(
                 str(p), label, col, f"invalid JSON: {exc.msg} (column {exc.colno})"

@@ -21,6 +21,7 @@ from trajudge.trajectories._errors import InputError
 from trajudge.trajectories._formats import FORMATS
 from trajudge.trajectories._inspect import read_inspect
 from trajudge.trajectories._io import Record, check_file, decode_utf8, unique_items
+from trajudge.trajectories._json import load_json
 from trajudge.trajectories._jsonl import iter_native
 from trajudge.trajectories._langchain import iter_langchain
 from trajudge.trajectories._models import Trajectory
@@ -279,7 +280,7 @@ def _event_folder(folder: Path, opts: ReadOptions, strict: bool) -> TrajectorySt
         data = f.read_bytes()
         digest.update(data)
         try:
-            records.append((f.name, json.loads(decode_utf8(f, data))))
+            records.append((f.name, load_json(decode_utf8(f, data), str(f))))
         except json.JSONDecodeError as exc:
             raise InputError(
                 str(f), None, None, f"invalid JSON: {exc.msg} (line {exc.lineno})"

@@ -25,6 +25,7 @@ from typing import IO
 
 from trajudge.trajectories._errors import InputError
 from trajudge.trajectories._io import Record, decode_utf8, json_error_reason, load_json_records
+from trajudge.trajectories._json import check_json_depth, load_json, too_deep
 
 CHUNK = 1 << 20  # characters read at a time
 # An element that fails this close to the end of the window may only be cut off by it: a
@@ -155,6 +156,8 @@ def _list_elements(window: _Window) -> Iterator[Record]:
             raise window.error("Expecting value", window.pos)
         try:
             value, end = decoder.raw_decode(window.buf, window.pos)
+        except RecursionError:
+            raise too_deep(str(window.text.path), f"record {n}") from None
         except json.JSONDecodeError as exc:
             cut = exc.msg.startswith("Unterminated string") or exc.pos >= len(window.buf) - _MARGIN
             if cut and not window.text.eof:
@@ -164,6 +167,8 @@ def _list_elements(window: _Window) -> Iterator[Record]:
         if type(value) in (int, float) and end > len(window.buf) - _MARGIN and not window.text.eof:
             window.more()  # a number near the end of the window may go on ("1" of "1.5e3")
             continue
+        if isinstance(value, list | dict):
+            check_json_depth(window.buf[window.pos : end], str(window.text.path), f"record {n}")
         yield f"record {n}", value
         n += 1
         window.pos = end
@@ -194,7 +199,7 @@ def _lines(text: Text, buf: str) -> Iterator[Record]:
         n += 1
         if line.strip():
             try:
-                yield f"line {n}", json.loads(line)
+                yield f"line {n}", load_json(line, str(text.path), f"line {n}")
             except json.JSONDecodeError as exc:
                 raise InputError(
                     str(text.path), f"line {n}", None, json_error_reason(exc)
@@ -231,7 +236,7 @@ def _lines_of_lists(path: Path) -> bool:
         first = fh.read(first_end)
     try:
         json.loads(first.decode("utf-8-sig"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         return False
     return True
 

@@ -1,0 +1,126 @@
+"""JSON nested past the limit (``TRAJUDGE_MAX_NESTING``, 200) is refused in one line naming
+the file and the record, by ``trajudge import`` and ``trajudge labels import``, each a real
+process capped at 1 GB of address space. Before the limit, 5,000 levels were a RecursionError
+traceback and 300 levels a PydanticSerializationError traceback when the record was stored (or,
+in a label's criteria cell, stored as it was).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from _capped import run_capped
+from trajudge.store import Store
+from trajudge.trajectories import InputError, Trajectory, json_deeper_than, read_trajectories
+
+
+def _nest(depth: int) -> str:
+    return "[" * depth + "]" * depth
+
+
+def _native(depth: int) -> str:
+    return json.dumps({"id": "a-0", "task_id": "a", "trial": 0, "steps": []})[:-1] + (
+        f', "metadata": {{"x": {_nest(depth)}}}}}'
+    )
+
+
+def _openai(depth: int) -> str:
+    call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": ""}}
+    call["function"]["arguments"] = '{"q": ' + _nest(depth) + "}"
+    messages = [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+    ]
+    return json.dumps({"id": "a-0", "task_id": "a", "messages": messages})
+
+
+IMPORTS = {
+    "jsonl-5000": ("runs.jsonl", _native(5000) + "\n", "line 1"),
+    "jsonl-300": ("runs.jsonl", _native(300) + "\n", "line 1"),
+    "list-5000": ("runs.json", "[" + _native(5000) + "]", "record 0"),
+    "openai-arguments": ("chat.jsonl", _openai(5000) + "\n", "line 1"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(IMPORTS))
+def test_import_refuses_deep_json_in_one_line(case: str, tmp_path: Path) -> None:
+    name, text, record = IMPORTS[case]
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    run = run_capped(["import", name, "--db", f"sqlite:///{tmp_path / 'x.db'}"], cwd=tmp_path)
+    line = run.one_line_error()
+    assert line.startswith(f"error: {name}: {record}: "), line
+    assert "TRAJUDGE_MAX_NESTING" in line and "200" in line, line
+    assert run.max_rss_mb < 1024
+
+
+def _labels_csv(path: Path, criteria: str) -> None:
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        out = csv.writer(fh)
+        out.writerow(["trajectory_id", "rubric_id", "annotator", "value", "criteria"])
+        out.writerow(["a-0", "r", "ann", "1", criteria])
+
+
+@pytest.mark.parametrize("kind", ["jsonl-5000", "csv-criteria-300"])
+def test_labels_import_refuses_deep_json_in_one_line(kind: str, tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'x.db'}"
+    store = Store(url)
+    store.import_dataset("ds", [Trajectory(id="a-0", task_id="a", input="x")])
+    store.close()
+    if kind == "jsonl-5000":
+        name, record = "labels.jsonl", "line 1"
+        row = {"trajectory_id": "a-0", "rubric_id": "r", "annotator": "ann", "value": 1}
+        (tmp_path / name).write_text(json.dumps(row)[:-1] + f', "note": {_nest(5000)}}}\n')
+    else:
+        name, record = "labels.csv", "line 2: criteria"
+        _labels_csv(tmp_path / name, '{"c": ' + _nest(300) + "}")
+    run = run_capped(["labels", "import", name, "--dataset", "ds", "--db", url], cwd=tmp_path)
+    line = run.one_line_error()
+    assert line.startswith(f"error: {name}: {record}: "), line
+    assert "TRAJUDGE_MAX_NESTING" in line, line
+
+
+def _depth(value: Any) -> int:
+    """Nesting depth of parsed JSON, walked: the independent measure."""
+    if isinstance(value, dict):
+        return 1 + max((_depth(v) for v in value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max((_depth(v) for v in value), default=0)
+    return 0
+
+
+def _random_json(rng: random.Random, depth: int) -> Any:
+    # strings full of brackets, quotes and backslashes: the scan must skip them all
+    tricky = ["[", "]", "{", "}", '"', "\\", '\\"', '\\\\"', "]]", "[{", "é"]
+    if depth == 0 or rng.random() < 0.25:
+        return rng.choice([1, None, True, "".join(rng.choices(tricky, k=rng.randint(0, 6)))])
+    if rng.random() < 0.5:
+        return [_random_json(rng, depth - 1) for _ in range(rng.randint(0, 3))]
+    return {
+        "".join(rng.choices(tricky, k=3)) + str(i): _random_json(rng, depth - 1)
+        for i in range(rng.randint(0, 3))
+    }
+
+
+def test_the_depth_scan_agrees_with_a_walk_of_the_parsed_value() -> None:
+    rng = random.Random(7)
+    for _ in range(2000):
+        value = _random_json(rng, rng.randint(0, 12))
+        text = json.dumps(value, ensure_ascii=rng.random() < 0.5)
+        true = _depth(value)
+        for limit in (max(true - 1, 0), true, true + 1):
+            assert json_deeper_than(text, limit) == (true > limit), (text, limit)
+
+
+def test_the_limit_is_configurable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "runs.jsonl"
+    path.write_text(_native(5) + "\n", encoding="utf-8")  # 7 levels: the record, metadata, 5
+    assert len(read_trajectories(path).trajectories) == 1
+    monkeypatch.setenv("TRAJUDGE_MAX_NESTING", "6")
+    with pytest.raises(InputError, match=r"line 1: nesting depth over the limit of 6"):
+        read_trajectories(path)
