@@ -22,6 +22,7 @@ Needs the optional extra ``trajudge[inspect]``. Each sample (and epoch) is a tra
 from __future__ import annotations
 
 import json
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ from pydantic import ValidationError
 
 from trajudge.trajectories._conversation import REASONING, Conversation
 from trajudge.trajectories._errors import InputError
+from trajudge.trajectories._inspect_zip import check_eval_zip
 from trajudge.trajectories._io import check_unique, validation_error
 from trajudge.trajectories._models import Trajectory, Usage
 from trajudge.trajectories._options import Ignored
@@ -148,6 +150,8 @@ def read_inspect(path: Path, ignored: Ignored) -> list[tuple[str, Trajectory]]:
         from inspect_ai.log import read_eval_log
     except ImportError:
         raise InputError(file, None, None, INSTALL_HINT) from None
+    if zipfile.is_zipfile(path):
+        check_eval_zip(path)
     try:
         log = read_eval_log(str(path))
     except Exception as exc:  # inspect_ai raises many kinds on a broken file

@@ -39,3 +39,9 @@ class Limit:
 YAML_ALIASES = Limit("TRAJUDGE_MAX_YAML_ALIASES", 10_000, "YAML aliases (*name)")
 YAML_NODES = Limit("TRAJUDGE_MAX_YAML_NODES", 5_000_000, "YAML nodes once aliases are expanded")
 NESTING = Limit("TRAJUDGE_MAX_NESTING", 200, "nesting depth")
+# inspect_ai decompresses each member of an .eval zip whole, then holds every sample at once
+ZIP_MEMBER = Limit(
+    "TRAJUDGE_MAX_ZIP_MEMBER_BYTES", 256 << 20, "bytes of one .eval member once decompressed"
+)
+ZIP_TOTAL = Limit("TRAJUDGE_MAX_ZIP_BYTES", 1 << 30, "bytes of an .eval log once decompressed")
+ZIP_RATIO = Limit("TRAJUDGE_MAX_ZIP_RATIO", 100, "compression ratio of an .eval member")
