@@ -85,6 +85,40 @@ def first_record_format(first: Any) -> str | None:
     return None
 
 
+class EveryRecord:
+    """The formats told by all of a file's records together (a file that is one conversation:
+    chat messages, Responses items, LangChain messages, OpenHands events), given one record at
+    a time so that none is kept."""
+
+    def __init__(self) -> None:
+        self.openhands = self.langchain = self.chat = self.typed = True
+        self.responses = False  # one Responses item with a type, at least
+
+    def add(self, obj: Any) -> None:
+        self.openhands = self.openhands and is_openhands_event(obj)
+        self.langchain = self.langchain and is_langchain_message(obj)
+        self.chat = self.chat and is_chat_message(obj)
+        item = is_responses_item(obj)
+        self.typed = self.typed and (item or (isinstance(obj, dict) and "type" in obj))
+        self.responses = self.responses or (item and isinstance(obj.get("type"), str))
+
+    def possible(self) -> bool:
+        """Whether records still to come could make the records so far a format."""
+        return self.openhands or self.langchain or self.chat or self.typed
+
+    def format(self) -> str | None:
+        """The format of the records given so far (at least one), or None."""
+        if self.openhands:
+            return "openhands"
+        if self.langchain:
+            return "langchain"
+        if self.chat:
+            return "openai"
+        if self.responses and self.typed:
+            return "responses"  # items of kinds trajudge does not read are counted by the reader
+        return None
+
+
 def records_format(records: list[Record]) -> str | None:
     """The format of a file's parsed records, or None when it is none of the known ones."""
     if not records:
@@ -92,28 +126,20 @@ def records_format(records: list[Record]) -> str | None:
     found = first_record_format(records[0][1])
     if found is not None:
         return found
-    objs = [obj for _, obj in records]
-    if all(is_openhands_event(o) for o in objs):
-        return "openhands"
-    if all(is_langchain_message(o) for o in objs):
-        return "langchain"
-    if all(is_chat_message(o) for o in objs):
-        return "openai"
-    if any(is_responses_item(o) and isinstance(o.get("type"), str) for o in objs) and all(
-        is_responses_item(o) or (isinstance(o, dict) and "type" in o) for o in objs
-    ):
-        return "responses"  # items of kinds trajudge does not read are counted by the reader
-    return None
+    every = EveryRecord()
+    for _, obj in records:
+        every.add(obj)
+    return every.format()
 
 
-def detect(data: bytes, records: list[Record] | None, path: Path | None = None) -> str | None:
-    """The format of a file from its first bytes (the whole file when ``path`` is not given)
-    and, when it is JSON, its records; None when it is in no known format."""
+def detect(data: bytes, path: Path | None = None) -> str | None:
+    """The format told by a file's magic bytes (``data`` holds its first bytes, or the whole
+    file when ``path`` is not given), or None: Parquet, or a zip that is an Inspect log."""
     if data[:4] == PARQUET_MAGIC:
         return "parquet"
     if data[:4] == ZIP_MAGIC:
         return "inspect" if _zip_is_inspect(data if path is None else path) else None
-    return records_format(records) if records else None
+    return None
 
 
 def _zip_is_inspect(source: bytes | Path) -> bool:
@@ -147,8 +173,10 @@ def format_name(fmt: str) -> str:
     return _DESCRIPTIONS.get(fmt, fmt)
 
 
-def describe(data: bytes, records: list[Record] | None) -> str:
-    """What a file looks like, in a few words, for the error on an unrecognised file."""
+def describe(data: bytes, first: Record | None, count: int = 1, *, more: bool = False) -> str:
+    """What a file looks like, in a few words, for the error on an unrecognised file: from its
+    first bytes ``data``, its first record (None when it is not JSON) and how many records it
+    holds (``more``: at least that many, the file was not read to its end)."""
     if data[:4] == ZIP_MAGIC:
         import importlib.util
 
@@ -157,13 +185,14 @@ def describe(data: bytes, records: list[Record] | None) -> str:
         return "a zip archive that is not an Inspect .eval log (no header.json)"
     if data[:4] == PARQUET_MAGIC:
         return "a Parquet file"
-    if records is None:
-        return "not JSON"
-    first = records[0][1]
-    if isinstance(first, dict):
-        keys = ", ".join(sorted(first)[:6]) + (", ..." if len(first) > 6 else "")
-        n = len(records)
-        return f"{'a JSON object' if n == 1 else f'{n} JSON objects'} with keys {keys}"
-    if isinstance(first, list):
+    if first is None:  # with more: no record ends within the bytes read, nor starts { or [
+        return "not JSON objects or lists" if more else "not JSON"
+    value = first[1]
+    if isinstance(value, dict):
+        keys = ", ".join(sorted(value)[:6]) + (", ..." if len(value) > 6 else "")
+        if more:
+            return f"at least {count:,} JSON objects with keys {keys}"
+        return f"{'a JSON object' if count == 1 else f'{count} JSON objects'} with keys {keys}"
+    if isinstance(value, list):
         return "JSON lines of lists"
-    return f"JSON values of type {type(first).__name__}"
+    return f"JSON values of type {type(value).__name__}"

@@ -45,3 +45,5 @@ ZIP_MEMBER = Limit(
 )
 ZIP_TOTAL = Limit("TRAJUDGE_MAX_ZIP_BYTES", 1 << 30, "bytes of an .eval log once decompressed")
 ZIP_RATIO = Limit("TRAJUDGE_MAX_ZIP_RATIO", 100, "compression ratio of an .eval member")
+# format detection parses the first records of a file: a first record of any size was read whole
+SNIFF = Limit("TRAJUDGE_MAX_SNIFF_BYTES", 16 << 20, "bytes read to detect the format")

@@ -4,19 +4,12 @@
 from __future__ import annotations
 
 import hashlib
-import itertools
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from trajudge.trajectories._detect import (
-    describe,
-    detect,
-    first_record_format,
-    format_name,
-    records_format,
-)
+from trajudge.trajectories._detect import detect, format_name
 from trajudge.trajectories._errors import InputError
 from trajudge.trajectories._formats import FORMATS
 from trajudge.trajectories._inspect import read_inspect
@@ -31,6 +24,7 @@ from trajudge.trajectories._options import Ignored, ReadOptions, iter_options
 from trajudge.trajectories._otel import otel_from_records
 from trajudge.trajectories._parquet import iter_parquet
 from trajudge.trajectories._responses import iter_responses
+from trajudge.trajectories._sniff import Sniffed, refusal, sniff
 from trajudge.trajectories._spec import TaskSpec
 from trajudge.trajectories._stream import iter_json_records
 from trajudge.trajectories._swe_agent import swe_agent_from_records
@@ -168,7 +162,9 @@ def stream_trajectories(
     has one trajectory per record (native JSONL and Parquet, τ-bench, OpenAI, Responses and
     LangChain records): a JSON list or JSON Lines file is decoded record by record, a Parquet
     file a few hundred rows at a time. The format is detected from the first bytes and the
-    first record (all records for a file that is one conversation).
+    first record (the records after it for a file that is one conversation), within the first
+    ``TRAJUDGE_MAX_SNIFF_BYTES`` of the file: a file whose format they do not tell is refused
+    unless ``fmt`` names it.
 
     Raises :class:`InputError` at once for an unknown, unreadable or unrecognised file, and
     from the iteration for a bad record (see :class:`TrajectoryStream`).
@@ -183,7 +179,6 @@ def stream_trajectories(
         return _event_folder(folder, opts, strict)
     p = check_file(path)
     file = str(p)
-    sha = _file_sha256(p)
     head = _head(p)
     ignored = Ignored()
     auto = fmt == "auto"
@@ -191,52 +186,46 @@ def stream_trajectories(
     items: Iterator[Item]
     suffix = p.suffix.lower()
     if fmt == "parquet" or (
-        auto and (detect(head, None, p) == "parquet" or suffix in (".parquet", ".pq"))
+        auto and (detect(head, p) == "parquet" or suffix in (".parquet", ".pq"))
     ):
         items = unique_items(file, iter_parquet(p))
         chosen = "parquet"
-    elif fmt == "inspect" or (auto and (detect(head, None, p) == "inspect" or suffix == ".eval")):
+    elif fmt == "inspect" or (auto and (detect(head, p) == "inspect" or suffix == ".eval")):
         items = _later(lambda: read_inspect(p, ignored))
         chosen = "inspect"
     else:
-        records = iter_json_records(p)
-        try:
-            first = next(records, None)
-        except InputError:
-            start = head.removeprefix(b"\xef\xbb\xbf").lstrip()[:1]
-            if auto and start and start not in (b"{", b"["):
-                first = None  # binary or other text: the caller names what it looks like
-            else:
-                raise
-        whole: list[Record] | None = None
-        detected = None if first is None else first_record_format(first[1])
-        if first is not None and detected is None:
-            whole = [first, *records]  # the format shows only in all the records
-            detected = records_format(whole)
+        found = _sniff_json(p, head, auto)
+        detected = None if found is None else found.fmt
         if auto and detected is None:
-            supported = ", ".join(f for f in FORMATS if f != "auto")
-            found = describe(head, whole if first is not None else None)
-            raise InputError(
-                file, None, None, f"unrecognised format: {found} (supported: {supported})"
-            )
-        assert first is not None
+            raise refusal(file, head, found)
         chosen = detected if auto and detected is not None else fmt
-        rest = iter(whole) if whole is not None else itertools.chain([first], records)
         if chosen == "inspect":
             items = _later(lambda: read_inspect(p, ignored))
         else:
-            items = _reader(chosen, p, rest, opts, ignored, specs)
+            items = _reader(chosen, p, iter_json_records(p), opts, ignored, specs)
         if detected is not None and detected != chosen:
             items = _hinted(items, detected)
     return TrajectoryStream(
         iter_options(file, items, opts),
         source=file,
         fmt=chosen,
-        sha256=sha,
+        sha256=_file_sha256(p),
         specs=specs,
         ignored=ignored,
         strict=strict,
     )
+
+
+def _sniff_json(p: Path, head: bytes, auto: bool) -> Sniffed | None:
+    """What the first bytes of a JSON file tell (see :func:`sniff`); None for a file that is
+    not JSON at all when the format is ``auto`` (the caller names what it looks like)."""
+    try:
+        return sniff(p)
+    except InputError:
+        start = head.removeprefix(b"\xef\xbb\xbf").lstrip()[:1]
+        if auto and start and start not in (b"{", b"["):
+            return None  # binary or other text
+        raise
 
 
 def _later(read: Callable[[], list[Item]]) -> Iterator[Item]:
@@ -299,19 +288,13 @@ def _event_folder(folder: Path, opts: ReadOptions, strict: bool) -> TrajectorySt
 
 
 def detect_format(path: str | os.PathLike[str]) -> str | None:
-    """The format ``auto`` would read ``path`` as, or None when it is in no known format."""
+    """The format ``auto`` would read ``path`` as, or None when it is in no known format (or
+    in none that its first ``TRAJUDGE_MAX_SNIFF_BYTES`` tell)."""
     p = check_file(path)
-    head = _head(p)
-    found = detect(head, None, p)
+    found = detect(_head(p), p)
     if found is not None or p.suffix.lower() == ".eval":
         return found or "inspect"
-    records = iter_json_records(p)
     try:
-        first = next(records, None)
-        if first is None:
-            return None
-        return first_record_format(first[1]) or records_format([first, *records])
+        return sniff(p).fmt
     except InputError:
         return None
-    finally:
-        records.close()

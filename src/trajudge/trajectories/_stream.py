@@ -14,11 +14,16 @@ around it:
 
 A ``[`` file whose first line is a complete JSON value with more lines after it is JSON Lines
 of lists (one conversation per line), as for ``load_json_records``.
+
+With ``limit``, no more than that many bytes of the file are read: where the records would need
+more, :class:`Cut` is raised (format detection reads a bounded prefix, see ``_sniff.py``).
 """
 
 from __future__ import annotations
 
+import codecs
 import json
+import re
 from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import IO
@@ -33,19 +38,27 @@ CHUNK = 1 << 20  # characters read at a time
 _MARGIN = 64
 _BOM = b"\xef\xbb\xbf"
 _WS = " \t\n\r"
+_NOT_WS = re.compile(r"[^ \t\n\r]")
+
+
+class Cut(Exception):
+    """The records go on past the ``limit`` bytes a reader was allowed to read."""
 
 
 class Text:
     """A UTF-8 file decoded a chunk at a time (a leading BOM is skipped).
 
     A bad byte raises :class:`InputError` naming its line and offset, as
-    :func:`~trajudge.trajectories._io.decode_utf8` does for a whole file.
+    :func:`~trajudge.trajectories._io.decode_utf8` does for a whole file. With ``limit``,
+    reading more than ``limit`` bytes of a longer file raises :class:`Cut`.
     """
 
-    def __init__(self, path: Path, chunk: int = CHUNK) -> None:
+    def __init__(self, path: Path, chunk: int = CHUNK, limit: int | None = None) -> None:
         self.path = path
         self.chunk = chunk
+        self.limit = limit
         self.eof = False
+        self._read = 0  # bytes read from the file
         self._fh: IO[bytes] = open(path, "rb")  # noqa: SIM115 - closed by close()
         self._carry = b""  # the start of a character cut by the end of the last chunk
         self._offset = 0  # bytes decoded so far (after the BOM)
@@ -55,7 +68,8 @@ class Text:
     def read(self, size: int | None = None) -> str:
         """The next piece of text, about ``size`` characters; ``""`` at the end of the file."""
         while not self.eof:
-            raw = self._fh.read(size or self.chunk)
+            raw = self._fh.read(self._allowed(size or self.chunk))
+            self._read += len(raw)
             data = self._carry + raw
             if self._start and (len(data) >= len(_BOM) or not raw):
                 self._start = False
@@ -84,6 +98,15 @@ class Text:
             if text:
                 return text
         return ""
+
+    def _allowed(self, size: int) -> int:
+        """``size``, or what is left of the limit (0 at the limit, when the file ends there)."""
+        if self.limit is None:
+            return size
+        left = self.limit - self._read
+        if left <= 0 and self._fh.read(1):
+            raise Cut(self.limit)
+        return min(size, left)
 
     def rest(self) -> str:
         """Everything not read yet."""
@@ -209,29 +232,33 @@ def _lines(text: Text, buf: str) -> Iterator[Record]:
         pos = newline + 1
 
 
-def _lines_of_lists(path: Path) -> bool:
+def _lines_of_lists(path: Path, limit: int | None = None) -> bool:
     """Whether a ``[`` file is JSON Lines of lists: a non-blank line follows the first one, and
     the first line is a complete JSON value by itself.
 
     Looks at the bytes only (no decoding) until the first newline followed by more text, so a
     one-line file of any size is scanned, never held; only a first line that may be a whole
-    record is decoded.
+    record is decoded. With ``limit``, only the first ``limit`` bytes are looked at: a file
+    that shows no second line in them is taken for one JSON list.
     """
+    budget = (1 << 63) if limit is None else limit
     with open(path, "rb") as fh:
         first_end, seen = -1, 0
         while first_end < 0:
-            block = fh.read(CHUNK)
+            block = fh.read(min(CHUNK, budget - seen))
             if not block:
-                return False  # one line
+                return False  # one line (or none ends within the limit)
             newline = block.find(b"\n")
             if newline >= 0:
                 first_end = seen + newline
                 block = block[newline + 1 :]
             seen += len(block) if first_end < 0 else 0
+        seen = fh.tell()
         while not block.strip():
-            block = fh.read(CHUNK)
+            block = fh.read(min(CHUNK, budget - seen))
+            seen += len(block)
             if not block:
-                return False  # one line, then blank lines
+                return False  # one line, then blank lines (as far as the limit)
         fh.seek(0)
         first = fh.read(first_end)
     try:
@@ -241,13 +268,48 @@ def _lines_of_lists(path: Path) -> bool:
     return True
 
 
-def iter_json_records(path: Path, *, chunk: int = CHUNK) -> Generator[Record, None, None]:
+def _objects_within(path: Path, limit: int, line_error: InputError) -> Iterator[Record]:
+    """The JSON objects written one after another (or the one pretty-printed object) that end
+    within the first ``limit`` bytes of a longer file, then :class:`Cut`.
+
+    JSON that is broken before the cut is ``line_error`` (the first line's), as
+    ``load_json_records`` reports it for the whole file.
+    """
+    with open(path, "rb") as fh:
+        data = fh.read(limit)
+    try:  # a character cut by the limit is left out
+        text = codecs.getincrementaldecoder("utf-8-sig")().decode(data, final=False)
+    except UnicodeDecodeError:
+        text = decode_utf8(path, data)  # raises, naming the line of the bad byte
+    decoder = json.JSONDecoder()
+    pos, n = len(text) - len(text.lstrip()), 0
+    while pos < len(text):
+        try:
+            value, end = decoder.raw_decode(text, pos)
+        except RecursionError:
+            raise too_deep(str(path), f"record {n}") from None
+        except json.JSONDecodeError as exc:
+            if exc.msg.startswith("Unterminated string") or exc.pos >= len(text) - _MARGIN:
+                break  # the object goes on past the limit
+            raise line_error from None
+        check_json_depth(text[pos:end], str(path), f"record {n}")
+        yield f"record {n}", value
+        n += 1
+        after = _NOT_WS.search(text, end)
+        pos = len(text) if after is None else after.start()
+    raise Cut(limit)
+
+
+def iter_json_records(
+    path: Path, *, chunk: int = CHUNK, limit: int | None = None
+) -> Generator[Record, None, None]:
     """Yield the JSON records of a file one at a time (see the module docstring).
 
     Raises :class:`InputError` (file, ``line N``, reason) at the first bad byte or bad JSON,
-    when the file is empty and when its JSON list is empty, like ``load_json_records``.
+    when the file is empty and when its JSON list is empty, like ``load_json_records``; with
+    ``limit``, :class:`Cut` where the next record needs more than ``limit`` bytes of the file.
     """
-    text = Text(path, chunk)
+    text = Text(path, chunk, limit)
     try:
         buf = text.read()
         start = len(buf) - len(buf.lstrip())
@@ -257,7 +319,7 @@ def iter_json_records(path: Path, *, chunk: int = CHUNK) -> Generator[Record, No
         if start == len(buf):
             raise InputError(str(path), None, None, "the file is empty")
         if buf[start] == "[":
-            if _lines_of_lists(path):
+            if _lines_of_lists(path, limit):
                 yield from _lines(text, buf)
             else:
                 yield from _list_elements(_Window(text, buf, start))
@@ -265,11 +327,13 @@ def iter_json_records(path: Path, *, chunk: int = CHUNK) -> Generator[Record, No
         records = _lines(text, buf)
         try:
             first = next(records)
-        except InputError:
+        except InputError as exc:
             if buf[start] != "{":
                 raise
             # maybe one pretty-printed object, or several one after another: read it whole
             text.close()
+            if limit is not None and path.stat().st_size > limit:
+                yield from _objects_within(path, limit, exc)
             yield from load_json_records(path, decode_utf8(path, path.read_bytes()))
             return
         yield first
