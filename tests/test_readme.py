@@ -289,3 +289,14 @@ def test_the_commands_said_to_take_no_store_are_those_without_db(readme: str) ->
     assert said is not None, "the README no longer names the commands without a store"
     assert without == set(said.groups())
     assert _flat(readme).count("Every command that uses the store takes `--db URL`") == 2
+
+
+def test_the_input_limits_table_is_the_limits(readme: str) -> None:
+    from trajudge.trajectories import _limits
+
+    section = readme.split("**Limits on input files.**", 1)[1].split("\n\n", 2)[1]
+    rows = re.findall(r"^\| `(TRAJUDGE_\w+)` \|.*\| ([\d,]+)(?: \(.*\))? \|$", section, re.M)
+    limits = [v for v in vars(_limits).values() if isinstance(v, _limits.Limit)]
+    assert {env: int(default.replace(",", "")) for env, default in rows} == {
+        limit.env: limit.default for limit in limits
+    }
