@@ -169,3 +169,23 @@ def test_objects_one_after_another_are_detected_from_those_within_the_limit(
     broken.write_text("{oops\n" + (_native(1) + "\n") * 100, encoding="utf-8")
     with pytest.raises(InputError, match=r"broken.jsonl: line 1: invalid JSON: Expecting prop"):
         read_trajectories(broken)
+
+
+def test_a_file_dense_with_small_values_runs_out_of_memory_in_one_line(tmp_path: Path) -> None:
+    """One record whose ``metadata`` holds 64 MiB of ``[[],[],...]`` (22 million empty lists)
+    takes more than 1 GB once parsed into Python lists: read as JSONL under the cap that is
+    a MemoryError, reported in one line
+    (exit 2, no traceback) naming the cap (a traceback before); auto-detection refuses it, in
+    one line too."""
+    path = tmp_path / "dense.json"
+    n = 4 * LIMIT // 3
+    path.write_bytes(
+        b'{"id": "a", "task_id": "t", "metadata": {"x": [' + b"[]," * (n - 1) + b"[]]}}"
+    )
+    db = ["--db", f"sqlite:///{tmp_path / 'x.db'}"]
+    line = run_capped(
+        ["import", path.name, "--format", "jsonl", *db], cwd=tmp_path
+    ).one_line_error()
+    assert "ran out of memory" in line and "address space capped at" in line, line
+    line = run_capped(["import", path.name, *db], cwd=tmp_path).one_line_error()
+    assert "TRAJUDGE_MAX_SNIFF_BYTES" in line or "unrecognised format" in line, line

@@ -103,6 +103,21 @@ def fail(message: str, code: int = 2) -> typer.Exit:
     return typer.Exit(_print_error(message, code))
 
 
+def out_of_memory() -> str:
+    """The one line for a MemoryError: an input that holds more than this process may (a
+    record of many small values, below every size limit, can still take gigabytes once
+    parsed into Python objects)."""
+    import resource
+
+    command = " ".join(sys.argv[1:2]) or "the command"
+    cap, _ = resource.getrlimit(resource.RLIMIT_AS)
+    where = "" if cap == resource.RLIM_INFINITY else f" (address space capped at {cap:,} bytes)"
+    return (
+        f"trajudge {command} ran out of memory{where}: an input holds more than this process "
+        "can hold in memory; split the file, or run where more memory is available"
+    )
+
+
 def main() -> None:
     """Console entry point: run the app, mapping user errors to exit code 2."""
     # register commands (imported here so `import trajudge.cli` stays cheap)
@@ -114,6 +129,8 @@ def main() -> None:
         app(standalone_mode=True)
     except InputError as exc:  # raised outside a command's own handler
         raise SystemExit(_print_error(str(exc), 2)) from None
+    except MemoryError:
+        raise SystemExit(_print_error(out_of_memory(), 2)) from None
     except Exception as exc:
         fault = check_fault_exit(exc)  # a store fault wrapped by a library on its way up
         if fault is None:
@@ -135,6 +152,8 @@ def handle_user_errors(func: Callable[P, R]) -> Callable[P, R]:
             raise fail(str(exc)) from None
         except (typer.Exit, typer.Abort, KeyboardInterrupt):
             raise
+        except MemoryError:
+            raise fail(out_of_memory()) from None
         except Exception as exc:
             fault = check_fault_exit(exc)
             if fault is None:
