@@ -211,6 +211,29 @@ def test_unknown_file_gets_a_one_line_diagnosis_and_nothing_is_stored(
         assert_nothing_stored(db_url, path.stem)
 
 
+def test_a_record_of_trajudge_field_names_gets_the_field_level_error(
+    tmp_path: Path, db_url: str
+) -> None:
+    """A line whose keys are all trajudge's own (a subset of the trajectory fields) is meant
+    as its JSON Lines: the error names the missing or wrong field, as the README shows, not
+    "unrecognised format" (what ``{"id": 1}`` got)."""
+    cases = {
+        "bad.jsonl": ('{"id": 1}\n', "line 1: task_id: Field required"),
+        "no_id.jsonl": ('{"task_id": "t", "outcome": true}\n', "line 1: id: Field required"),
+        "trial.jsonl": (
+            '{"id": "a", "task_id": "t", "trial": "first"}\n',
+            "line 1: trial: Input should be a valid integer",
+        ),
+    }
+    for name, (text, says) in cases.items():
+        path = write(tmp_path, name, text)
+        result = run(str(path), "--db", db_url)
+        assert result.exit_code == 2
+        assert result.stderr.startswith(f"error: {path}: {says}"), result.stderr
+        assert result.stderr.count("\n") == 1
+        assert_nothing_stored(db_url, path.stem)
+
+
 def test_a_zip_that_is_not_an_inspect_log(tmp_path: Path, db_url: str) -> None:
     import zipfile
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from trajudge.trajectories._io import Record
 from trajudge.trajectories._langchain import is_langchain_message
+from trajudge.trajectories._models import Trajectory
 from trajudge.trajectories._openai import is_chat_message
 from trajudge.trajectories._otel_spans import container_of
 from trajudge.trajectories._responses import is_responses_item
@@ -21,6 +22,8 @@ PARQUET_MAGIC = b"PAR1"
 ZIP_MAGIC = b"PK\x03\x04"
 
 _NATIVE_KEYS = {"steps", "final_answer", "files_before", "files_after"}
+#: The top-level fields of trajudge's own trajectory records.
+_TRAJECTORY_FIELDS = frozenset(Trajectory.model_fields)
 
 
 def is_inspect_log(obj: Any) -> bool:
@@ -71,6 +74,10 @@ def first_record_format(first: Any) -> str | None:
                 if inner and is_responses_item(inner[0]) and not is_chat_message(inner[0]):
                     return "responses"
                 return "openai"
+        if first and set(first) <= _TRAJECTORY_FIELDS:
+            # only trajudge's own field names: meant as its JSON Lines, so the reader names
+            # the field that is missing or wrong rather than "unrecognised format"
+            return "jsonl"
     if isinstance(first, list) and first:
         # JSON Lines of conversations: one list of items per line
         inner = first[0]
