@@ -213,3 +213,27 @@ def test_calibrator_round_trip_through_json() -> None:
     assert isinstance(cal, Calibrator)
     again = Calibrator.from_dict(json.loads(json.dumps(cal.to_dict())))
     np.testing.assert_array_equal(again.predict_proba(items), cal.predict_proba(items))
+
+
+def test_dev_cross_validation_matches_sklearn_on_the_same_folds() -> None:
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parents[1] / "alignment"))
+    from cv_worlds import cross_validated
+
+    items = _items()
+    r = align(items, methods=METHODS, rule_columns=["rule_ok"], n_boot=20)
+    dev = items[(items["split"] == "dev") & items["label"].notna()].sort_values("item")
+    expected = cross_validated(dev.reset_index(drop=True), ["rule_ok"])
+    cv = r.dev_cv
+    assert cv is not None and (cv.n_folds, cv.n_items) == (5, len(dev))
+    assert cv.n_tasks == dev["task_id"].nunique()
+    assert cv.judge_kappa == pytest.approx(expected["judge"], abs=1e-12)
+    for m in METHODS:
+        assert cv.kappa[m] == pytest.approx(expected[m], abs=1e-12), m
+    # the rule check carries real signal (it fails most true fails): the stack gains on dev
+    assert cv.kappa["stack"] > cv.judge_kappa and cv.no_worse("stack")
+    assert r.to_dict()["dev_cv"]["kappa"] == {m: cv.kappa[m] for m in METHODS}
+    # no method, nothing to cross-validate
+    assert align(items, methods=[], trust="votes", n_boot=20).dev_cv is None

@@ -26,6 +26,12 @@ from trajudge.calibration._align_compare import (
     compare_verdicts,
     gain_verdict,
 )
+from trajudge.calibration._align_cv import (
+    DevCrossValidation,
+    dev_cross_validation,
+    threshold_oof,
+    verdict_kappa,
+)
 from trajudge.calibration._align_features import item_features
 from trajudge.calibration._align_stack import FeatureWeight, StackFit, fit_stack
 from trajudge.calibration._align_threshold import ThresholdFit, apply_threshold, fit_threshold
@@ -153,6 +159,7 @@ __all__ = [
     "CorrectedPassK",
     "CorrectedRate",
     "Count",
+    "DevCrossValidation",
     "Estimate",
     "FeatureWeight",
     "HumanAgreement",
@@ -203,6 +210,7 @@ __all__ = [
     "corrected_pass_hat_k",
     "corrected_pass_rate",
     "default_inconsistent",
+    "dev_cross_validation",
     "escalated_items",
     "evaluate_trust",
     "expected_calibration_error",
@@ -256,7 +264,9 @@ __all__ = [
     "synthetic_labels",
     "synthetic_world",
     "task_folds",
+    "threshold_oof",
     "validate_table",
     "verbosity_probe",
+    "verdict_kappa",
     "win_rates",
 ]

@@ -2,8 +2,9 @@
 
 Every fit sees the labelled DEV items only (``_split`` is the one place that separates
 them); every figure of the result is measured on the labelled HOLDOUT items against the
-judge's verdicts as they stand. A task on both sides is refused: its items are correlated, so
-the holdout would not be held out.
+judge's verdicts as they stand, except the cross-validated kappa on dev that a method is
+chosen by (:mod:`trajudge.calibration._align_cv`). A task on both sides is refused: its items
+are correlated, so the holdout would not be held out.
 """
 
 from __future__ import annotations
@@ -16,13 +17,14 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from trajudge.calibration._align_calibrate import Calibrator, Method, fit_calibrator
+from trajudge.calibration._align_calibrate import Calibrator, Method, fit_calibrator, task_folds
 from trajudge.calibration._align_compare import (
     ProbabilityComparison,
     VerdictComparison,
     compare_probabilities,
     compare_verdicts,
 )
+from trajudge.calibration._align_cv import DevCrossValidation, dev_cross_validation, threshold_oof
 from trajudge.calibration._align_stack import StackFit, fit_stack
 from trajudge.calibration._align_threshold import (
     Criterion,
@@ -74,10 +76,12 @@ class AlignmentResult:
 
     ``escalated`` lists every item outside the labelled dev set (labelled holdout items and
     unlabelled items of either side) whose confidence is below the dev-fitted cut, in item
-    order: the queue for people.
+    order: the queue for people. ``dev_cv`` is each method's cross-validated kappa on dev
+    beside the judge's, what a method is chosen by (None when no method ran).
     """
 
     methods: dict[str, MethodResult]
+    dev_cv: DevCrossValidation | None
     trust: TrustOutcome | None
     trust_source: str | None
     escalated: tuple[Any, ...]
@@ -89,6 +93,7 @@ class AlignmentResult:
     def to_dict(self) -> dict[str, Any]:
         return {
             "methods": {k: v.to_dict() for k, v in self.methods.items()},
+            "dev_cv": None if self.dev_cv is None else self.dev_cv.to_dict(),
             "trust": None if self.trust is None else self.trust.to_dict(),
             "trust_source": self.trust_source,
             "escalated": [str(i) for i in self.escalated],
@@ -204,7 +209,8 @@ def align(
     target, alpha :
         For :func:`fit_trust_cut`.
     n_folds, n_bins, n_boot, seed, level :
-        Cross-fitting folds, calibration bins, bootstrap resamples, seed, interval level.
+        Cross-fitting folds (also the folds every method is cross-validated on, for
+        ``dev_cv``), calibration bins, bootstrap resamples, seed, interval level.
 
     Returns
     -------
@@ -228,12 +234,17 @@ def align(
     p_before = hold.col("vote_share" if "vote_share" in hold.data else "verdict")
     results: dict[str, MethodResult] = {}
     probability: dict[str, tuple[Calibrator, FloatArray]] = {}  # model, dev out-of-fold
+    # calibrate and stack cross-fit on task_folds(dev.tasks, n_folds) too: the same folds
+    folds = task_folds(dev.tasks, n_folds) if methods else np.zeros(0, dtype=np.int64)
+    oof_verdicts: dict[str, FloatArray] = {}
     for method in dict.fromkeys(methods):
         if method == "threshold":
             fit = fit_threshold(dev.col(threshold_on), y_dev, criterion=criterion)
             after = apply_threshold(hold.col(threshold_on), fit)
             cmp = compare_verdicts(y_hold, before, after, hold.tasks, **boot)
             results[method] = MethodResult(method, fit, cmp, None)
+            oof_verdicts[method] = threshold_oof(dev.col(threshold_on), y_dev, folds,
+                                                 criterion=criterion)  # fmt: skip
             continue
         model: Calibrator
         params: Calibrator | StackFit
@@ -256,9 +267,13 @@ def align(
             optional=method == "stack",
         )
         probability[method] = (model, oof)
+        oof_verdicts[method] = (oof >= 0.5).astype(np.float64)  # the saved rule: p >= 0.5
+    cv = None
+    if methods:
+        cv = dev_cross_validation(y_dev, dev.col("verdict"), oof_verdicts, folds, dev.tasks)
     source = _trust_source(trust, probability)
     if source is None:
-        return _result(results, None, None, (), dev, hold)
+        return _result(results, cv, None, None, (), dev, hold)
     if source == "votes":
         if "vote_agreement" not in items.columns:
             raise ValueError("trust='votes' needs a vote_agreement column")
@@ -275,7 +290,7 @@ def align(
     outcome = evaluate_trust(cut, conf_hold, ok_hold.astype(float), hold.tasks, items=hold.ids,
                              **boot)  # fmt: skip
     queue = tuple(escalated_items(conf_rest, cut, rest.ids))
-    return _result(results, outcome, source, queue, dev, hold)
+    return _result(results, cv, outcome, source, queue, dev, hold)
 
 
 def _trust_source(
@@ -292,6 +307,7 @@ def _trust_source(
 
 def _result(
     methods: dict[str, MethodResult],
+    cv: DevCrossValidation | None,
     outcome: TrustOutcome | None,
     source: str | None,
     queue: tuple[Any, ...],
@@ -300,6 +316,7 @@ def _result(
 ) -> AlignmentResult:
     return AlignmentResult(
         methods=methods,
+        dev_cv=cv,
         trust=outcome,
         trust_source=source,
         escalated=queue,
