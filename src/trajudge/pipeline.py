@@ -13,7 +13,9 @@ Phases, in order, each resumable:
 5. **labels**: a labels file named in the config is imported (all or nothing);
 6. **align** (with an ``align:`` block): the judge is aligned with the labels on the dev
    tasks and measured on the holdout ones; the aligned judge is saved (a new version when
-   anything changed) and the report shows it (:func:`trajudge.alignment.align_judge`);
+   anything changed) and the report shows it (:func:`trajudge.alignment.align_judge`), unless
+   dev says the chosen method is worse than the judge or its cut is degenerate: then the run
+   says why and goes on, nothing saved;
 7. **report**: calibration and reliability, written as Markdown, HTML and JSON; the exit code
    is the report's gate result.
 
@@ -73,6 +75,7 @@ class RunSummary:
     labels: LabelImportSummary | None = None
     core: str | None = None  # the core layer's verdict line
     aligned: str | None = None  # the aligned judge saved by the align phase: "name vN"
+    align_refused: str | None = None  # why the align phase saved nothing (dev said no)
     core_passed: bool = True
     report: Report | None = None
     paths: list[Path] = field(default_factory=list)
@@ -98,6 +101,7 @@ class RunSummary:
             "cost_usd": self.cost_usd,
             "core": self.core,
             "aligned": self.aligned,
+            "align_refused": self.align_refused,
             "report": [str(p) for p in self.paths],
             "exit_code": self.exit_code,
             "phase_s": self.phase_s,
@@ -360,6 +364,11 @@ def _align(
         summary.resumed += b.resumed
         summary.errors += b.errors
         summary.cost_usd += b.cost_usd
+    if run.refusal is not None:  # the run goes on to the report: the judges are still judged
+        summary.align_refused = run.refusal
+        if console is not None:
+            console.print(Text(f"align: {run.refusal}", style="bold red"), soft_wrap=True)
+        return
     summary.aligned = f"{run.name} v{run.version}"
     if console is not None:
         console.print(

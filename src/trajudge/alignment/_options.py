@@ -20,9 +20,12 @@ class AlignOptions(BaseModel):
 
     ``judge`` is the judge whose stored judgments are aligned; the aligned judge is saved as
     ``name`` (default ``<judge>-aligned``). ``methods`` run in this order, each compared with
-    the judge as it stands on the holdout; ``use`` says which one the aligned judge's verdicts
-    come from (default: ``calibrate`` if run, else ``threshold``, else ``fewshot``). ``stack``
-    is optional and never used for verdicts: the report shows its gain and weights.
+    the judge as it stands on the holdout; the aligned judge's verdicts come from the method
+    ``use`` names, by default the best of ``calibrate`` and ``threshold`` by cross-validated
+    kappa on dev (``fewshot`` when it is the only one run), and nothing is saved when dev says
+    that method is worse than the judge or its cut is degenerate
+    (:mod:`trajudge.alignment._choice`). ``stack`` is optional and never used for verdicts:
+    the report shows its gain and weights.
 
     Dev and holdout: tasks are split by :func:`trajudge.evalset.split_of` with ``dev_share``
     and ``salt`` (whole tasks per side). ``labels`` is the label source (``human`` or a
@@ -45,7 +48,7 @@ class AlignOptions(BaseModel):
         default=None, min_length=1, max_length=200, pattern=r"^[A-Za-z0-9_.:@/-]+$"
     )
     methods: list[Method] = Field(default_factory=lambda: list[Method](["threshold", "calibrate"]))
-    use: Literal["threshold", "calibrate", "fewshot"] | None = None
+    use: Method | None = None
     labels: str | None = None
     dev_share: float = Field(default=DEV_SHARE, gt=0, lt=1)
     salt: str = SALT
@@ -63,6 +66,12 @@ class AlignOptions(BaseModel):
         if not self.methods:
             raise ValueError("give at least one method (threshold, calibrate, fewshot, stack)")
         self.methods = list(dict.fromkeys(self.methods))
+        if self.use == "stack":
+            raise ValueError(
+                "use: stack is never saved: an aligned judge's verdict is a cut on the score, "
+                "and the stack's needs every item's rule checks and spread too (its figures "
+                "are reported); use threshold or calibrate"
+            )
         if self.use is not None and self.use not in self.methods:
             raise ValueError(f"use: {self.use!r} is not among the methods {self.methods}")
         if not any(m in USABLE for m in self.methods):
@@ -72,10 +81,3 @@ class AlignOptions(BaseModel):
     @property
     def aligned_name(self) -> str:
         return self.name or f"{self.judge}-aligned"
-
-    @property
-    def used(self) -> Method:
-        """The method the aligned judge's verdicts come from."""
-        if self.use is not None:
-            return self.use
-        return next(m for m in USABLE if m in self.methods)

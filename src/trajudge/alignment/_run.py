@@ -7,9 +7,12 @@
    (:func:`trajudge.calibration.align`); trust-or-escalate picks its confidence cut on dev.
 3. ``fewshot`` turns dev disagreements into examples of a new rubric and re-scores the
    (capped) holdout tasks with it (:func:`run_fewshot`).
-4. The aligned judge (the judge's spec and rubric, the verdict rule of the method in ``use``)
-   is saved in the store with the figures; its verdict is always ``feature >= cut``: the
-   fitted threshold, the calibrated probability >= 0.5 (:func:`trajudge.calibration.
+4. The method to save is chosen on dev alone, by cross-validated kappa beside the judge's
+   (:func:`trajudge.alignment._choice.choose`); a method dev says is worse than the judge as
+   it stands, or a degenerate cut, is refused and nothing is saved (``AlignmentRun.refusal``).
+5. Otherwise the aligned judge (the judge's spec and rubric, the verdict rule of the chosen
+   method) is saved in the store with the figures; its verdict is always ``feature >= cut``:
+   the fitted threshold, the calibrated probability >= 0.5 (:func:`trajudge.calibration.
    pass_cut`), or the rubric's own threshold for a few-shot judge.
 """
 
@@ -23,11 +26,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from trajudge.alignment._choice import Choice, choose
 from trajudge.alignment._estimates import source_estimates
 from trajudge.alignment._fewshot import FewshotResult, run_fewshot
 from trajudge.alignment._items import JudgeItems, judge_items
 from trajudge.alignment._options import AlignOptions
-from trajudge.calibration import AlignmentResult, Calibrator, ThresholdFit, align, pass_cut
+from trajudge.calibration import AlignmentResult, Calibrator, align
 from trajudge.judges import BatchProgress, JudgeSpec, ResponseCache
 from trajudge.store import Store
 from trajudge.trajectories import InputError, TaskSpec
@@ -37,22 +41,25 @@ STACK_FEATURES = ("score", "score_sd")
 
 @dataclass
 class AlignmentRun:
-    """What :func:`align_judge` did: the saved record (with its ``version``), the fits, the
-    few-shot run, and notes (what was set aside, and why)."""
+    """What :func:`align_judge` did: the record (with its ``version`` when saved), the fits,
+    the few-shot run, and notes (what was set aside, and why). ``refusal`` is the one-line
+    reason nothing was saved (None when it was)."""
 
     record: dict[str, Any]
     result: AlignmentResult
     fewshot: FewshotResult | None
     data: JudgeItems
     notes: list[str] = field(default_factory=list)
+    refusal: str | None = None
 
     @property
     def name(self) -> str:
         return str(self.record["name"])
 
     @property
-    def version(self) -> int:
-        return int(self.record["version"])
+    def version(self) -> int | None:
+        v = self.record.get("version")
+        return None if v is None else int(v)
 
 
 def _feature(opts: AlignOptions, data: JudgeItems) -> str:
@@ -79,40 +86,6 @@ def _feature(opts: AlignOptions, data: JudgeItems) -> str:
 def _varying(items: pd.DataFrame, columns: Sequence[str]) -> list[str]:
     dev = items[(items["split"] == "dev") & items["label"].notna()]
     return [c for c in columns if dev[c].nunique() > 1]
-
-
-def _rule(
-    opts: AlignOptions,
-    data: JudgeItems,
-    result: AlignmentResult,
-    feature: str,
-    fewshot: FewshotResult | None,
-) -> dict[str, Any]:
-    """The aligned judge's verdict: ``feature >= cut`` (module docstring)."""
-    used = opts.used
-    if used == "threshold":
-        fit = result.methods["threshold"].params
-        assert isinstance(fit, ThresholdFit)
-        return {"method": used, "feature": feature, "cut": fit.value, "fit": fit.to_dict()}
-    if used == "calibrate":
-        cal = result.methods["calibrate"].params
-        assert isinstance(cal, Calibrator)
-        try:
-            cut = pass_cut(cal)
-        except ValueError as exc:
-            raise InputError("calibrate", None, None, str(exc)) from None
-        if math.isinf(cut):  # never / always a pass: a cut beyond the scale says the same
-            lo, hi = (0.0, 1.0) if data.binary else (data.rubric.scale.min, data.rubric.scale.max)
-            cut = hi + 1.0 if cut > 0 else lo - 1.0
-        return {"method": used, "feature": feature, "cut": cut, "calibrator": cal.to_dict()}
-    assert fewshot is not None
-    cut = float(np.nextafter(0.5, 1.0)) if data.binary else data.threshold  # binary: share > 1/2
-    return {
-        "method": used,
-        "feature": "score",
-        "cut": cut,
-        "rubric_version": fewshot.rubric_version,
-    }
 
 
 def _methods(result: AlignmentResult, fewshot: FewshotResult | None) -> dict[str, Any]:
@@ -261,10 +234,13 @@ def align_judge(
             )
         except ValueError as exc:
             raise InputError(where, None, "fewshot", str(exc)) from None
-    rule = _rule(opts, data, result, feature, fewshot)
+    choice = choose(opts, result, data, feature, fewshot)
     record = _record(
-        opts, dataset, source, data, result, fewshot, rule, spec, ks, n_boot, seed, feature, notes
-    )
+        opts, dataset, source, data, result, fewshot, choice, spec, ks, n_boot, seed, feature,
+        notes,
+    )  # fmt: skip
+    if choice.refusal is not None:  # dev says no: the figures are shown, nothing is saved
+        return AlignmentRun(record, result, fewshot, data, notes, refusal=choice.refusal)
     record["version"] = store.save_aligned_judge(record)
     record["created_at"] = (store.aligned_judge(opts.aligned_name, record["version"]) or {}).get(
         "created_at"
@@ -291,7 +267,7 @@ def _record(
     data: JudgeItems,
     result: AlignmentResult,
     fewshot: FewshotResult | None,
-    rule: dict[str, Any],
+    choice: Choice,
     spec: JudgeSpec | None,
     ks: Sequence[int],
     n_boot: int,
@@ -299,6 +275,7 @@ def _record(
     feature: str,
     notes: list[str],
 ) -> dict[str, Any]:
+    rule = choice.rule
     used_fewshot = rule["method"] == "fewshot"
     assert not used_fewshot or fewshot is not None
     rubric_ref = (
@@ -317,11 +294,14 @@ def _record(
     hold = data.items[data.items["split"] == "holdout"].set_index("item")
     labels, tasks = hold["label"], hold["task_id"]
     before = hold["verdict"]
-    after = _aligned_verdicts(rule, data, fewshot)
     estimates = {
         "judge": source_estimates(before, labels, tasks, ks=ks, n_boot=n_boot, seed=seed),
-        "aligned": source_estimates(after, labels, tasks, ks=ks, n_boot=n_boot, seed=seed),
     }
+    if choice.refusal is None:  # a refused judge is no judge: no pass rates of its own
+        after = _aligned_verdicts(rule, data, fewshot)
+        estimates["aligned"] = source_estimates(
+            after, labels, tasks, ks=ks, n_boot=n_boot, seed=seed
+        )
     trust = None
     if result.trust is not None:
         trust = {**result.trust.to_dict(), "source": result.trust_source}
@@ -341,6 +321,7 @@ def _record(
             "rubric_version": rubric.version,
             "rubric_path": str(fewshot.rubric_path) if fewshot is not None else None,
             "rule": rule,
+            "choice": choice.to_dict(),
             "split": {
                 "dev_share": opts.dev_share,
                 "salt": opts.salt,

@@ -6,12 +6,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from rich.text import Text
 
 from trajudge.cli._app import (
     DEFAULT_DB,
     DbOption,
     app,
     console,
+    err_console,
     existing_store_url,
     handle_user_errors,
 )
@@ -83,7 +85,11 @@ def align_cmd(
     ] = None,
     use: Annotated[
         str | None,
-        typer.Option("--use", help="Method the aligned judge's verdicts come from."),
+        typer.Option(
+            "--use",
+            help="Method the aligned judge's verdicts come from (default: the best of "
+            "calibrate and threshold by cross-validation on dev).",
+        ),
     ] = None,
     config: Annotated[
         Path | None,
@@ -126,7 +132,10 @@ def align_cmd(
     db: DbOption = DEFAULT_DB,
 ) -> None:
     """Align a judge with the labels: fit on the dev tasks, report on the holdout tasks only,
-    and save the aligned judge (a new version) for trajudge judge / run / report by name."""
+    and save the aligned judge (a new version) for trajudge judge / run / report by name.
+
+    The method saved is the best by cross-validation on dev (or --use); when dev says it is
+    worse than the judge as it stands, or its cut is degenerate, nothing is saved (exit 1)."""
     from pydantic import ValidationError
 
     from trajudge.alignment import AlignOptions, align_judge
@@ -211,9 +220,13 @@ def align_cmd(
             cache.close()
     ks = cfg.report.ks if cfg is not None else [1, 2, 3, 4]
     print_sections(alignment_sections([run.record], ks), console)
+    if run.refusal is not None:  # refused by the data (exit 1, like a failed gate)
+        err_console.print(Text(run.refusal, style="bold red"), soft_wrap=True)
+        raise typer.Exit(1)
     console.print(
-        f"saved aligned judge {run.name} version {run.version}: `trajudge judge {dataset} "
-        f"--judge {run.name}` scores with it, and `trajudge report {dataset}` shows it",
+        f"saved aligned judge {run.name} version {run.version} ({run.record['rule']['method']}): "
+        f"`trajudge judge {dataset} --judge {run.name}` scores with it, and `trajudge report "
+        f"{dataset}` shows it",
         highlight=False,
         markup=False,
         soft_wrap=True,

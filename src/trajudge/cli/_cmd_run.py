@@ -42,6 +42,8 @@ def print_run_summary(s: RunSummary) -> None:
         table.add_row("labels imported", str(s.labels.total))
     if s.aligned is not None:
         table.add_row("aligned judge saved", s.aligned)
+    if s.align_refused is not None:
+        table.add_row("aligned judge not saved", s.align_refused.removeprefix("not saved: "))
     table.add_row("time (s)", ", ".join(f"{k} {v:.1f}" for k, v in s.phase_s.items()))
     console.print(table)
 

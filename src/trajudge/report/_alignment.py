@@ -17,6 +17,7 @@ from typing import Any
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from trajudge.report._alignment_choice import choice_section, holdout_disagrees
 from trajudge.report._model import Report, labels_phrase
 from trajudge.report._section import Section
 from trajudge.report._summary import fmt
@@ -40,15 +41,22 @@ def _method_name(m: str, r: dict[str, Any]) -> str:
 
 def _rule_text(rec: dict[str, Any]) -> str:
     rule = rec["rule"]
+    text = _rule_only(rec)
+    return f"{text}: {rule['flag']}" if rule.get("flag") else text
+
+
+def _rule_only(rec: dict[str, Any]) -> str:
+    rule = rec["rule"]
     feature = "mean expected score" if rule.get("feature") == "expected_score" else "mean score"
     cut = fmt(rule.get("cut"))
     if rule["method"] == "threshold":
         return f"{feature} >= {cut} (the threshold fitted on dev)"
     if rule["method"] == "calibrate":
         cal = rule.get("calibrator") or {}
+        same = f", the same as {feature} >= {cut}" if rule.get("cut") is not None else ""
         return (
-            f"calibrated probability of pass >= 0.5 ({cal.get('method', '')} on the {feature}), "
-            f"the same as {feature} >= {cut}"
+            f"calibrated probability of pass >= 0.5 ({cal.get('method', '')} on the "
+            f"{feature}){same}"
         )
     n = len((rec.get("rubric") or {}).get("examples", [])) or rec.get("n_examples", 0)
     return (
@@ -59,14 +67,17 @@ def _rule_text(rec: dict[str, Any]) -> str:
 
 def _comparison(rec: dict[str, Any], phrase: str) -> Section:
     split = rec["split"]
+    saved = "not saved" if rec.get("version") is None else f"version {rec['version']}"
+    when = f" ({rec['created_at']})" if rec.get("created_at") else ""
+    verdict = "Its verdict" if rec.get("version") is not None else "Its verdict would have been"
     lines = [
-        f"Aligned judge {rec['name']} (version {rec.get('version')}) of judge "
-        f"{rec['base_judge']}, fitted on dataset {rec['dataset']} ({rec.get('created_at')}) "
+        f"Aligned judge {rec['name']} ({saved}) of judge "
+        f"{rec['base_judge']}, fitted on dataset {rec['dataset']}{when} "
         f"against {phrase}: {split['n_dev_items']} labelled dev items ({split['n_dev_tasks']} "
         f"tasks) for fitting, {split['n_holdout_items']} labelled holdout items "
         f"({split['n_holdout_tasks']} tasks) for every figure below (tasks split by a hash "
         f"of the task id: dev_share {split['dev_share']}, salt {split['salt']!r}).",
-        f"Its verdict: {_rule_text(rec)}.",
+        f"{verdict}: {_rule_text(rec)}.",
         f"Before = the judge as it stands (mean score >= {fmt(rec.get('threshold'))}); after = "
         "the method's verdicts. 95% intervals resample tasks; the difference (after - before) "
         "is bootstrapped on the same draws. A difference whose interval includes 0 is 'no "
@@ -270,11 +281,9 @@ def alignment_sections(records: Sequence[dict[str, Any]], ks: Sequence[int]) -> 
     for rec in records:
         phrase = labels_phrase(rec["label_source"], rec["label_source"] == "human")
         out.append(_comparison(rec, phrase))
-        out += [
-            s
-            for s in (_probabilities(rec), _stack(rec), _trust(rec), _pass_rates(rec, ks))
-            if s is not None
-        ]
+        parts = (choice_section(rec), _probabilities(rec), _stack(rec), _trust(rec),
+                 _pass_rates(rec, ks))  # fmt: skip
+        out += [s for s in parts if s is not None]
         if rec.get("notes"):
             out.append(Section(f"Alignment notes: {rec['name']}", list(rec["notes"])))
     return out
@@ -290,10 +299,19 @@ def alignment_summary(report: Report) -> list[str]:
             continue
         k = v["kappa"]
         word = WORDS.get(k["verdict"], k["verdict"])
+        cv = (rec.get("choice") or {}).get("dev_cv") or {}
+        chosen = ""
+        if m in cv.get("kappa", {}):
+            chosen = (
+                f", chosen on dev by CV κ {fmt(cv['kappa'][m])} against the judge's "
+                f"{fmt(cv['judge_kappa'])}"
+            )
+        flag = f" (its cut {rec['rule']['flag']})" if rec["rule"].get("flag") else ""
         lines.append(
-            f"aligned judge {rec['name']} ({m}): κ on {v['n_items']} holdout items "
-            f"{fmt(k['before']['value'])} -> {fmt(k['after']['value'])}, difference "
+            f"aligned judge {rec['name']} ({m}{chosen}){flag}: κ on {v['n_items']} holdout "
+            f"items {fmt(k['before']['value'])} -> {fmt(k['after']['value'])}, difference "
             f"{_est(k['difference'])}: {word}."
+            + (" The holdout disagrees with dev." if holdout_disagrees(rec) else "")
         )
     return lines
 
