@@ -19,3 +19,12 @@ if [ "$status" -gt 1 ]; then exit "$status"; fi
 echo
 echo "HTML report: $(pwd)/trajudge-report/tau_airline/report.html"
 echo "Run 'make demo' again: every judgment is served from the cache in seconds."
+echo
+echo "What next (the README's tour starts here):"
+echo "  - label runs yourself, blind to the judge:"
+echo "      .venv/bin/trajudge label --dataset tau_airline_demo --rubric trajectory_reasonableness_reference"
+echo "  - judge with a real model: in examples/tau_airline/trajudge.yaml, uncomment the"
+echo "    gpt-4o-mini judge; the two lines that make it a hosted judge are"
+echo "      model: openai/gpt-4o-mini"
+echo "      api_key_env: OPENAI_API_KEY"
+echo "    (the key stays in your environment), then run 'make demo' again."

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from _demo import Workspace, make_demo
 from _postgres import ROLE_PASSWORD, PostgresServer, start_server
 from _shared import EXAMPLE_TAU_BENCH, TAU_BENCH_FILE, TAU_BENCH_SIZE, require_shared
 
@@ -51,6 +52,14 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if where.startswith(BOTH_BACKENDS):
         backends = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
         metafunc.parametrize("db_backend", backends, indirect=True)
+
+
+@pytest.fixture(scope="session")
+def demo_workspace(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
+    """A scratch checkout on which ``make demo`` ran, with the real embedded judge
+    (tests/_demo.py); once per session, for every test that follows the README from there."""
+    pytest.importorskip("xllamacpp")
+    return make_demo(tmp_path_factory.mktemp("demo"))
 
 
 @pytest.fixture(scope="session")
