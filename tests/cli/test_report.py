@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import typer.testing
+from scipy.stats import binomtest
 from sklearn.metrics import cohen_kappa_score
 
 import trajudge.cli._commands  # noqa: F401 - registers the commands
@@ -215,3 +216,27 @@ def test_report_baseline_tolerance_option(tmp_path: Path) -> None:
         app, [*args, "--baseline", str(base), "--baseline-tolerance", "0"]
     )
     assert bad.exit_code == 2
+
+
+def test_calibrate_a_judge_that_agrees_on_every_label(tmp_path: Path) -> None:
+    # 48 items in 12 tasks (6 all pass, 6 all fail), the judge agrees on every one: κ was
+    # 1.00 [1.00, 1.00] and a gate on its lower end passed; 12 tasks cannot show κ >= 0.9
+    items = [(f"t{t:02d}-{i}", f"t{t:02d}", t % 2) for t in range(12) for i in range(4)]
+    j = tmp_path / "j.jsonl"
+    j.write_text("".join(json.dumps({"item": item, "judge": "ok", "order": "ab", "sample": 0,
+                                     "verdict": "pass" if y else "fail", "task_id": task}) + "\n"
+                         for item, task, y in items))  # fmt: skip
+    lab = tmp_path / "l.csv"
+    lab.write_text("item,annotator,label\n" + "".join(f"{i},h,{y}\n" for i, _, y in items))
+    out = tmp_path / "cal"
+    args = ["calibrate", "--judgments", str(j), "--labels", str(lab), "--out", str(out),
+            "--format", "json,md", "--n-boot", "50", "--fail-under", "kappa.lo>=0.9"]  # fmt: skip
+    result = runner.invoke(app, args)
+    assert result.exit_code == 1, result.output
+    # κ = (p_o - p_e) / (1 - p_e), p_o at the exact lower bound for 12 of 12 tasks, p_e = 1/2
+    low = (binomtest(12, 12).proportion_ci(method="exact").low - 0.5) / 0.5
+    kappa = json.loads((out / "report.json").read_text())["judges"][0]["kappa"]
+    assert (kappa["value"], kappa["low"], kappa["high"]) == (1.0, pytest.approx(low), 1.0)
+    md = (out / "report.md").read_text()
+    assert f"agrees with human labels at κ = 1.00 \\[{low:.2f}, 1.00\\] over 48 items" in md
+    assert "gate failed: kappa.lo[ok]" in result.output

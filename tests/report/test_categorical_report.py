@@ -9,12 +9,14 @@ from pathlib import Path
 
 import pytest
 import typer.testing
+from scipy.stats import binomtest
 from sklearn.metrics import cohen_kappa_score
 
 import trajudge.cli._commands  # noqa: F401 - registers the commands
 from trajudge.cli import app
 from trajudge.report import build_report, render_html, render_markdown
 from trajudge.store import Store
+from trajudge.trajectories import Trajectory
 
 sys.path.insert(0, str(Path(__file__).parent))
 import report_helpers as h
@@ -196,8 +198,27 @@ def test_a_pairwise_judge_that_always_picks_the_first_shown_side_is_flagged(db_u
             _pair_judgment(store, a, b, "first", order, v)
     report = build_report(store, "ds", ks=[1], n_boot=50)
     [row] = report.categorical
-    assert row.calibration.first_position is not None
-    assert row.calibration.first_position.value == 1.0
+    first = row.calibration.first_position
+    assert first is not None and first.value == 1.0
+    # 6 tasks of 6 picked first is what a judge picking first 55% of the time does in
+    # 0.55 ** 6 = 2.8% of samples (a task's two verdicts counted as one): the exact 95%
+    # interval, 0.025 ** (1/6) = 0.54 to 1, reaches into the innocent band, so no flag yet
+    assert first.low == pytest.approx(binomtest(6, 6).proportion_ci(method="exact").low)
+    assert not [f for f in report.flags if f.judge == "first"]
+    # four more tasks judged the same way: 10 of 10 (0.025 ** (1/10) = 0.69) is flagged
+    more = [f"T{i}" for i in range(6, 10)]
+    store.import_dataset(
+        "ds",
+        [
+            Trajectory(id=f"{t}-{i}", task_id=t, trial=i, input=t, steps=[], outcome=True)
+            for t in more
+            for i in (0, 1)
+        ],
+    )
+    for task in more:
+        for order, v in (("ab", "A"), ("ba", "B")):
+            _pair_judgment(store, f"{task}-0", f"{task}-1", "first", order, v)
+    report = build_report(store, "ds", ks=[1], n_boot=50)
     [flag] = [f for f in report.flags if f.judge == "first"]
     assert flag.probe == "position"
     assert "100.0%" in flag.detail

@@ -57,6 +57,15 @@ from trajudge.calibration._bootstrap import (
     per_item_sums,
     resampled_sums,
 )
+from trajudge.calibration._boundary import (
+    boundary_kappa,
+    boundary_rate,
+    clopper_pearson,
+    clopper_pearson_lower,
+    effective_clusters,
+    kappa_interval,
+    rate_interval,
+)
 from trajudge.calibration._budget import LabelBudget, label_budget
 from trajudge.calibration._categorical import (
     categorical_report,
@@ -77,7 +86,6 @@ from trajudge.calibration._corrected_k import CorrectedPassK, corrected_pass_hat
 from trajudge.calibration._escalate import (
     TrustCut,
     TrustOutcome,
-    clopper_pearson_lower,
     escalated_items,
     evaluate_trust,
     fit_trust_cut,
@@ -194,11 +202,14 @@ __all__ = [
     "binary_rates",
     "bootstrap_kappa",
     "bootstrap_ratio",
+    "boundary_kappa",
+    "boundary_rate",
     "brier_score",
     "calibrate_files",
     "categorical_items",
     "categorical_report",
     "central_tendency_probe",
+    "clopper_pearson",
     "clopper_pearson_lower",
     "cluster_bootstrap",
     "cluster_bootstrap_many",
@@ -211,6 +222,7 @@ __all__ = [
     "corrected_pass_rate",
     "default_inconsistent",
     "dev_cross_validation",
+    "effective_clusters",
     "escalated_items",
     "evaluate_trust",
     "expected_calibration_error",
@@ -230,6 +242,7 @@ __all__ = [
     "item_verdicts",
     "judge_threshold",
     "kappa_from_counts",
+    "kappa_interval",
     "krippendorff_alpha",
     "label_budget",
     "label_threshold",
@@ -249,6 +262,7 @@ __all__ = [
     "positional_consistency",
     "ppi_pass_hat_k",
     "ppi_pass_rate",
+    "rate_interval",
     "read_raw_table",
     "read_table",
     "reliability",

@@ -28,6 +28,7 @@ from trajudge.calibration._bootstrap import (
     cluster_bootstrap,
     item_codes,
     per_item_sums,
+    proportion_bootstrap,
     ratio_statistic,
 )
 from trajudge.calibration._estimate import Estimate, FloatArray, safe_divide
@@ -147,9 +148,9 @@ def position_probe(
     codes, n_items = _codes(wide)
     ones = np.ones_like(ab)
     sums = per_item_sums(codes, n_items, np.column_stack([ab + (1 - ba), 2 * ones]))
-    first, _ = cluster_bootstrap(sums, ratio_statistic, n_boot=n_boot, seed=seed)
+    first = proportion_bootstrap(sums, n_boot=n_boot, seed=seed)
     flips = per_item_sums(codes, n_items, np.column_stack([(ab != ba).astype(float), ones]))
-    flip, _ = cluster_bootstrap(flips, ratio_statistic, n_boot=n_boot, seed=seed)
+    flip = proportion_bootstrap(flips, n_boot=n_boot, seed=seed)
     detail = (
         f"picked the first-shown side in {first.value:.1%} of {2 * len(ab)} verdicts; "
         f"{flip.value:.1%} of {len(ab)} pairs flipped under swap"
@@ -372,6 +373,6 @@ def stability_probe(
     agree = a * (a - 1) / 2 + (m - a) * (m - a - 1) / 2
     codes, n_items = _codes(g)
     sums = per_item_sums(codes, n_items, np.column_stack([agree, m * (m - 1) / 2]))
-    est, _ = cluster_bootstrap(sums, ratio_statistic, n_boot=n_boot, seed=seed)
+    est = proportion_bootstrap(sums, n_boot=n_boot, seed=seed)
     detail = f"{est.value:.1%} of sample pairs agree over {len(g)} (item, order) groups"
     return _probe("stability", est, detail)

@@ -29,6 +29,7 @@ from trajudge.calibration._agreement import (
     encode,
     kappa_from_counts,
 )
+from trajudge.calibration._boundary import boundary_ac1, boundary_kappa, boundary_rate
 from trajudge.calibration._estimate import Estimate, FloatArray, bca_interval, safe_divide
 from trajudge.calibration._validation import as_1d, as_binary, as_float, check_same_length
 
@@ -196,20 +197,46 @@ def bootstrap_ratio(
     n_boot: int = 2000,
     seed: int = 0,
     level: float = 0.95,
+    proportion: bool = False,
 ) -> Estimate:
     """``sum(numerator) / sum(denominator)`` over rows, items resampled as clusters.
+
+    With ``proportion=True`` (each row's numerator a share of its denominator, e.g. 0/1 hits
+    over ones) a rate at 0 or 1, or with a zero-width bootstrap interval, gets the
+    Clopper-Pearson interval on the effective number of clusters instead
+    (:func:`trajudge.calibration.boundary_rate`): there the bootstrap cannot show uncertainty.
 
     Examples
     --------
     >>> bootstrap_ratio([1, 0, 1, 1], [1, 1, 1, 1], ["a", "a", "b", "b"], n_boot=100).value
     0.75
+    >>> est = bootstrap_ratio([1, 1, 1, 1], [1, 1, 1, 1], ["a", "a", "b", "b"], proportion=True)
+    >>> est.value, round(est.low, 4), est.high  # 2 clusters: 0.025 ** (1 / 2)
+    (1.0, 0.1581, 1.0)
     """
     codes, n_items = item_codes(items)
     num = as_float(numerator, "numerator", allow_missing=False)
     den = as_float(denominator, "denominator", allow_missing=False)
     check_same_length(numerator=num, denominator=den, items=codes)
     sums = per_item_sums(codes, n_items, np.column_stack([num, den]))
+    if proportion:
+        return proportion_bootstrap(sums, n_boot=n_boot, seed=seed, level=level)
     return cluster_bootstrap(sums, ratio_statistic, n_boot=n_boot, seed=seed, level=level)[0]
+
+
+def proportion_bootstrap(
+    sums: FloatArray, *, n_boot: int = 2000, seed: int = 0, level: float = 0.95
+) -> Estimate:
+    """A rate from per-cluster (hits, units) sums: the BCa bootstrap interval, or the
+    Clopper-Pearson interval on the effective number of clusters where the bootstrap
+    cannot show uncertainty (:func:`trajudge.calibration.boundary_rate`).
+
+    >>> est = proportion_bootstrap(np.array([[0.0, 2.0], [0.0, 2.0]]))  # 0 of 4, 2 clusters
+    >>> est.value, est.low, round(est.high, 4)  # 1 - 0.025 ** (1 / 2)
+    (0.0, 0.0, 0.8419)
+    """
+    est = cluster_bootstrap(sums, ratio_statistic, n_boot=n_boot, seed=seed, level=level)[0]
+    return boundary_rate(est, sums[:, 0], sums[:, 1]) if len(sums) else est
 
 
 def confusion_per_item(
@@ -250,10 +277,13 @@ def bootstrap_kappa(
     seed: int = 0,
     level: float = 0.95,
 ) -> tuple[Estimate, FloatArray]:
-    """Cohen's kappa with a clustered percentile bootstrap interval.
+    """Cohen's kappa with a clustered BCa bootstrap interval.
 
     The kappa of every resample is computed from its confusion-count tensor
-    (B x K x K) in one vectorised step.
+    (B x K x K) in one vectorised step. Where the bootstrap cannot show uncertainty (no
+    disagreement, a rater that used one category, a zero-width interval) the interval is the
+    one of :func:`trajudge.calibration.kappa_interval` instead (through Clopper-Pearson on the
+    effective number of clusters; see ``trajudge.calibration._boundary``).
 
     Parameters
     ----------
@@ -285,7 +315,8 @@ def bootstrap_kappa(
     def stat(totals: FloatArray) -> FloatArray:
         return kappa_from_counts(totals.reshape(*totals.shape[:-1], k, k), weights=weights)
 
-    return cluster_bootstrap(sums, stat, n_boot=n_boot, seed=seed, level=level)
+    est, draws = cluster_bootstrap(sums, stat, n_boot=n_boot, seed=seed, level=level)
+    return boundary_kappa(est, sums, weights=weights), draws
 
 
 def _cell(i: int) -> SumStatistic:
@@ -308,6 +339,13 @@ def binary_agreement(
     ``agreement = (tp + tn) / n``, ``tpr = tp / (tp + fn)``, ``tnr = tn / (tn + fp)``,
     kappa and AC1 as in :func:`cohen_kappa` and :func:`gwet_ac1` with both categories
     counted (q = 2). Each is NaN where its denominator is zero.
+
+    Where every resample gives the same value (no disagreement, a judge that never passes or
+    never fails, a rate at 0 or 1) the interval is not the bootstrap's but one that shows the
+    uncertainty left: Clopper-Pearson on the effective number of clusters for the rates
+    (:func:`trajudge.calibration.boundary_rate`), mapped through ``(p - p_e) / (1 - p_e)``
+    for κ and AC1, and a bound over judges that could have shown no other class for a
+    constant judge's κ (:func:`trajudge.calibration.kappa_interval`).
 
     Parameters
     ----------
@@ -345,4 +383,14 @@ def binary_agreement(
         "tnr": lambda x: safe_divide(x[..., 0], x[..., 0] + x[..., 1]),
     }
     found = cluster_bootstrap_many(sums, stats, n_boot=n_boot, seed=seed, level=level)
-    return {name: est for name, (est, _) in found.items()}
+    est = {name: e for name, (e, _) in found.items()}
+    if not len(sums):
+        return est
+    tn, fp, fn, tp = sums.T
+    return {
+        "kappa": boundary_kappa(est["kappa"], sums),
+        "ac1": boundary_ac1(est["ac1"], sums),
+        "agreement": boundary_rate(est["agreement"], tn + tp, sums.sum(axis=1)),
+        "tpr": boundary_rate(est["tpr"], tp, tp + fn),
+        "tnr": boundary_rate(est["tnr"], tn, tn + fp),
+    }

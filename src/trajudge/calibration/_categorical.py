@@ -22,10 +22,9 @@ import pandas as pd
 from trajudge.calibration._agreement import confusion
 from trajudge.calibration._bootstrap import (
     bootstrap_kappa,
-    cluster_bootstrap,
     item_codes,
     per_item_sums,
-    ratio_statistic,
+    proportion_bootstrap,
 )
 from trajudge.calibration._categorical_model import CategoricalReport, Count, WinRate
 from trajudge.calibration._estimate import Estimate
@@ -42,13 +41,14 @@ MISSING = "\x00missing"  # the outcome of an order whose every call failed (neve
 
 
 def _share(hits: Any, clusters: Any, n_boot: int, seed: int) -> Estimate:
-    """``mean(hits)`` over rows with a bootstrap interval resampling ``clusters``."""
+    """``mean(hits)`` over rows with a bootstrap interval resampling ``clusters`` (Clopper-Pearson
+    on the effective number of clusters where the bootstrap cannot show uncertainty)."""
     h = np.asarray(hits, dtype=np.float64)
     if h.size == 0:
         return Estimate(math.nan, math.nan, math.nan, 0)
     codes, n = item_codes(np.asarray(clusters))
     sums = per_item_sums(codes, n, np.column_stack([h, np.ones_like(h)]))
-    return cluster_bootstrap(sums, ratio_statistic, n_boot=n_boot, seed=seed)[0]
+    return proportion_bootstrap(sums, n_boot=n_boot, seed=seed)
 
 
 def positional_consistency(first: Any, second: Any) -> Count:

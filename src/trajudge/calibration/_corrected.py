@@ -23,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from trajudge.calibration._bootstrap import cluster_bootstrap_many, item_codes, per_item_sums
+from trajudge.calibration._boundary import boundary_rate
 from trajudge.calibration._estimate import Estimate, FloatArray, num, safe_divide
 from trajudge.calibration._validation import as_1d, as_binary, check_same_length
 
@@ -187,6 +188,8 @@ def corrected_pass_rate(
         sums, {"raw": raw, "corrected": corrected}, n_boot=n_boot, seed=seed, level=level
     )
     raw_est, corr = found["raw"][0], found["corrected"][0]
+    if n_clusters:  # a judge that passes (or fails) everything: the bootstrap cannot move
+        raw_est = boundary_rate(raw_est, sums[:, 4], sums[:, 6])
     if math.isnan(corr.value):
         corr = Estimate(math.nan, math.nan, math.nan, corr.n, level)
     tpr, tnr = rates(sums[:, :4].sum(axis=0))

@@ -46,31 +46,8 @@ import numpy as np
 import numpy.typing as npt
 
 from trajudge.calibration._bootstrap import bootstrap_ratio
+from trajudge.calibration._boundary import clopper_pearson_lower
 from trajudge.calibration._estimate import Estimate, FloatArray, as_1d, check_same_length, num
-
-
-def clopper_pearson_lower(
-    successes: npt.ArrayLike, n: npt.ArrayLike, *, alpha: float
-) -> FloatArray:
-    r"""One-sided exact lower confidence bound of a binomial proportion, level :math:`1-\alpha`.
-
-    .. math:: L = B^{-1}(\alpha;\, x,\, n - x + 1), \qquad L = 0 \text{ when } x = 0
-
-    with :math:`B^{-1}` the Beta quantile. Vectorised; NaN where ``n == 0``.
-
-    Examples
-    --------
-    >>> round(float(clopper_pearson_lower(29, 29, alpha=0.05)), 4)  # 0.05 ** (1 / 29)
-    0.9019
-    """
-    x = np.asarray(successes, dtype=np.float64)
-    m = np.asarray(n, dtype=np.float64)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        from scipy.stats import beta
-
-        low = beta.ppf(alpha, x, m - x + 1.0)
-    low = np.where(x == 0, 0.0, low)
-    return np.asarray(np.where(m == 0, np.nan, low), dtype=np.float64)
 
 
 @dataclass(frozen=True)
@@ -281,8 +258,8 @@ def evaluate_trust(
     check_same_length(confidence=c, correct=ok, tasks=t, items=ids)
     kept = (c >= cut.cut).astype(np.float64)
     boot: dict[str, Any] = {"n_boot": n_boot, "seed": seed, "level": level}
-    coverage = bootstrap_ratio(kept, np.ones_like(kept), t, **boot)
-    agreement = bootstrap_ratio(kept * ok, kept, t, **boot)
+    coverage = bootstrap_ratio(kept, np.ones_like(kept), t, proportion=True, **boot)
+    agreement = bootstrap_ratio(kept * ok, kept, t, proportion=True, **boot)
     return TrustOutcome(
         cut=cut,
         coverage=coverage,

@@ -7,7 +7,9 @@ Conventions used across the calibration package:
 * ``None`` means "does not apply" (no second presentation order, no lengths logged): it is kept
   distinct from NaN and from a score of 0.0.
 * Intervals are BCa percentile intervals of a cluster bootstrap (:func:`bca_interval`), the
-  clusters being tasks whenever task ids are known.
+  clusters being tasks whenever task ids are known; where every resample gives the same
+  value (no disagreement, a judge that never passes, a rate of 0 or 1) they are the exact
+  intervals of ``trajudge.calibration._boundary`` on the effective number of clusters.
 * In ``to_dict()`` output NaN becomes ``null`` (JSON has no NaN); a statistic that does not
   apply is absent as a whole (``null`` in place of its object).
 """
@@ -53,7 +55,7 @@ def num(value: float | None) -> float | None:
 
 @dataclass(frozen=True)
 class Estimate:
-    """A point estimate with a percentile bootstrap interval.
+    """A point estimate with its interval (bootstrap, or exact at the boundary).
 
     ``n`` is the number of resampling units (items) behind the estimate.
     """

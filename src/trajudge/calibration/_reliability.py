@@ -23,6 +23,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from trajudge.calibration._bootstrap import cluster_bootstrap_many
+from trajudge.calibration._boundary import boundary_rate
 from trajudge.calibration._validation import as_binary
 
 
@@ -215,9 +216,16 @@ def reliability_intervals(
     an interval is ``(nan, nan)`` when no task has k trials (or in more than 10% of the
     resamples).
 
+    At 0 or 1 (every task passed all its trials, or none reached k passes) every resample
+    agrees, and the interval is Clopper-Pearson on the T tasks instead
+    (:func:`trajudge.calibration.boundary_rate`). That is exact here too: a task's pass^k
+    estimate is 1 only if all n >= k trials pass, with probability E[p^n] <= E[p^k], so T
+    ones have probability at most pass^k ** T (and likewise at 0, and for pass@k).
+
     >>> df = pd.DataFrame({"task_id": list("aabb"), "success": [1, 1, 1, 1]})
-    >>> reliability_intervals(df, ks=[2], n_boot=50)["pass^k"][2]
-    (1.0, 1.0)
+    >>> low, high = reliability_intervals(df, ks=[2], n_boot=50)["pass^k"][2]
+    >>> round(low, 4), high  # 2 tasks: 0.025 ** (1 / 2)
+    (0.1581, 1.0)
     """
     base = reliability(frame, ks=ks, success_column=success_column)
     per_task = base.per_task
@@ -233,7 +241,9 @@ def reliability_intervals(
             stats[f"{name}:{k}"] = _ratio_of(j)
     sums = np.column_stack(columns) if columns else np.zeros((len(per_task), 0))
     found = cluster_bootstrap_many(sums, stats, n_boot=n_boot, seed=seed, level=level)
-    for key, (est, _) in found.items():
+    for j, (key, (est, _)) in enumerate(found.items()):
+        # each task's estimate lies in [0, 1]: a share, so the boundary rule applies
+        est = boundary_rate(est, sums[:, 2 * j], sums[:, 2 * j + 1]) if len(sums) else est
         table, k_text = key.split(":")
         out[table][int(k_text)] = (est.low, est.high)
     return out
