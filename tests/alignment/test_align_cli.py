@@ -2,8 +2,9 @@
 
 The project (align_project.py) knows every trajectory's kind, so what the command must print
 is worked out from the kinds: GOOD and TRICKY both score 5, so no threshold separates them
-(difference exactly 0: "no measurable gain"), while the few-shot rubric, whose examples are
-dev TRICKY runs labelled fail, turns every holdout TRICKY run into a fail (a gain).
+(a difference of 0 on the holdout, with an interval around it: "no measurable gain"), while
+the few-shot rubric, whose examples are dev TRICKY runs labelled fail, turns every holdout
+TRICKY run into a fail (a gain).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import typer.testing
 import yaml
 from align_project import DATASET, LABEL, RUBRIC, build, fake_judge, kind
 from fake_llm import FakeLLM
+from scipy.stats import binomtest
 from sklearn.metrics import cohen_kappa_score
 
 import trajudge.cli._commands  # noqa: F401  (registers the commands)
@@ -62,9 +64,16 @@ def test_align_runs_the_four_methods_and_labels_stack_optional(
     y = [int(LABEL[kind(t.input or "")] >= 4) for t in hold]
     before = [int(kind(t.input or "") != "BAD") for t in hold]
     k0 = f"{cohen_kappa_score(y, before):.2f}"
+    agreement = re.search(r"threshold │ agreement │ ([\d.]+ \[[\d.]+, [\d.]+\]) │", out)
+    assert agreement is not None, out
+    agreement = agreement.group(1)
     n = len(hold)
-    assert re.search(rf"threshold │ κ │ {k0} \[[^]]+\] │ {k0} \[[^]]+\] │ 0\.00 \[0\.00, 0\.00\] "
-                     rf"│ no measurable gain │ {n} │", out), out  # fmt: skip
+    # the same verdicts before and after: a difference of 0, give or take what a share of
+    # changed verdicts the holdout tasks could hide moves (the exact bound for 0 of them)
+    q = binomtest(0, len({t.task_id for t in hold})).proportion_ci(method="exact").high
+    assert re.search(rf"threshold │ κ │ {k0} \[[^]]+\] │ {k0} \[[^]]+\] │ 0\.00 \[-[\d.]+, "
+                     rf"[\d.]+\] │ no measurable gain │ {n} │", out), out  # fmt: skip
+    assert f"threshold │ agreement │ {agreement} │ {agreement} │ 0.00 [-{q:.2f}, {q:.2f}]" in out
     assert re.search(rf"fewshot │ κ │ {k0} \[[^]]+\] │ 1\.00 \[[^]]+\] │ [\d.]+ \[[\d.]+, "
                      rf"[\d.]+\] │ gain │ {n} │", out), out  # fmt: skip
     assert re.search(r"stack \(optional\) │ κ │", out)

@@ -8,6 +8,7 @@ below gave a zero-width interval at the estimate (1.00 [1.00, 1.00] or 0.00 [0.0
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -20,7 +21,9 @@ from trajudge.calibration import (
     binary_agreement,
     bootstrap_kappa,
     bootstrap_ratio,
+    compare_verdicts,
     corrected_pass_rate,
+    kappa_shift,
     position_probe,
     reliability_intervals,
     win_rates,
@@ -167,6 +170,58 @@ def test_other_shares_shown_with_intervals() -> None:
     assert bootstrap_ratio(np.ones(6), np.ones(6), list("aabbcc"), n_boot=50).low == 1.0
     x, _ = win_rates(["tie", "tie"], ["x", "x"], ["y", "y"], [0, 1], n_boot=50)
     assert (x.rate.low, x.rate.high) == pytest.approx(cp(1, 2), abs=1e-9)  # 1 point of 2
+
+
+def test_align_comparison_of_perfect_and_constant_judges() -> None:
+    y = np.repeat([1.0, 0.0] * 5, 4)
+    tasks = np.repeat(np.arange(10), 4)
+    same = compare_verdicts(y, y, y, tasks, n_boot=100)
+    assert same.agreement.before.low == pytest.approx(cp(10, 10)[0], abs=1e-9)
+    assert same.tpr.after.low == pytest.approx(cp(5, 5)[0], abs=1e-9)
+    # no verdict changed: the difference is 0 give or take the share of verdicts that could
+    # change unseen, at most the exact bound for 0 of 10 tasks
+    q = cp(0, 10)[1]
+    diff = same.agreement.difference
+    assert (diff.low, diff.high) == (pytest.approx(-q, abs=1e-9), pytest.approx(q, abs=1e-9))
+    assert same.agreement.verdict == "no measurable gain"
+    # fails everything before, passes everything after: κ is 0 both times in every resample,
+    # yet the verdicts all changed; the difference is the two sides' 97.5% intervals combined
+    flipped = compare_verdicts(y, np.zeros(40), np.ones(40), tasks, n_boot=100)
+    k = flipped.kappa.difference
+    assert k.low < 0.0 < k.high
+    assert k.high - k.low >= flipped.kappa.before.high - flipped.kappa.before.low
+    assert flipped.kappa.verdict == "no measurable gain"
+
+
+def test_kappa_shift_bounds_every_table_within_q_changed_verdicts() -> None:
+    # a 2 x 2 table (labels in rows, verdicts in columns); at most q = 0.1 of the verdicts
+    # change (each move takes a share of one cell to the other cell of its row): every table
+    # so reached on a grid lies inside the shift, by scikit-learn
+    counts = np.array([[[30.0, 8.0], [5.0, 17.0]]])  # (0,0), (0,1) / (1,0), (1,1)
+    p = counts[0].ravel() / counts.sum()
+    q = 0.1
+    base = kappa_of({(0, 0): p[0], (0, 1): p[1], (1, 0): p[2], (1, 1): p[3]})
+    low, high = kappa_shift(counts, q)
+    grids = [np.linspace(0.0, min(p[i], q), 6) for i in range(4)]
+    shifts = []
+    for m in itertools.product(*grids):
+        if sum(m) > q + 1e-12:
+            continue
+        t = p.copy()
+        for src, dst, amount in zip((0, 1, 2, 3), (1, 0, 3, 2), m, strict=True):
+            t[src] -= amount
+            t[dst] += amount
+        shifts.append(kappa_of({(0, 0): t[0], (0, 1): t[1], (1, 0): t[2], (1, 1): t[3]}) - base)
+    assert low - 1e-9 <= min(shifts) and max(shifts) <= high + 1e-9
+    # a fine grid, κ by hand ((p_o - p_e) / (1 - p_e)), reaches both ends within 0.005
+    fine = np.stack(np.meshgrid(*[np.linspace(0, min(c, q), 31) for c in p]), -1).reshape(-1, 4)
+    fine = fine[fine.sum(axis=1) <= q + 1e-12]
+    t = p + fine @ np.array([[-1, 1, 0, 0], [1, -1, 0, 0], [0, 0, -1, 1], [0, 0, 1, -1]])
+    label_pass, verdict_pass = t[:, 2] + t[:, 3], t[:, 1] + t[:, 3]
+    pe = label_pass * verdict_pass + (1 - label_pass) * (1 - verdict_pass)
+    by_hand = (t[:, 0] + t[:, 3] - pe) / (1 - pe) - base
+    assert low - 1e-9 <= by_hand.min() < low + 0.005
+    assert high - 0.005 < by_hand.max() <= high + 1e-9
 
 
 def test_raw_pass_rate_of_a_judge_that_passes_everything() -> None:

@@ -64,6 +64,7 @@ from trajudge.calibration._boundary import (
     clopper_pearson_lower,
     effective_clusters,
     kappa_interval,
+    kappa_shift,
     rate_interval,
 )
 from trajudge.calibration._budget import LabelBudget, label_budget
@@ -243,6 +244,7 @@ __all__ = [
     "judge_threshold",
     "kappa_from_counts",
     "kappa_interval",
+    "kappa_shift",
     "krippendorff_alpha",
     "label_budget",
     "label_threshold",

@@ -8,11 +8,20 @@ narrower than what two separate intervals suggest, because the shared items' luc
 
 A gain whose interval includes 0 is "no measurable gain" (:func:`gain_verdict`), never an
 improvement.
+
+Where every resample gives the same κ, agreement, TPR or TNR (no disagreement, a judge that
+never passes, a rate at 0 or 1), the interval of that side is the one of
+``trajudge.calibration._boundary`` (Clopper-Pearson on the effective number of tasks). A
+difference whose resamples are all equal is not known to be exactly 0: when no verdict changed
+it is 0 plus or minus how far the metric could move if a share of verdicts as large as the
+data allow had changed; otherwise (e.g. a judge that failed everything before and passes
+everything after: κ 0 both times) it is the Bonferroni combination of the two sides.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -22,6 +31,14 @@ import pandas as pd
 from trajudge.calibration._agreement import kappa_from_counts
 from trajudge.calibration._align_threshold import binary_labels
 from trajudge.calibration._bootstrap import item_codes, per_item_sums, resampled_sums
+from trajudge.calibration._boundary import (
+    boundary_kappa,
+    boundary_rate,
+    clopper_pearson,
+    collapsed,
+    effective_clusters,
+    kappa_shift,
+)
 from trajudge.calibration._estimate import (
     Estimate,
     FloatArray,
@@ -111,6 +128,34 @@ def _verdict_stats(t: FloatArray) -> dict[str, FloatArray]:
     }
 
 
+Bound = Callable[[str, Estimate, FloatArray], Estimate]
+
+
+def _verdict_bound(name: str, est: Estimate, sums: FloatArray) -> Estimate:
+    """The boundary interval of one of :func:`_verdict_stats`'s metrics from per-task
+    ``tn, fp, fn, tp`` sums, where the bootstrap cannot show uncertainty."""
+    tn, fp, fn, tp = sums.T
+    if name == "kappa":
+        return boundary_kappa(est, sums)
+    num, den = {"agreement": (tn + tp, sums.sum(axis=1)), "tpr": (tp, tp + fn)}.get(
+        name, (tn, tn + fp)
+    )
+    return boundary_rate(est, num, den)
+
+
+def _unchanged_width(name: str, sums: FloatArray, level: float) -> tuple[float, float]:
+    """How far a metric can move, down and up, when no verdict it counts changed here.
+
+    The share q of items whose verdict could change unseen is at most the Clopper-Pearson
+    upper bound for 0 of the effective number of tasks (``trajudge.calibration._boundary``).
+    A rate moves by at most q either way; κ as :func:`trajudge.calibration.kappa_shift` says.
+    """
+    tn, fp, fn, tp = sums.T
+    den = {"tpr": tp + fn, "tnr": tn + fp}.get(name, sums.sum(axis=1))
+    q = clopper_pearson(0.0, effective_clusters(den), level=level)[1]
+    return kappa_shift(sums, q) if name == "kappa" else (-q, q)
+
+
 def _change(
     totals: FloatArray,
     draws: FloatArray,
@@ -119,21 +164,44 @@ def _change(
     level: float,
     *,
     higher_is_better: bool = True,
+    sums: FloatArray | None = None,
+    bound: Bound | None = None,
+    unchanged: Mapping[str, tuple[float, float]] | None = None,
 ) -> dict[str, MetricChange]:
-    """MetricChange per metric; totals/draws hold the before columns then the after ones."""
+    """MetricChange per metric; totals/draws/sums hold the before columns then the after ones.
+
+    ``bound(name, estimate, per-task sums of one side)`` replaces an interval the bootstrap
+    cannot make (``trajudge.calibration._boundary``). With ``bound``, a difference whose
+    draws are all equal gets ``0 + unchanged[name]`` (how far the metric could move down and
+    up, :func:`_unchanged_width`) when no verdict the metric counts changed, else the
+    Bonferroni interval ``[after.low - before.high, after.high - before.low]`` of the two
+    sides at level ``(1 + level) / 2`` each, which covers at ``level`` at least.
+    """
     m = totals.shape[-1] // 2
     point_b, point_a = stat(totals[:m]), stat(totals[m:])
     draw_b, draw_a = stat(draws[:, :m]), stat(draws[:, m:])
+    sides = {"before": (point_b, draw_b, slice(0, m)), "after": (point_a, draw_a, slice(m, None))}
+
+    def side(name: str, which: str, at: float) -> Estimate:
+        point, draw, cols = sides[which]
+        e = Estimate(float(point[name]), *percentile_interval(draw[name], level=at), n, at)
+        return e if bound is None or sums is None else bound(name, e, sums[:, cols])
+
     out = {}
     for name in point_b:
-
-        def est(value: Any, d: FloatArray) -> Estimate:
-            return Estimate(float(value), *percentile_interval(d, level=level), n, level)
-
+        low, high = percentile_interval(draw_a[name] - draw_b[name], level=level)
+        diff = Estimate(float(point_a[name] - point_b[name]), low, high, n, level)
+        if bound is not None and collapsed(diff) and name in (unchanged or {}):
+            down, up = (unchanged or {})[name]
+            diff = replace(diff, low=diff.value + down, high=diff.value + up)
+        elif bound is not None and collapsed(diff):
+            wide = (1.0 + level) / 2.0
+            b, a = side(name, "before", wide), side(name, "after", wide)
+            diff = replace(diff, low=a.low - b.high, high=a.high - b.low)
         out[name] = MetricChange(
-            before=est(point_b[name], draw_b[name]),
-            after=est(point_a[name], draw_a[name]),
-            difference=est(point_a[name] - point_b[name], draw_a[name] - draw_b[name]),
+            before=side(name, "before", level),
+            after=side(name, "after", level),
+            difference=diff,
             higher_is_better=higher_is_better,
         )
     return out
@@ -192,7 +260,14 @@ def compare_verdicts(
     cells[np.arange(y.size), 4 + (2 * y + a).astype(int)] = 1.0
     sums = per_item_sums(codes, n_tasks, cells)
     draws = resampled_sums(sums, n_boot=n_boot, seed=seed)
-    ch = _change(sums.sum(axis=0), draws, _verdict_stats, n_tasks, level)
+    counted = {"kappa": y >= 0, "agreement": y >= 0, "tpr": y == 1, "tnr": y == 0}
+    same = {
+        name: _unchanged_width(name, sums[:, :4], level)
+        for name, rows in counted.items()
+        if np.array_equal(b[rows], a[rows])
+    }
+    ch = _change(sums.sum(axis=0), draws, _verdict_stats, n_tasks, level,
+                 sums=sums, bound=_verdict_bound, unchanged=same)  # fmt: skip
     return VerdictComparison(
         kappa=ch["kappa"],
         agreement=ch["agreement"],

@@ -65,6 +65,7 @@ Rates: Clopper-Pearson on the effective number of clusters
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import replace
 
@@ -277,3 +278,60 @@ def _ac1_chance(table: FloatArray) -> float:
     n = float(table.sum())
     pi = (table.sum(axis=0) + table.sum(axis=1)) / (2.0 * n)
     return float(np.sum(pi * (1.0 - pi)) / (table.shape[0] - 1))
+
+
+def _kappa_2x2(p: FloatArray) -> FloatArray:
+    """κ of 2 x 2 proportion tables ``(..., 4)`` ordered (0,0), (0,1), (1,0), (1,1)."""
+    po = p[..., 0] + p[..., 3]
+    rows, cols = p[..., 2] + p[..., 3], p[..., 1] + p[..., 3]
+    pe = rows * cols + (1.0 - rows) * (1.0 - cols)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.asarray((po - pe) / (1.0 - pe), dtype=np.float64)
+
+
+def kappa_shift(counts: npt.ArrayLike, q: float) -> tuple[float, float]:
+    r"""How far κ can move, down and up, when at most a share ``q`` of the second rater's
+    verdicts change (the first rater's fixed): ``(min Δκ, max Δκ)``.
+
+    Two categories: exact. A change moves mass from one cell of a row to the other, at most
+    the cell's share, q in all; κ is then a ratio of two linear functions of the four moved
+    shares (p_e is linear in the second rater's margin), so its extremes lie at vertices of
+    that polytope, all of which are tried. More categories: the bound
+    :math:`|\Delta\kappa| \le q (D_o + D_e) / (D_e (D_e - q))` (:math:`D_o`, :math:`D_e`
+    the scaled observed and chance disagreements each move by at most q), NaN when q >= D_e.
+
+    >>> c = np.array([[[5.0, 0.0], [0.0, 5.0]]])  # κ = 1; 10% of verdicts wrong: κ = 0.8
+    >>> [round(x, 4) for x in kappa_shift(c, 0.1)]
+    [-0.2, 0.0]
+    """
+    c = _tables(counts)
+    table = c.sum(axis=0)
+    n = float(table.sum())
+    if table.shape[0] != 2:
+        w = _weight_matrix(table.shape[0], None)
+        rows, cols = table.sum(axis=1) / n, table.sum(axis=0) / n
+        d_o, d_e = float(np.sum(w * table)) / n, float(rows @ w @ cols)
+        if q >= d_e:
+            return math.nan, math.nan
+        bound = q * (d_o + d_e) / (d_e * (d_e - q))
+        return -bound, bound
+    p = table.ravel() / n
+    # moves (0,0)->(0,1), (0,1)->(0,0), (1,0)->(1,1), (1,1)->(1,0): each at most its cell
+    source, target = np.array([0, 1, 2, 3]), np.array([1, 0, 3, 2])
+    vertices = []
+    for at_cap in itertools.product((0.0, 1.0), repeat=4):
+        base = np.asarray(at_cap) * p[source]
+        for free in (None, 0, 1, 2, 3):
+            m = base.copy()
+            if free is not None:
+                m[free] = 0.0
+                m[free] = min(p[source[free]], q - m.sum())
+            if m.min() >= 0.0 and m.sum() <= q + _TOL:
+                vertices.append(m)
+    moved = np.asarray(vertices)
+    tables = np.tile(p, (len(moved), 1))
+    tables[:, source] -= moved
+    tables[:, target] += moved
+    shift = _kappa_2x2(tables) - float(_kappa_2x2(p))
+    shift = shift[~np.isnan(shift)]
+    return (float(shift.min()), float(shift.max())) if shift.size else (math.nan, math.nan)
