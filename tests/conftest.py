@@ -7,6 +7,8 @@ parametrised over SQLite and a fresh database on a real PostgreSQL server (tests
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -104,11 +106,18 @@ def ray_cluster() -> Iterator[Any]:
         pytest.skip("ray is not installed (pip install 'trajudge[ray]')")
     # the workers' environment, as on a team's nodes: the store password comes from
     # PGPASSWORD, never with the calls (RayEngine strips it from the store URL)
+    # address="local": a new cluster of the tests' own, never one already running on the
+    # machine (ray.init() joins the last one it finds); its own short temp dir (Ray's socket
+    # paths must stay under 108 bytes), so two test sessions never share /tmp/ray
+    temp_dir = tempfile.mkdtemp(prefix="ray-", dir="/tmp")
     ray.init(
+        address="local",
         num_cpus=2,
         include_dashboard=False,
         logging_level="WARNING",
         runtime_env={"env_vars": {"PGPASSWORD": ROLE_PASSWORD}},
+        _temp_dir=temp_dir,
     )
     yield ray
     ray.shutdown()
+    shutil.rmtree(temp_dir, ignore_errors=True)
