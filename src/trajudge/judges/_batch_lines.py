@@ -24,13 +24,17 @@ next run resubmits only the errors.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
-from collections.abc import AsyncIterator, Callable
-from typing import Any
+from collections.abc import AsyncIterator, Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from trajudge.judges._client import CallResult
 from trajudge.store import redact
+
+if TYPE_CHECKING:
+    from trajudge.judges._call import PreparedCall
 
 Build = Callable[[dict[str, Any] | None], CallResult]
 
@@ -139,6 +143,18 @@ class ResultLines:
         self.stray += other.stray
 
     # -- results -------------------------------------------------------------------------
+    def results(
+        self,
+        calls: Mapping[str, PreparedCall],
+        build: Callable[[PreparedCall, dict[str, Any] | None], CallResult],
+    ) -> dict[str, CallResult]:
+        """:meth:`result` of every request of a batch, ``calls`` by request id; ``build(call,
+        record)`` is the provider's function."""
+        return {
+            cid: self.result(cid, call.key or "", functools.partial(build, call))
+            for cid, call in calls.items()
+        }
+
     def result(self, cid: str, key: str, build: Build) -> CallResult:
         """The call result of request ``cid`` (cache key ``key``): ``build`` (the provider's
         function) over its record, or over None where the batch has none for it; an error

@@ -115,20 +115,16 @@ async def collect(engine: ProviderBatchEngine, litellm: Any, job: _Job, emit: Em
     finally:
         await api.close()
     params = {"tools": job.tools}
-    results = {
-        cid: entries.result(
-            cid,
+    results = entries.results(
+        job.calls,
+        lambda call, line: anthropic_result(
+            litellm,
+            job.client,
             call.key or "",
-            lambda line, call=call: anthropic_result(
-                litellm,
-                job.client,
-                call.key or "",
-                call.judge.verdict_model,
-                params,
-                None if line is None else line["result"],
-                job.batch_id,
-            ),
-        )
-        for cid, call in job.calls.items()
-    }
+            call.judge.verdict_model,
+            params,
+            None if line is None else line["result"],
+            job.batch_id,
+        ),
+    )
     engine._finish(job, status, results, emit)

@@ -37,7 +37,6 @@ read (:data:`FAMILIES`).
 
 from __future__ import annotations
 
-import functools
 import importlib.util
 import json
 import os
@@ -180,22 +179,18 @@ async def collect(engine: ProviderBatchEngine, litellm: Any, job: _Job, emit: Em
         if status == "failed"
         else f"no result for this request (job {status})"
     )
-    results = {
-        cid: records.result(
-            cid,
+    results = records.results(
+        job.calls,
+        lambda call, record: record_result(
+            litellm,
+            job.client,
             call.key or "",
-            functools.partial(
-                record_result,
-                litellm,
-                job.client,
-                call.key or "",
-                call.judge.verdict_model,
-                batch_id=job.batch_id,
-                missing=missing,
-            ),
-        )
-        for cid, call in job.calls.items()
-    }
+            call.judge.verdict_model,
+            record,
+            batch_id=job.batch_id,
+            missing=missing,
+        ),
+    )
     engine._finish(job, status, results, emit)
 
 

@@ -70,22 +70,18 @@ async def collect(engine: ProviderBatchEngine, litellm: Any, job: _Job, emit: Em
             continue
         content = await _retrying(job.client, functools.partial(_content, litellm, fid, where))
         lines.read(f"{name} {fid}", bytes(content.content))
-    results = {
-        cid: lines.result(
-            cid,
+    results = lines.results(
+        job.calls,
+        lambda call, line: line_result(
+            litellm,
+            job.client,
+            job.provider,
             call.key or "",
-            functools.partial(
-                line_result,
-                litellm,
-                job.client,
-                job.provider,
-                call.key or "",
-                call.judge.verdict_model,
-                batch=batch,
-            ),
-        )
-        for cid, call in job.calls.items()
-    }
+            call.judge.verdict_model,
+            line,
+            batch=batch,
+        ),
+    )
     engine._finish(job, status, results, emit)
 
 

@@ -168,21 +168,17 @@ async def collect(engine: ProviderBatchEngine, litellm: Any, job: _Job, emit: Em
     finally:
         await api.close()
     failure = job_error(raw)
-    results = {
-        cid: rows.result(
-            cid,
+    results = rows.results(
+        job.calls,
+        lambda call, row: vertex_result(
+            litellm,
+            job.client,
             call.key or "",
-            functools.partial(
-                vertex_result,
-                litellm,
-                job.client,
-                call.key or "",
-                call.judge.verdict_model,
-                batch_id=job.batch_id,
-                status=status,
-                failure=failure,
-            ),
-        )
-        for cid, call in job.calls.items()
-    }
+            call.judge.verdict_model,
+            row,
+            batch_id=job.batch_id,
+            status=status,
+            failure=failure,
+        ),
+    )
     engine._finish(job, status, results, emit)
