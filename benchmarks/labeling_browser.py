@@ -44,8 +44,9 @@ from typing import Any
 
 from sqlalchemy import insert
 
+from trajudge.core import now_iso
 from trajudge.rules import check_stored_dataset
-from trajudge.store import Store, now_iso
+from trajudge.store import Store
 from trajudge.store._schema import labels
 from trajudge.trajectories import from_tau_bench
 

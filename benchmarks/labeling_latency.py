@@ -30,6 +30,7 @@ from typing import Any
 
 from sqlalchemy import insert
 
+from trajudge.core import now_iso
 from trajudge.judges import load_rubric
 from trajudge.labeling_app import (
     AppConfig,
@@ -41,7 +42,7 @@ from trajudge.labeling_app import (
     progress,
 )
 from trajudge.labeling_app import _state as S
-from trajudge.store import Store, now_iso
+from trajudge.store import Store
 from trajudge.store._schema import judgments
 from trajudge.trajectories import Step, Trajectory, Usage
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from _postgres import REQUIRE_ENV, remove_orphans, start_server, unavailable
+from trajudge.core import InputError
 from trajudge.store import Store
-from trajudge.trajectories import InputError
 
 TESTS = Path(__file__).parent
 

@@ -4,12 +4,12 @@ The names most users need, re-exported from the subpackages::
 
     from trajudge import Store, read_trajectories, run_checks, score_dataset, build_report
 
-Each is imported on first use (see :mod:`trajudge._lazy`), so ``import trajudge`` is quick.
+Each is imported on first use (see :mod:`trajudge.core._lazy`), so ``import trajudge`` is quick.
 """
 
 from typing import TYPE_CHECKING
 
-from trajudge._lazy import lazy_exports
+from trajudge.core import lazy_exports
 
 if TYPE_CHECKING:
     from trajudge.calibration import (
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
         reliability_intervals,
     )
     from trajudge.config import TrajudgeConfig, load_config
+    from trajudge.core import InputError
     from trajudge.evalset import EvalCase, fingerprint, read_evalset
     from trajudge.judges import Judge, JudgeSpec, Rubric, load_rubric, score_dataset
     from trajudge.pipeline import RunSummary, run_pipeline
@@ -30,7 +31,6 @@ if TYPE_CHECKING:
     from trajudge.rules import CheckResult, RuleReport, load_specs, run_checks
     from trajudge.store import Store
     from trajudge.trajectories import (
-        InputError,
         Message,
         Step,
         TaskSpec,

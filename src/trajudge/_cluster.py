@@ -6,7 +6,7 @@ import logging
 import os
 from typing import Any
 
-from trajudge.trajectories import InputError
+from trajudge.core import InputError
 
 RAY_EXTRA_HINT = "pip install 'trajudge[ray]'"
 
@@ -17,7 +17,7 @@ def import_ray() -> Any:
         import ray
     except ImportError:
         raise InputError(
-            "--engine ray", None, None, f"the Ray engine needs ray: {RAY_EXTRA_HINT}"
+            "--engine ray", reason=f"the Ray engine needs ray: {RAY_EXTRA_HINT}"
         ) from None
     return ray
 

@@ -25,9 +25,9 @@ from pydantic import (
 )
 
 from trajudge.alignment import AlignOptions
+from trajudge.core import InputError, pydantic_field
 from trajudge.judges import JudgeSpec, check_engine
-from trajudge.trajectories import InputError, read_yaml
-from trajudge.trajectories._errors import pydantic_field
+from trajudge.trajectories import read_yaml
 
 Severity = Literal["gate", "diagnostic", "regression"]
 ReportFormat = Literal["md", "html", "json"]
@@ -196,13 +196,13 @@ def parse_config(data: Any, source: str | Path) -> TrajudgeConfig:
     if data is None:
         data = {}
     if not isinstance(data, dict):
-        raise InputError(src, None, None, "a trajudge config must be a YAML mapping")
+        raise InputError(src, reason="a trajudge config must be a YAML mapping")
     try:
         cfg = TrajudgeConfig.model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
         msg = str(err["msg"]).removeprefix("Value error, ")
-        raise InputError(src, None, pydantic_field(tuple(err["loc"])), msg) from None
+        raise InputError(src, field=pydantic_field(tuple(err["loc"])), reason=msg) from None
     return _resolve(cfg, Path(source).resolve().parent)
 
 

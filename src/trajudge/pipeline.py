@@ -39,6 +39,7 @@ from rich.text import Text
 
 from trajudge.alignment import align_judge, aligned_judges_by_name
 from trajudge.config import TrajudgeConfig, load_config
+from trajudge.core import InputError
 from trajudge.evalset import core_gate, core_tasks, read_evalset, split_of
 from trajudge.judges import (
     DEFAULT_CACHE_PATH,
@@ -54,7 +55,7 @@ from trajudge.report import Report, build_report, write_report
 from trajudge.rules import check_stored_dataset, load_specs, resolve_specs
 from trajudge.store import ImportSummary, Store
 from trajudge.store._label_files import LabelImportSummary, import_labels
-from trajudge.trajectories import InputError, TaskSpec, Trajectory, read_trajectories
+from trajudge.trajectories import TaskSpec, Trajectory, read_trajectories
 
 
 @dataclass
@@ -131,7 +132,7 @@ def dataset_name(cfg: TrajudgeConfig) -> str:
         return cfg.dataset.name
     if cfg.dataset.path is not None:
         return cfg.dataset.path.stem
-    raise InputError("trajudge.yaml", None, "dataset", "give dataset.name or dataset.path")
+    raise InputError("trajudge.yaml", field="dataset", reason="give dataset.name or dataset.path")
 
 
 def config_report(store: Store, name: str, cfg: TrajudgeConfig, **given: Any) -> tuple[Report, int]:
@@ -182,9 +183,8 @@ def _check_limits(store: Store, name: str, cfg: TrajudgeConfig, source: str, sto
     if chosen != stored:
         raise InputError(
             source,
-            None,
-            "limits",
-            f"the limits select {chosen} of the {stored} trajectories stored in dataset "
+            field="limits",
+            reason=f"the limits select {chosen} of the {stored} trajectories stored in dataset "
             f"{name!r}, and the report covers a whole dataset: give the subset a dataset.name "
             "of its own, or remove limits",
         )
@@ -286,9 +286,8 @@ def core_task_ids(
         if task not in present:
             raise InputError(
                 str(config_path),
-                None,
-                where,
-                f"core task {task!r} has no trajectory in dataset {dataset!r}",
+                field=where,
+                reason=f"core task {task!r} has no trajectory in dataset {dataset!r}",
             )
     return list(named)
 
@@ -400,7 +399,9 @@ def run_pipeline(
                 chosen = select_subset(result.trajectories, cfg)
                 if not chosen:
                     raise InputError(
-                        str(config_path), None, "limits", "the subset selects no trajectories"
+                        str(config_path),
+                        field="limits",
+                        reason="the subset selects no trajectories",
                     )
                 tasks = {t.task_id for t in chosen}
                 specs = {k: v for k, v in result.specs.items() if k in tasks}

@@ -20,11 +20,11 @@ from sklearn.metrics import cohen_kappa_score, confusion_matrix
 
 from trajudge.alignment import AlignOptions, align_judge, select_examples
 from trajudge.calibration import Calibrator, item_means
+from trajudge.core import InputError
 from trajudge.evalset import split_of
 from trajudge.judges import load_rubric_file
 from trajudge.report import build_report, render_json, render_markdown, write_demo_dataset
 from trajudge.store import Store
-from trajudge.trajectories import InputError
 
 BOOT = 200
 IDS = re.compile(r"t\d\d-\d")

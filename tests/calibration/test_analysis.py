@@ -21,7 +21,7 @@ from trajudge.calibration import (
     synthetic_labels,
     synthetic_world,
 )
-from trajudge.trajectories import InputError
+from trajudge.core import InputError
 
 BOOT = {"n_boot": 200, "seed": 0}
 PASS = 4  # the synthetic 1..5 scale's pass threshold (its rubric's, trajudge.calibration)

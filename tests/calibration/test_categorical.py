@@ -25,7 +25,7 @@ from trajudge.calibration import (
     validate_table,
     win_rates,
 )
-from trajudge.trajectories import InputError
+from trajudge.core import InputError
 
 BOOT = {"n_boot": 200, "seed": 0}
 SWAP = {"A": "B", "B": "A", "tie": "tie"}

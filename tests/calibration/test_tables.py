@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from trajudge.calibration import parse_verdict, read_table
-from trajudge.trajectories import InputError
+from trajudge.core import InputError
 
 FRAME = pd.DataFrame(
     {

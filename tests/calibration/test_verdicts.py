@@ -15,7 +15,7 @@ from trajudge.calibration import (
     judge_threshold,
     label_threshold,
 )
-from trajudge.trajectories import InputError
+from trajudge.core import InputError
 
 BOOT = {"n_boot": 100, "seed": 0}
 

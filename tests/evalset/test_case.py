@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 from evalset_helpers import STAMP, case, traj
 
+from trajudge.core import InputError
 from trajudge.evalset import EvalCase, case_frame, make_case, read_evalset, write_evalset
-from trajudge.trajectories import InputError, Step, TaskSpec
+from trajudge.trajectories import Step, TaskSpec
 
 
 def test_round_trip_gives_equal_cases(tmp_path: Path) -> None:

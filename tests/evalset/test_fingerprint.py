@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from evalset_helpers import traj
 
+from trajudge.core import InputError
 from trajudge.evalset import (
     Fingerprint,
     diff_fingerprints,
@@ -17,7 +18,7 @@ from trajudge.evalset import (
     tools_hash,
     write_fingerprint,
 )
-from trajudge.trajectories import InputError, Step
+from trajudge.trajectories import Step
 
 
 def sha(text: str) -> str:

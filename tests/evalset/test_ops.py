@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from evalset_helpers import case, traj
 
+from trajudge.core import InputError
 from trajudge.evalset import (
     add_case,
     read_evalset,
@@ -18,7 +19,7 @@ from trajudge.evalset import (
     summarize,
 )
 from trajudge.store import Store
-from trajudge.trajectories import ExpectedCall, InputError, Step, TaskSpec
+from trajudge.trajectories import ExpectedCall, Step, TaskSpec
 
 
 @pytest.fixture

@@ -222,7 +222,7 @@ def test_errors_are_not_cached(fake_llm: FakeLLM, tmp_path: Path) -> None:
 
 
 def test_missing_api_key_env_is_a_clear_input_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    from trajudge.trajectories import InputError
+    from trajudge.core import InputError
 
     monkeypatch.delenv("TRAJUDGE_TEST_KEY", raising=False)
     with pytest.raises(InputError, match="TRAJUDGE_TEST_KEY is not set"):

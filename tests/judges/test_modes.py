@@ -11,6 +11,7 @@ import pytest
 from fake_llm import FakeLLM
 
 from trajudge.calibration import item_verdicts
+from trajudge.core import InputError
 from trajudge.judges import (
     Aggregate,
     Judge,
@@ -22,7 +23,7 @@ from trajudge.judges import (
     load_rubric,
     parse_judge_arg,
 )
-from trajudge.trajectories import InputError, Step, Trajectory
+from trajudge.trajectories import Step, Trajectory
 
 pytestmark = pytest.mark.timeout(120)
 

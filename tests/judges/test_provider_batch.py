@@ -19,6 +19,7 @@ from batch_templates import check_template_bodies
 from fake_llm import FakeLLM
 from test_batch import SPECS, TRAJECTORIES, _judge, _store
 
+from trajudge.core import InputError
 from trajudge.judges import (
     LLMClient,
     ProviderBatchEngine,
@@ -27,7 +28,6 @@ from trajudge.judges import (
     score_dataset,
 )
 from trajudge.store import Store
-from trajudge.trajectories import InputError
 
 pytestmark = pytest.mark.timeout(300)
 ROOT = Path(__file__).resolve().parents[2]

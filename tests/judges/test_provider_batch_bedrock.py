@@ -20,9 +20,9 @@ from fake_llm import FakeLLM
 from test_batch import SPECS, TRAJECTORIES, _judge, _store
 from test_provider_batch import COLUMNS, _anthropic_fault, _engine, _shows
 
+from trajudge.core import InputError
 from trajudge.judges import LLMClient, batch_cost, score_dataset
 from trajudge.store import Store
-from trajudge.trajectories import InputError
 
 pytestmark = pytest.mark.timeout(300)
 HAIKU = "anthropic.claude-3-5-haiku-20241022-v1:0"

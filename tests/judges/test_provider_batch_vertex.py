@@ -24,9 +24,9 @@ from fake_vertex import as_chat
 from test_batch import SPECS, TRAJECTORIES, _judge, _store
 from test_provider_batch import _engine, _rows
 
+from trajudge.core import InputError
 from trajudge.judges import LLMClient, batch_cost, score_dataset
 from trajudge.store import Store
-from trajudge.trajectories import InputError
 
 pytestmark = pytest.mark.timeout(300)
 ROOT = Path(__file__).resolve().parents[2]

@@ -28,6 +28,7 @@ from typer.testing import CliRunner
 
 import trajudge.cli._commands  # noqa: F401  (registers the commands)
 from trajudge.cli import app
+from trajudge.core import InputError
 from trajudge.judges import (
     BatchSummary,
     Judge,
@@ -38,7 +39,6 @@ from trajudge.judges import (
     score_dataset,
 )
 from trajudge.store import Store
-from trajudge.trajectories import InputError
 
 pytestmark = [pytest.mark.timeout(600), pytest.mark.ray]
 

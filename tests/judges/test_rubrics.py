@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from trajudge.core import InputError
 from trajudge.judges import (
     available_rubrics,
     build_prompt,
@@ -15,7 +16,7 @@ from trajudge.judges import (
     verdict_model,
 )
 from trajudge.judges._prompt import Shown
-from trajudge.trajectories import InputError, Step, Trajectory
+from trajudge.trajectories import Step, Trajectory
 
 SHIPPED = {
     "trajectory_reasonableness": "pointwise",

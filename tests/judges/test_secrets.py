@@ -17,9 +17,10 @@ from fake_llm import FakeLLM
 
 import trajudge.cli._commands  # noqa: F401  (registers the commands)
 from trajudge.cli import app
+from trajudge.core import InputError
 from trajudge.judges import Judge, JudgeSpec, ResponseCache
 from trajudge.store import Store, install_log_redaction, redact, register_secret
-from trajudge.trajectories import InputError, Step, Trajectory
+from trajudge.trajectories import Step, Trajectory
 
 pytestmark = pytest.mark.timeout(300)
 runner = typer.testing.CliRunner()

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from trajudge.config import load_config, parse_config
+from trajudge.core import InputError
 from trajudge.judges import JudgeSpec
-from trajudge.trajectories import InputError
 
 FULL = """\
 dataset:

@@ -11,6 +11,7 @@ from labeling_helpers import DATASET
 from streamlit.testing.v1 import AppTest
 from test_app_pages import RUBRIC, plain_texts, rich_texts, run_page
 
+from trajudge.core import InputError
 from trajudge.judges import load_rubric
 from trajudge.labeling_app import (
     AppConfig,
@@ -28,7 +29,6 @@ from trajudge.labeling_app import _state as S
 from trajudge.labeling_app._config import ENV_ADJUDICATOR_PASSWORD, ENV_ADJUDICATORS
 from trajudge.labeling_app._review import judge_human_disagreements
 from trajudge.store import Store
-from trajudge.trajectories import InputError
 
 JUDGE = {
     "judge": "j",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from trajudge.core import InputError
 from trajudge.labeling_app import (
     AppConfig,
     check_password,
@@ -13,7 +14,6 @@ from trajudge.labeling_app import (
     validate_annotator,
 )
 from trajudge.labeling_app._config import ENV_PASSWORD
-from trajudge.trajectories import InputError
 
 
 @pytest.mark.parametrize("name", ["ann", "Ann B.", "a_b-c.d 9", "x" * 64, "  padded  "])

@@ -148,7 +148,7 @@ def test_reference_labels_are_never_called_human(db_url: str) -> None:
 
 
 def test_missing_dataset_is_an_input_error(db_url: str) -> None:
-    from trajudge.trajectories import InputError
+    from trajudge.core import InputError
 
     with pytest.raises(InputError, match="no dataset 'nope'"):
         build_report(Store(db_url), "nope", n_boot=10)

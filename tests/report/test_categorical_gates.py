@@ -22,8 +22,8 @@ from sklearn.metrics import cohen_kappa_score
 
 import trajudge.cli._commands  # noqa: F401 - registers the commands
 from trajudge.cli import app
+from trajudge.core import InputError
 from trajudge.report import build_report
-from trajudge.trajectories import InputError
 
 sys.path.insert(0, str(Path(__file__).parent))
 import report_helpers as h

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from trajudge.core import InputError
 from trajudge.report import baseline_regressions, check_gates, parse_gate, read_baseline
-from trajudge.trajectories import InputError
 
 
 def _est(value: float | None, low: float | None = None, high: float | None = None) -> dict:

@@ -18,9 +18,10 @@ from sklearn.metrics import cohen_kappa_score, confusion_matrix
 
 import trajudge.cli._commands  # noqa: F401 - registers the commands
 from trajudge.cli import app
+from trajudge.core import InputError
 from trajudge.report import build_report, calibrate_report, render_markdown
 from trajudge.store import Store
-from trajudge.trajectories import InputError, Step, Trajectory
+from trajudge.trajectories import Step, Trajectory
 
 sys.path.insert(0, str(Path(__file__).parent))
 import report_helpers as h

@@ -18,10 +18,10 @@ import typer.testing
 
 import trajudge.cli._commands  # noqa: F401  (registers the commands)
 from trajudge.cli import app
+from trajudge.core import InputError
 from trajudge.rules import check_dataset, check_parquet, summarize_reports
 from trajudge.trajectories import (
     ExpectedCall,
-    InputError,
     Step,
     TaskSpec,
     Trajectory,

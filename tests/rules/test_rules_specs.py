@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from trajudge.core import InputError
 from trajudge.rules import load_specs, resolve_specs
-from trajudge.trajectories import ExpectedCall, InputError, TaskSpec
+from trajudge.trajectories import ExpectedCall, TaskSpec
 
 
 def write(tmp_path: Path, text: str) -> Path:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from trajudge.core import InputError
 from trajudge.store import Store
-from trajudge.trajectories import InputError
 
 
 def _record(name: str = "j-aligned", cut: float = 3.5, dataset: str = "d") -> dict[str, object]:

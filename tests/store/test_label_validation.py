@@ -13,9 +13,10 @@ from typing import Any
 import numpy as np
 import pytest
 
+from trajudge.core import InputError
 from trajudge.report import build_report
 from trajudge.store import Store, import_labels
-from trajudge.trajectories import InputError, Trajectory
+from trajudge.trajectories import Trajectory
 
 DS = "ds"
 RUBRIC = "trajectory_reasonableness"

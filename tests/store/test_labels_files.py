@@ -8,8 +8,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from trajudge.core import InputError
 from trajudge.store import LABEL_FORMATS, Store, export_labels, import_labels, label_format
-from trajudge.trajectories import InputError, Trajectory
+from trajudge.trajectories import Trajectory
 
 DS = "d"
 

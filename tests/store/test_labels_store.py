@@ -149,8 +149,9 @@ def test_skip_is_a_label_without_value(db_url: str, skipped: bool) -> None:
 
 
 def test_pair_labels_keep_history_and_refuse_bad_fields(db_url: str) -> None:
+    from trajudge.core import InputError
     from trajudge.store import Store
-    from trajudge.trajectories import InputError, Step, Trajectory
+    from trajudge.trajectories import Step, Trajectory
 
     store = Store(db_url)
     trajs = [

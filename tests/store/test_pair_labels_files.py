@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from trajudge.core import InputError
 from trajudge.store import (
     LABEL_FORMATS,
     PAIR_EXPORT_COLUMNS,
@@ -16,7 +17,7 @@ from trajudge.store import (
     import_labels,
     import_pair_labels,
 )
-from trajudge.trajectories import InputError, Trajectory
+from trajudge.trajectories import Trajectory
 
 DS = "d"
 RUBRIC = "trajectory_preference"

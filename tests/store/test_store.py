@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import inspect
 
+from trajudge.core import InputError
 from trajudge.store import Store
-from trajudge.trajectories import InputError, Step, TaskSpec, Trajectory
+from trajudge.trajectories import Step, TaskSpec, Trajectory
 
 
 def traj(i: str, task: str = "t1", trial: int = 0, **kw: object) -> Trajectory:
@@ -135,7 +136,9 @@ def test_a_stream_is_imported_in_batches_and_all_or_nothing(db_url: str) -> None
     def stream(fail_at: int | None = None, first_task: str = "t") -> Iterator[Trajectory]:
         for i in range(n):
             if i == fail_at:
-                raise InputError("big.jsonl", f"line {i + 1}", "id", "bad record")
+                raise InputError(
+                    "big.jsonl", record=f"line {i + 1}", field="id", reason="bad record"
+                )
             yield traj(f"x{i}", task=first_task if i == 0 else "t", trial=i)
 
     with pytest.raises(InputError, match="line 1200: id: bad record"):

@@ -15,9 +15,10 @@ from collections.abc import Callable
 import pytest
 from sqlalchemy import func, select
 
+from trajudge.core import InputError
 from trajudge.store import MIGRATIONS, Store
 from trajudge.store._schema import judgments, schema_migrations
-from trajudge.trajectories import InputError, Step, TaskSpec, Trajectory
+from trajudge.trajectories import Step, TaskSpec, Trajectory
 
 DS = "d"
 N_THREADS = 8

@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 from _postgres import ROLE, ROLE_PASSWORD, PostgresServer
+from trajudge.core import InputError
 from trajudge.store import Store
-from trajudge.trajectories import InputError, Trajectory
+from trajudge.trajectories import Trajectory
 
 pytestmark = pytest.mark.postgres
 

@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from _capped import run_capped
-from trajudge.trajectories import InputError, detect_format, read_trajectories
+from trajudge.core import InputError
+from trajudge.trajectories import detect_format, read_trajectories
 from trajudge.trajectories._stream import Cut, iter_json_records
 
 GiB = 1 << 30

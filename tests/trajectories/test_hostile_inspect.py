@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from _capped import run_capped
-from trajudge.trajectories import InputError, read_trajectories
+from trajudge.core import InputError
+from trajudge.trajectories import read_trajectories
 
 SCENARIO = Path(__file__).parents[1] / "fixtures" / "inspect" / "scenario.eval"
 SAMPLE = "samples/cancel-ABC123_epoch_2.json"

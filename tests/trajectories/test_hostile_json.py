@@ -16,8 +16,9 @@ from typing import Any
 import pytest
 
 from _capped import run_capped
+from trajudge.core import InputError
 from trajudge.store import Store
-from trajudge.trajectories import InputError, Trajectory, json_deeper_than, read_trajectories
+from trajudge.trajectories import Trajectory, json_deeper_than, read_trajectories
 
 
 def _nest(depth: int) -> str:

@@ -13,7 +13,8 @@ import pandas as pd
 import pytest
 
 from trajudge.calibration import reliability
-from trajudge.trajectories import InputError, from_tau_bench, read_trajectories
+from trajudge.core import InputError
+from trajudge.trajectories import from_tau_bench, read_trajectories
 
 
 @functools.cache

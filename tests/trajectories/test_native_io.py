@@ -9,8 +9,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from trajudge.core import InputError
 from trajudge.trajectories import (
-    InputError,
     Step,
     Trajectory,
     Usage,
@@ -256,7 +256,8 @@ def test_a_conversation_round_trips_through_jsonl_and_parquet(tmp_path: Path) ->
 def test_bad_links_between_turns_and_steps_are_named(
     tmp_path: Path, messages: list[dict[str, object]], reason: str
 ) -> None:
-    from trajudge.trajectories import InputError, read_jsonl
+    from trajudge.core import InputError
+    from trajudge.trajectories import read_jsonl
 
     path = tmp_path / "bad.jsonl"
     record = {"id": "a", "task_id": "a", "steps": [{"tool": "x"}], "messages": messages}

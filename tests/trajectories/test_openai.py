@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from trajudge.trajectories import InputError, from_openai_messages, read_openai
+from trajudge.core import InputError
+from trajudge.trajectories import from_openai_messages, read_openai
 
 
 def call(call_id: str, name: str, args: Any) -> dict[str, Any]:

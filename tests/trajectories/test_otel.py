@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from trajudge.trajectories import InputError, from_otel, read_trajectories
+from trajudge.core import InputError
+from trajudge.trajectories import from_otel, read_trajectories
 
 TRACES = Path(__file__).parents[1] / "fixtures" / "traces"
 LANGCHAIN = TRACES / "openinference_langchain.jsonl"

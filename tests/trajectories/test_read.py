@@ -9,14 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from trajudge.trajectories import (
-    FORMATS,
-    InputError,
-    Trajectory,
-    read_trajectories,
-    write_jsonl,
-    write_parquet,
-)
+from trajudge.core import InputError
+from trajudge.trajectories import FORMATS, Trajectory, read_trajectories, write_jsonl, write_parquet
 
 OTEL_FIXTURE = Path(__file__).parents[1] / "fixtures" / "traces" / "pydantic_ai_v6.jsonl"
 ITEMS = [Trajectory(id="a-0", task_id="a"), Trajectory(id="a-1", task_id="a", trial=1)]

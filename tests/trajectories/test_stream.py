@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from trajudge.trajectories import InputError
+from trajudge.core import InputError
 from trajudge.trajectories._io import decode_utf8, load_json_records
 from trajudge.trajectories._stream import iter_json_records
 

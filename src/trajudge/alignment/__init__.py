@@ -10,7 +10,7 @@ store, and only the CLI and the pipeline import it. Its names load on first use.
 
 from typing import TYPE_CHECKING
 
-from trajudge._lazy import lazy_exports
+from trajudge.core import lazy_exports
 
 if TYPE_CHECKING:
     from trajudge.alignment._aligned import aligned_judge, aligned_judges_by_name

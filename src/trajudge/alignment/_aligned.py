@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from trajudge.core import InputError
 from trajudge.judges import Judge, JudgeSpec, ResponseCache, Rubric
 from trajudge.store import Store
-from trajudge.trajectories import InputError
 
 
 def aligned_judge(record: Mapping[str, Any], *, cache: ResponseCache | None = None) -> Judge:
@@ -21,18 +21,17 @@ def aligned_judge(record: Mapping[str, Any], *, cache: ResponseCache | None = No
     if record.get("spec") is None:
         raise InputError(
             f"aligned judge {name}",
-            None,
-            "spec",
-            "it was aligned from stored judgments without the judge's spec, so it cannot "
+            field="spec",
+            reason="it was aligned from stored judgments without the judge's spec, so it cannot "
             "make calls: align again with --config (or --judge NAME=MODEL:RUBRIC)",
         )
     rubric = Rubric.model_validate(record["rubric"])
     if rubric.version != record["rubric_version"]:
         raise InputError(
             f"aligned judge {name}",
-            None,
-            "rubric",
-            f"content hashes to {rubric.version}, the record says {record['rubric_version']}",
+            field="rubric",
+            reason=f"content hashes to {rubric.version}, "
+            f"the record says {record['rubric_version']}",
         )
     spec = JudgeSpec.model_validate(record["spec"])
     return Judge(spec, rubric=rubric, cache=cache)

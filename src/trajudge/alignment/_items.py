@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from trajudge.calibration import consensus, item_features, item_means, label_threshold
+from trajudge.core import InputError
 from trajudge.evalset import split_of
 from trajudge.judges import Rubric
 from trajudge.report import store_inputs
 from trajudge.report._rubrics import find_rubric
 from trajudge.store import Store
-from trajudge.trajectories import InputError
 
 
 @dataclass
@@ -107,33 +107,29 @@ def judge_items(
             if (frame["judge"] == judge).any():
                 raise InputError(
                     store.url,
-                    None,
-                    "judge",
-                    f"judge {judge!r} gives {kind} verdicts: alignment fits binary and "
+                    field="judge",
+                    reason=f"judge {judge!r} gives {kind} verdicts: alignment fits binary and "
                     "ordinal judges (a pass or a fail against the labels)",
                 )
         names = ", ".join(sorted(set(j["judge"]))) or "none"
         raise InputError(
             store.url,
-            None,
-            "judge",
-            f"no judgments of judge {judge!r} in dataset {dataset!r} (known: {names})",
+            field="judge",
+            reason=f"no judgments of judge {judge!r} in dataset {dataset!r} (known: {names})",
         )
     rubric_ids = sorted(set(rows["rubric_id"]))
     if len(rubric_ids) > 1:
         raise InputError(
             store.url,
-            None,
-            "judge",
-            f"judge {judge!r} has judgments of rubrics {rubric_ids}: align one",
+            field="judge",
+            reason=f"judge {judge!r} has judgments of rubrics {rubric_ids}: align one",
         )
     rubric = find_rubric(rubric_ids[0], rubric_dirs)
     if rubric is None:
         raise InputError(
             rubric_ids[0],
-            None,
-            "rubric",
-            "rubric not found: give the folder it is in (rubric_dirs / --rubric-dir)",
+            field="rubric",
+            reason="rubric not found: give the folder it is in (rubric_dirs / --rubric-dir)",
         )
     binary = rubric.scale.kind == "binary"
     threshold = float(rubric.scale.pass_threshold or 1.0)

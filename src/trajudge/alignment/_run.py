@@ -32,9 +32,10 @@ from trajudge.alignment._fewshot import FewshotResult, run_fewshot
 from trajudge.alignment._items import JudgeItems, judge_items
 from trajudge.alignment._options import AlignOptions
 from trajudge.calibration import AlignmentResult, Calibrator, align
+from trajudge.core import InputError
 from trajudge.judges import BatchProgress, JudgeSpec, ResponseCache
 from trajudge.store import Store
-from trajudge.trajectories import InputError, TaskSpec
+from trajudge.trajectories import TaskSpec
 
 STACK_FEATURES = ("score", "score_sd")
 
@@ -72,9 +73,7 @@ def _feature(opts: AlignOptions, data: JudgeItems) -> str:
     if opts.feature == "expected_score" and not has:
         raise InputError(
             "--feature",
-            None,
-            None,
-            f"judge {data.judge!r}: {lacking} of {len(calls)} calls have no expected_score "
+            reason=f"judge {data.judge!r}: {lacking} of {len(calls)} calls have no expected_score "
             "(judged without `logprobs: true`, or the provider returned no token "
             "probabilities): use --feature score",
         )
@@ -162,9 +161,8 @@ def align_judge(
     if "fewshot" in opts.methods and spec is None:
         raise InputError(
             f"judge {opts.judge}",
-            None,
-            "fewshot",
-            "fewshot re-scores the holdout: give the judge's spec (a judges: "
+            field="fewshot",
+            reason="fewshot re-scores the holdout: give the judge's spec (a judges: "
             "entry of --config, or --judge NAME=MODEL:RUBRIC)",
         )
     store.require_dataset(dataset)
@@ -208,7 +206,7 @@ def align_judge(
             seed=seed,
         )
     except ValueError as exc:
-        raise InputError(where, None, None, str(exc)) from None
+        raise InputError(where, reason=str(exc)) from None
     fewshot = None
     if "fewshot" in opts.methods:
         assert spec is not None
@@ -233,7 +231,7 @@ def align_judge(
                 seed=seed,
             )
         except ValueError as exc:
-            raise InputError(where, None, "fewshot", str(exc)) from None
+            raise InputError(where, field="fewshot", reason=str(exc)) from None
     choice = choose(opts, result, data, feature, fewshot)
     record = _record(
         opts, dataset, source, data, result, fewshot, choice, spec, ks, n_boot, seed, feature,

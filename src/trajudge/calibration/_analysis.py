@@ -19,7 +19,7 @@ from trajudge.calibration._verdicts import (
     judge_threshold,
     label_threshold,
 )
-from trajudge.trajectories import InputError
+from trajudge.core import InputError
 
 
 def _human(labels: pd.DataFrame, cut: Threshold) -> Human:
@@ -44,11 +44,13 @@ def _tasks(judgments: pd.DataFrame, outcomes: pd.DataFrame | None) -> pd.Series 
     both = pd.concat(parts).drop_duplicates()
     missing = both[both["task_id"].isna()]
     if len(missing):
-        raise InputError("judgments", None, "task_id", f"missing for item {missing.iloc[0, 0]!r}")
+        raise InputError(
+            "judgments", field="task_id", reason=f"missing for item {missing.iloc[0, 0]!r}"
+        )
     clash = both.groupby("item")["task_id"].nunique()
     if (clash > 1).any():
         item = clash.index[clash > 1][0]
-        raise InputError("judgments", None, "task_id", f"item {item!r} has two task ids")
+        raise InputError("judgments", field="task_id", reason=f"item {item!r} has two task ids")
     return both.set_index("item")["task_id"]
 
 

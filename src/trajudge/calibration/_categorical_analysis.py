@@ -12,7 +12,7 @@ from trajudge.calibration._categorical_model import CategoricalResult
 from trajudge.calibration._raters import consensus, human_agreement
 from trajudge.calibration._tables import validate_table
 from trajudge.calibration._verdicts import CATEGORICAL
-from trajudge.trajectories import InputError
+from trajudge.core import InputError
 
 
 def gold_categories(labels: pd.DataFrame) -> tuple[pd.Series, list[str]]:
@@ -33,7 +33,7 @@ def _tasks(judgments: pd.DataFrame) -> dict[Any, Any] | None:
     clash = pairs.groupby("item")["task_id"].nunique()
     if (clash > 1).any():
         item = clash.index[clash > 1][0]
-        raise InputError("judgments", None, "task_id", f"item {item!r} has two task ids")
+        raise InputError("judgments", field="task_id", reason=f"item {item!r} has two task ids")
     return dict(zip(pairs["item"], pairs["task_id"], strict=True))
 
 
@@ -84,7 +84,7 @@ def analyze_categorical(
         kappas, Krippendorff's alpha, nominal) on items labelled by two or more.
     """
     if kind not in CATEGORICAL:
-        raise InputError("--scale", None, None, f"{kind!r} is not pairwise or nominal")
+        raise InputError("--scale", reason=f"{kind!r} is not pairwise or nominal")
     j = validate_table(judgments, "judgments", source="judgments", kind=kind, ba_mapped=ba_mapped)
     lab = validate_table(labels, "labels", source="labels", kind=kind)
     gold, tied = gold_categories(lab)

@@ -19,7 +19,8 @@ import pandas as pd
 
 from trajudge.calibration._validation import parse_verdict
 from trajudge.calibration._verdicts import CATEGORICAL, KINDS, SWAP, pairwise_verdict
-from trajudge.trajectories import InputError, load_json
+from trajudge.core import InputError
+from trajudge.trajectories import load_json
 
 Schema = Literal["judgments", "labels", "outcomes"]
 RowName = Callable[[int], str]
@@ -49,9 +50,11 @@ def _read_jsonl(path: Path) -> tuple[pd.DataFrame, list[int]]:
             try:
                 obj = load_json(line, str(path), f"line {n}")
             except json.JSONDecodeError as exc:
-                raise InputError(str(path), f"line {n}", None, f"invalid JSON: {exc.msg}") from exc
+                raise InputError(
+                    str(path), record=f"line {n}", reason=f"invalid JSON: {exc.msg}"
+                ) from exc
             if not isinstance(obj, dict):
-                raise InputError(str(path), f"line {n}", None, "expected a JSON object")
+                raise InputError(str(path), record=f"line {n}", reason="expected a JSON object")
             records.append(obj)
             lines.append(n)
     return pd.DataFrame.from_records(records), lines
@@ -91,7 +94,7 @@ def read_raw_table(path: str | Path) -> RawTable:
     p = Path(path)
     suffix = p.suffix.lower()
     if not p.is_file():
-        raise InputError(str(p), None, None, "no such file")
+        raise InputError(str(p), reason="no such file")
     row_name = _row_name("csv")
     try:
         if suffix == ".csv":
@@ -103,11 +106,11 @@ def read_raw_table(path: str | Path) -> RawTable:
             df = pd.read_parquet(p)
             row_name = _row_name("parquet")
         else:
-            raise InputError(str(p), None, None, "expected a .csv, .jsonl or .parquet file")
+            raise InputError(str(p), reason="expected a .csv, .jsonl or .parquet file")
     except InputError:
         raise
     except Exception as exc:  # pandas / pyarrow parse errors: report as bad input
-        raise InputError(str(p), None, None, f"cannot read: {exc}") from exc
+        raise InputError(str(p), reason=f"cannot read: {exc}") from exc
     return RawTable(df, str(p), row_name)
 
 
@@ -169,7 +172,7 @@ def _column(
         try:
             out.append(parse(value))
         except (TypeError, ValueError) as exc:
-            raise InputError(source, row_name(i), col, str(exc)) from None
+            raise InputError(source, record=row_name(i), field=col, reason=str(exc)) from None
     return out
 
 
@@ -261,7 +264,7 @@ def validate_table(
     if schema == "judgments" and "score" not in df.columns and "verdict" not in df.columns:
         missing.append("score or verdict")
     if missing:
-        raise InputError(source, None, ", ".join(missing), "missing column")
+        raise InputError(source, field=", ".join(missing), reason="missing column")
     out = df.copy().reset_index(drop=True)
     if "rubric_id" in out and schema != "outcomes":
         if all(_missing(v) or not str(v).strip() for v in out["rubric_id"].tolist()):
@@ -276,7 +279,7 @@ def validate_table(
         else:
             out[col] = _column(out, col, _ident, source, name)
     if kind is not None and kind not in KINDS:
-        raise InputError(source, None, "scale", f"{kind!r} is not one of {', '.join(KINDS)}")
+        raise InputError(source, field="scale", reason=f"{kind!r} is not one of {', '.join(KINDS)}")
     categorical = kind in CATEGORICAL
     if schema == "labels":
         parse = _category(str(kind)) if categorical else _parse_label
@@ -301,7 +304,9 @@ def _categorical_judgments(
     rubric: list[str],
 ) -> None:
     if "verdict" not in out:
-        raise InputError(source, None, "verdict", f"missing column (a {kind} judge's category)")
+        raise InputError(
+            source, field="verdict", reason=f"missing column (a {kind} judge's category)"
+        )
     out["order"] = _column(out, "order", _order, source, name)
     out["sample"] = _column(out, "sample", _sample, source, name)
     out["error"] = _column(out, "error", _error, source, name) if "error" in out else None
@@ -323,9 +328,9 @@ def _categorical_judgments(
             i = int(np.flatnonzero(ba.to_numpy())[0])
             raise InputError(
                 source,
-                name(i),
-                "order",
-                "pairwise verdicts in order ba: say whether they are already mapped back to "
+                record=name(i),
+                field="order",
+                reason="pairwise verdicts in order ba: say whether they are already mapped back to "
                 "the original numbering (--ba-mapped) or name the side as shown "
                 "(--ba-as-shown)",
             )
@@ -369,9 +374,7 @@ def infer_kind(judgments: pd.DataFrame, labels: pd.DataFrame) -> tuple[str, str]
     if words and (numbers or verdicts):
         raise InputError(
             "--scale",
-            None,
-            None,
-            f"cannot tell the verdict kind: the tables mix numbers or pass/fail with words "
+            reason=f"cannot tell the verdict kind: the tables mix numbers or pass/fail with words "
             f"({shown}); give --scale binary, ordinal, pairwise or nominal",
         )
     if words:
@@ -387,7 +390,9 @@ def _unique(df: pd.DataFrame, key: list[str], source: str, name: RowName) -> Non
     dup = df.duplicated(key)
     if dup.any():
         i = int(np.flatnonzero(dup.to_numpy())[0])
-        raise InputError(source, name(i), ", ".join(key), "duplicate of an earlier row")
+        raise InputError(
+            source, record=name(i), field=", ".join(key), reason="duplicate of an earlier row"
+        )
 
 
 def _judgments(out: pd.DataFrame, source: str, name: RowName, rubric: list[str]) -> None:
@@ -406,5 +411,10 @@ def _judgments(out: pd.DataFrame, source: str, name: RowName, rubric: list[str])
     empty = ok & out["score"].isna()
     if empty.any():
         i = int(np.flatnonzero(empty.to_numpy())[0])
-        raise InputError(source, name(i), "score", "no score or verdict, and no error recorded")
+        raise InputError(
+            source,
+            record=name(i),
+            field="score",
+            reason="no score or verdict, and no error recorded",
+        )
     _unique(out, ["item", "judge", "order", "sample", *rubric], source, name)

@@ -37,7 +37,7 @@ import pandas as pd
 
 from trajudge.calibration._agreement import cohen_kappa
 from trajudge.calibration._validation import as_binary, as_float
-from trajudge.trajectories import InputError
+from trajudge.core import InputError
 
 Kind = Literal["binary", "ordinal", "pairwise", "nominal"]
 KINDS: tuple[Kind, ...] = ("binary", "ordinal", "pairwise", "nominal")
@@ -277,9 +277,8 @@ def label_threshold(
         return Threshold(float(rubric_threshold), "rubric")
     raise InputError(
         "labels",
-        None,
-        "label",
-        f"ordinal labels ({_span(values)}) need a pass threshold: give threshold "
+        field="label",
+        reason=f"ordinal labels ({_span(values)}) need a pass threshold: give threshold "
         "(--threshold) or the rubric that declares it (--rubric)",
     )
 
@@ -319,9 +318,9 @@ def judge_threshold(
         return Threshold(float(rubric_threshold), "rubric")
     raise InputError(
         "judgments",
-        None,
-        "score",
-        f"judge {judge!r} gives ordinal scores ({_span(scores)}) that need a pass threshold: "
+        field="score",
+        reason=f"judge {judge!r} gives ordinal scores ({_span(scores)}) "
+        "that need a pass threshold: "
         "give threshold (--threshold), the rubric that declares it (--rubric) or dev items",
     )
 

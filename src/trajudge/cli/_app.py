@@ -78,12 +78,14 @@ def existing_store_url(ctx: typer.Context, db: str, config_db: str | None) -> st
 def require_store(url: str) -> str:
     """``url``, checked to name a store that exists: a command that reads a dataset must not
     create an empty SQLite file (and its folder) where a mistyped ``--db`` points."""
+    from trajudge.core import InputError
     from trajudge.store import sqlite_path  # SQLAlchemy: not for --help
-    from trajudge.trajectories import InputError
 
     sqlite_file = sqlite_path(url)
     if sqlite_file is not None and not sqlite_file.exists():
-        raise InputError(url, None, "db", "no store here: import a dataset first (trajudge import)")
+        raise InputError(
+            url, field="db", reason="no store here: import a dataset first (trajudge import)"
+        )
     return url
 
 
@@ -122,8 +124,8 @@ def main() -> None:
     """Console entry point: run the app, mapping user errors to exit code 2."""
     # register commands (imported here so `import trajudge.cli` stays cheap)
     from trajudge.cli import _commands  # noqa: F401
+    from trajudge.core import InputError
     from trajudge.store._faults import STORE_FAULT_EXIT, check_fault_exit
-    from trajudge.trajectories import InputError
 
     try:
         app(standalone_mode=True)
@@ -141,8 +143,8 @@ def main() -> None:
 def handle_user_errors(func: Callable[P, R]) -> Callable[P, R]:
     """Decorator for commands: an InputError becomes one red line and exit code 2, a store
     fault one line and exit code 3."""
+    from trajudge.core import InputError
     from trajudge.store._faults import STORE_FAULT_EXIT, check_fault_exit
-    from trajudge.trajectories import InputError
 
     @functools.wraps(func)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:

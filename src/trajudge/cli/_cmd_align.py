@@ -22,8 +22,7 @@ from trajudge.judges import DEFAULT_CACHE_PATH
 if TYPE_CHECKING:
     from trajudge.config import TrajudgeConfig
     from trajudge.judges import BatchProgress, JudgeSpec
-from trajudge.trajectories import InputError
-from trajudge.trajectories._errors import pydantic_field
+from trajudge.core import InputError, pydantic_field
 
 
 def _spec(judge: str, cfg: TrajudgeConfig | None) -> tuple[str, JudgeSpec | None]:
@@ -45,9 +44,7 @@ def _methods(text: str) -> list[str]:
     if bad or not out:
         raise InputError(
             "--method",
-            None,
-            None,
-            f"unknown method {', '.join(bad) or repr(text)} ({', '.join(METHODS)})",
+            reason=f"unknown method {', '.join(bad) or repr(text)} ({', '.join(METHODS)})",
         )
     return out
 
@@ -170,7 +167,9 @@ def align_cmd(
     except ValidationError as exc:
         err = exc.errors()[0]
         msg = str(err["msg"]).removeprefix("Value error, ")
-        raise InputError("trajudge align", None, pydantic_field(tuple(err["loc"])), msg) from None
+        raise InputError(
+            "trajudge align", field=pydantic_field(tuple(err["loc"])), reason=msg
+        ) from None
     url = existing_store_url(ctx, db, cfg.db if cfg is not None else None)
     source = labels or (cfg.labels.source if cfg and cfg.labels else "human")
     cache = None

@@ -11,9 +11,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
-from trajudge._words import counted
 from trajudge.cli._app import DEFAULT_DB, DbOption, app, console, handle_user_errors, require_store
-from trajudge.trajectories import InputError
+from trajudge.core import InputError, counted
 
 if TYPE_CHECKING:
     from trajudge.rules import CheckSummary, DatasetCheck
@@ -107,17 +106,21 @@ def check_command(
 
     if parquet is not None:
         if dataset is not None:
-            raise InputError("trajudge check", None, "DATASET", "give a dataset or --parquet")
+            raise InputError(
+                "trajudge check", field="DATASET", reason="give a dataset or --parquet"
+            )
         _check_file(parquet, spec, engine, address, out, as_json, fail_on_gate)
         return
     if dataset is None:
-        raise InputError("trajudge check", None, "DATASET", "give a dataset name (or --parquet)")
+        raise InputError(
+            "trajudge check", field="DATASET", reason="give a dataset name (or --parquet)"
+        )
     for name, value in (("--out", out), ("--address", address)):
         if value is not None:
-            raise InputError(name, None, None, "applies to --parquet only")
+            raise InputError(name, reason="applies to --parquet only")
     if engine != "local":
         raise InputError(
-            "--engine", None, None, "a stored dataset is checked locally; --engine is for --parquet"
+            "--engine", reason="a stored dataset is checked locally; --engine is for --parquet"
         )
     store = Store(require_store(db))
     progress = _progress(as_json)
@@ -180,9 +183,9 @@ def _check_file(
     from trajudge.rules import RULE_ENGINES, check_parquet, load_specs, resolve_specs
 
     if engine not in RULE_ENGINES:
-        raise InputError("--engine", None, None, f"{engine!r} is not one of local, ray")
+        raise InputError("--engine", reason=f"{engine!r} is not one of local, ray")
     if address is not None and engine != "ray":
-        raise InputError("--address", None, None, "a cluster address applies to --engine ray")
+        raise InputError("--address", reason="a cluster address applies to --engine ray")
     spec_set = load_specs(spec) if spec is not None else None
     tasks, defaults = resolve_specs({}, spec_set)
     progress = _progress(as_json)

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from trajudge._words import counted
 from trajudge.cli._app import DEFAULT_DB, DbOption, app, console, handle_user_errors
+from trajudge.core import counted
 from trajudge.trajectories import FORMATS
 
 if TYPE_CHECKING:

@@ -15,8 +15,8 @@ from trajudge.cli._app import (
     existing_store_url,
     handle_user_errors,
 )
+from trajudge.core import InputError
 from trajudge.judges import DEFAULT_CACHE_PATH, ENGINES
-from trajudge.trajectories import InputError
 
 if TYPE_CHECKING:
     from trajudge.config import TrajudgeConfig
@@ -32,8 +32,8 @@ def _specs(
     any argument, the config's judges (else the default judge)."""
     from pydantic import ValidationError
 
+    from trajudge.core import pydantic_field
     from trajudge.judges import JudgeSpec, parse_judge_arg
-    from trajudge.trajectories._errors import pydantic_field
 
     mine = {s.name: s for s in (cfg.judges if cfg is not None else [])}
     specs = [
@@ -53,7 +53,7 @@ def _specs(
             err = exc.errors()[0]
             msg = str(err["msg"]).removeprefix("Value error, ")
             raise InputError(
-                f"judge {s.name}", None, pydantic_field(tuple(err["loc"])), msg
+                f"judge {s.name}", field=pydantic_field(tuple(err["loc"])), reason=msg
             ) from None
     return out
 
@@ -75,9 +75,7 @@ def _aligned(
         if rec is None:
             raise InputError(
                 "--judge",
-                None,
-                None,
-                f"{n}: expected NAME=MODEL:RUBRIC, a judge of --config, or the name of an "
+                reason=f"{n}: expected NAME=MODEL:RUBRIC, a judge of --config, or the name of an "
                 f"aligned judge (saved: {saved}; trajudge align saves them)",
             )
     records = [r for r in found.values() if r is not None]
@@ -93,9 +91,7 @@ def _refuse_unused(judges: list[Judge], swap: bool | None) -> None:
     if swap is not None and all(j.rubric.mode == "pointwise" for j in judges):
         raise InputError(
             "--swap/--no-swap",
-            None,
-            None,
-            "every judge here is pointwise (one trajectory, one order): swapping applies to "
+            reason="every judge here is pointwise (one trajectory, one order): swapping applies to "
             "pairwise and reference rubrics only",
         )
 
@@ -236,16 +232,14 @@ def judge_command(
     cfg = load_config(config) if config is not None else None
     name = dataset or (dataset_name(cfg) if cfg is not None else None)
     if not name:
-        raise InputError("trajudge judge", None, "DATASET", "give a dataset name")
+        raise InputError("trajudge judge", field="DATASET", reason="give a dataset name")
     if cache is not None and no_cache:
-        raise InputError("--cache", None, None, "--cache and --no-cache contradict each other")
+        raise InputError("--cache", reason="--cache and --no-cache contradict each other")
     engine_name = check_engine(engine) if engine is not None else (cfg.engine if cfg else None)
     if engine_name == "batch" and concurrency is not None:
         raise InputError(
             "--concurrency",
-            None,
-            None,
-            "the batch engine submits every call at once in provider batches: it has no "
+            reason="the batch engine submits every call at once in provider batches: it has no "
             "calls in flight to limit",
         )
     url = existing_store_url(ctx, db, cfg.db if cfg is not None else None)
@@ -273,7 +267,7 @@ def judge_command(
         if address is None and cfg is not None and engine_name == "ray":
             address = cfg.address
         if address is not None and engine_name != "ray":
-            raise InputError("--address", None, None, "a cluster address applies to --engine ray")
+            raise InputError("--address", reason="a cluster address applies to --engine ray")
     except InputError:
         if response_cache is not None:
             response_cache.close()

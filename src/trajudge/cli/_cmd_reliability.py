@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
-from trajudge._words import counted
 from trajudge.cli._app import (
     DEFAULT_DB,
     DbOption,
@@ -20,6 +19,7 @@ from trajudge.cli._app import (
     handle_user_errors,
     require_store,
 )
+from trajudge.core import counted
 
 if TYPE_CHECKING:
     from trajudge.calibration import ReliabilityResult

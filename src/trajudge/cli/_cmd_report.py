@@ -21,7 +21,7 @@ from trajudge.cli._app import (
     handle_user_errors,
 )
 from trajudge.cli._cmd_reliability import parse_ks
-from trajudge.trajectories import InputError
+from trajudge.core import InputError
 
 if TYPE_CHECKING:
     from trajudge.report import Report
@@ -101,7 +101,7 @@ InconsistentOption = Annotated[
 
 def _inconsistent(value: str | None) -> str | None:
     if value not in (None, "tie", "inconsistent"):
-        raise InputError("--inconsistent-as", None, None, f"{value!r} is not tie or inconsistent")
+        raise InputError("--inconsistent-as", reason=f"{value!r} is not tie or inconsistent")
     return value
 
 
@@ -177,7 +177,9 @@ def report_cmd(
     cfg = load_config(config) if config is not None else None
     name = dataset or (dataset_name(cfg) if cfg is not None else None)
     if not name:
-        raise InputError("trajudge report", None, "DATASET", "give a dataset name or --config")
+        raise InputError(
+            "trajudge report", field="DATASET", reason="give a dataset name or --config"
+        )
     for expr in fail_under or []:
         parse_gate(expr)
     args = {

@@ -9,7 +9,7 @@ fingerprint that says when a full re-run is due.
 
 from typing import TYPE_CHECKING
 
-from trajudge._lazy import lazy_exports
+from trajudge.core import lazy_exports
 
 if TYPE_CHECKING:
     from trajudge.evalset._boundary import (
@@ -129,7 +129,7 @@ __all__ = [
     "write_fingerprint",
 ]
 
-# name -> the module it comes from: imported on first use (see trajudge._lazy)
+# name -> the module it comes from: imported on first use (see trajudge.core._lazy)
 _EXPORTS = {
     "BOUNDARY_KINDS": "trajudge.evalset._case",
     "BoundaryKind": "trajudge.evalset._case",

@@ -8,6 +8,7 @@ from typing import Any
 
 import pandas as pd
 
+from trajudge.core import InputError, now_iso
 from trajudge.evalset._boundary import detect_boundary_tags
 from trajudge.evalset._case import (
     BOUNDARY_KINDS,
@@ -20,8 +21,8 @@ from trajudge.evalset._case import (
 from trajudge.evalset._defaults import DEV_SHARE
 from trajudge.evalset._sampling import assign_strata
 from trajudge.evalset._split import split_of
-from trajudge.store import Store, now_iso
-from trajudge.trajectories import InputError, TaskSpec, Trajectory
+from trajudge.store import Store
+from trajudge.trajectories import TaskSpec, Trajectory
 
 
 def case_id(dataset: str, trajectory_id: str) -> str:
@@ -126,9 +127,8 @@ def make_case(
         if auto is None:
             raise InputError(
                 file,
-                None,
-                "label",
-                f"trajectory {trajectory.id!r} has no outcome and no rule result: "
+                field="label",
+                reason=f"trajectory {trajectory.id!r} has no outcome and no rule result: "
                 "give the expected verdict with --label pass|fail",
             )
         case_label = CaseLabel(verdict=auto.verdict, reason=reason or auto.reason)
@@ -162,7 +162,9 @@ def make_case(
 def _check_choice(file: str, field: str, value: str | None, choices: Sequence[str]) -> None:
     if value is not None and value not in choices:
         raise InputError(
-            file, None, field, f"unknown value {value!r} (expected one of: {', '.join(choices)})"
+            file,
+            field=field,
+            reason=f"unknown value {value!r} (expected one of: {', '.join(choices)})",
         )
 
 

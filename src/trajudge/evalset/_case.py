@@ -15,9 +15,9 @@ from typing import Literal, get_args
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
-from trajudge.trajectories import InputError, TaskSpec, Trajectory
+from trajudge.core import InputError, atomic_write
+from trajudge.trajectories import TaskSpec, Trajectory
 from trajudge.trajectories._io import (
-    atomic_write,
     check_file,
     decode_utf8,
     load_json_records,
@@ -128,15 +128,18 @@ def read_evalset(path: str | os.PathLike[str]) -> list[EvalCase]:
         case = validate(EvalCase, obj, str(p), label)
         if case.id in ids:
             raise InputError(
-                str(p), label, "id", f"duplicate case id {case.id!r} (first at {ids[case.id]})"
+                str(p),
+                record=label,
+                field="id",
+                reason=f"duplicate case id {case.id!r} (first at {ids[case.id]})",
             )
         key = (case.source.dataset, case.source.trajectory_id)
         if key in sources:
             raise InputError(
                 str(p),
-                label,
-                "source",
-                f"trajectory {key[1]!r} of dataset {key[0]!r} is already a case "
+                record=label,
+                field="source",
+                reason=f"trajectory {key[1]!r} of dataset {key[0]!r} is already a case "
                 f"(first at {sources[key]})",
             )
         ids[case.id] = label

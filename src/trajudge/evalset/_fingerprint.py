@@ -16,8 +16,9 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from trajudge.trajectories import InputError, Trajectory, canonical_json, load_json
-from trajudge.trajectories._io import atomic_write, check_file, decode_utf8, write_text_lines
+from trajudge.core import InputError, atomic_write, canonical_json
+from trajudge.trajectories import Trajectory, load_json
+from trajudge.trajectories._io import check_file, decode_utf8, write_text_lines
 
 CONFIG_KEYS = frozenset(
     {
@@ -217,13 +218,15 @@ def read_fingerprint(path: str | os.PathLike[str]) -> Fingerprint:
     try:
         data = load_json(decode_utf8(p, p.read_bytes()), str(p))
     except json.JSONDecodeError as exc:
-        raise InputError(str(p), f"line {exc.lineno}", None, f"invalid JSON: {exc.msg}") from None
+        raise InputError(
+            str(p), record=f"line {exc.lineno}", reason=f"invalid JSON: {exc.msg}"
+        ) from None
     if not isinstance(data, dict):
-        raise InputError(str(p), None, None, "expected a JSON object")
+        raise InputError(str(p), reason="expected a JSON object")
     try:
         return Fingerprint.from_dict(data)
     except ValueError as exc:
-        raise InputError(str(p), None, None, str(exc)) from None
+        raise InputError(str(p), reason=str(exc)) from None
 
 
 def write_fingerprint(path: str | os.PathLike[str], fp: Fingerprint) -> Path:

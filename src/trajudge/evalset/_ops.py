@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from trajudge.core import InputError, now_iso
 from trajudge.evalset._boundary import CoverageReport, SuccessSpec, coverage
 from trajudge.evalset._build import case_id, load_dataset, make_case
 from trajudge.evalset._case import (
@@ -30,8 +31,7 @@ from trajudge.evalset._defaults import DEV_SHARE, SALT
 from trajudge.evalset._fingerprint import Fingerprint, fingerprint
 from trajudge.evalset._sampling import Sample, largest_remainder, stratified_sample
 from trajudge.evalset._split import assign_splits
-from trajudge.store import Store, now_iso
-from trajudge.trajectories import InputError
+from trajudge.store import Store
 
 
 def _existing(path: str | os.PathLike[str]) -> list[EvalCase]:
@@ -70,16 +70,18 @@ def add_case(
         if (c.source.dataset, c.source.trajectory_id) == (dataset, trajectory_id) or c.id == new_id:
             raise InputError(
                 file,
-                None,
-                "source",
-                f"trajectory {trajectory_id!r} of dataset {dataset!r} is already case {c.id!r}; "
+                field="source",
+                reason=f"trajectory {trajectory_id!r} of dataset {dataset!r} "
+                f"is already case {c.id!r}; "
                 "not added twice",
             )
     view = load_dataset(store, dataset)
     found = [t for t in view.trajectories if t.id == trajectory_id]
     if not found:
         raise InputError(
-            store.url, None, "trajectory_id", f"no trajectory {trajectory_id!r} in {dataset!r}"
+            store.url,
+            field="trajectory_id",
+            reason=f"no trajectory {trajectory_id!r} in {dataset!r}",
         )
     traj = found[0]
     case = make_case(
@@ -234,16 +236,18 @@ def sample_evalset(
     another group.
     """
     if n < 1:
-        raise InputError(str(evalset), None, "n", f"must be at least 1, got {n}")
+        raise InputError(str(evalset), field="n", reason=f"must be at least 1, got {n}")
     path = Path(evalset)
     cases = read_evalset(path) if path.exists() else []
     candidates, _ = _candidates(store, dataset, cases, evalset, dev_share)
     if not candidates:
-        raise InputError(str(evalset), None, "dataset", f"no new eligible runs in {dataset!r}")
+        raise InputError(
+            str(evalset), field="dataset", reason=f"no new eligible runs in {dataset!r}"
+        )
     try:
         sample = stratified_sample(candidates, n, by=by, shares=shares, seed=seed)
     except ValueError as exc:
-        raise InputError(str(evalset), None, "by", str(exc)) from None
+        raise InputError(str(evalset), field="by", reason=str(exc)) from None
     write_evalset(path, [*cases, *sample.cases])
     return sample
 
@@ -264,7 +268,7 @@ def rotate_evalset(
     default label and detected tags. See :func:`rotate_cases` for the draw.
     """
     if not 0 <= share <= 1:
-        raise InputError(str(evalset), None, "share", f"must be in [0, 1], got {share}")
+        raise InputError(str(evalset), field="share", reason=f"must be in [0, 1], got {share}")
     cases = read_evalset(evalset)
     candidates, not_eligible = _candidates(store, dataset, cases, evalset, dev_share)
     result = rotate_cases(cases, candidates, share=share, seed=seed)
@@ -279,7 +283,9 @@ def split_evalset(
 ) -> list[EvalCase]:
     """Write each case's split (:func:`split_of` its task id) into the eval set."""
     if not 0 <= dev_share <= 1:
-        raise InputError(str(evalset), None, "dev_share", f"must be in [0, 1], got {dev_share}")
+        raise InputError(
+            str(evalset), field="dev_share", reason=f"must be in [0, 1], got {dev_share}"
+        )
     cases = assign_splits(read_evalset(evalset), dev_share=dev_share, salt=salt)
     write_evalset(evalset, cases)
     return cases

@@ -5,7 +5,7 @@ Importing this package is cheap: litellm and instructor are imported on the firs
 
 from typing import TYPE_CHECKING
 
-from trajudge._lazy import lazy_exports
+from trajudge.core import lazy_exports
 
 if TYPE_CHECKING:
     from trajudge.judges._aggregate import (
@@ -176,7 +176,7 @@ __all__ = [
     "write_rubric",
 ]
 
-# name -> the module it comes from: imported on first use (see trajudge._lazy)
+# name -> the module it comes from: imported on first use (see trajudge.core._lazy)
 _EXPORTS = {
     "EXAMPLE_CHARS": "trajudge.judges._fewshot",
     "example_text": "trajudge.judges._fewshot",

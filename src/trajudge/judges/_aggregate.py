@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from trajudge.core import InputError
 from trajudge.judges._judgment import Judgment
 from trajudge.judges._rubric import Rubric, load_rubric
-from trajudge.trajectories import InputError
 
 
 @dataclass(frozen=True)

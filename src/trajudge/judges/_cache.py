@@ -38,9 +38,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
+from trajudge.core import canonical_json
 from trajudge.store import StoreError, redact, redact_value
 from trajudge.store._faults import driver_fault
-from trajudge.trajectories import canonical_json
 
 DEFAULT_CACHE_PATH = Path(".trajudge") / "cache.db"
 _IN_CHUNK = 500  # keys per query (SQLite allows 999 bound parameters in old builds)

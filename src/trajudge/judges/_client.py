@@ -48,11 +48,11 @@ from urllib.parse import urlparse
 
 from pydantic import BaseModel
 
+from trajudge.core import canonical_json
 from trajudge.judges._cache import CachedResponse, ResponseCache
 from trajudge.judges._logprobs import completion_tokens, field_probabilities
 from trajudge.judges._verdict import response_schema
 from trajudge.store import install_log_redaction, redact, register_secret
-from trajudge.trajectories import canonical_json
 
 #: litellm settings trajudge sets unless the environment does: litellm fetches some tables at
 #: run time (its price table at import; an Anthropic beta-header table on the first Anthropic

@@ -25,10 +25,10 @@ import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
+from trajudge.core import InputError
 from trajudge.judges._call import PreparedCall
 from trajudge.judges._client import CallResult
 from trajudge.judges._engines import check_engine
-from trajudge.trajectories import InputError
 
 if TYPE_CHECKING:
     from trajudge.judges._judge import Judge
@@ -95,7 +95,7 @@ def make_engine(
     """
     name = "local" if name is None else check_engine(name)
     if address is not None and name != "ray":
-        raise InputError("--address", None, None, "a cluster address applies to --engine ray")
+        raise InputError("--address", reason="a cluster address applies to --engine ray")
     if name == "ray":
         from trajudge.judges._ray import RayEngine
 

@@ -5,7 +5,7 @@ A leaf module: the CLI reads ``ENGINES`` for its ``--help`` without importing th
 
 from __future__ import annotations
 
-from trajudge.trajectories import InputError
+from trajudge.core import InputError
 
 #: Engine names for ``--engine`` and ``engine:`` (see :func:`trajudge.judges.make_engine`).
 ENGINES = ("local", "ray", "batch")
@@ -14,5 +14,5 @@ ENGINES = ("local", "ray", "batch")
 def check_engine(name: str, where: str = "--engine") -> str:
     """``name`` if it names an engine; else an InputError naming ``where`` and the choices."""
     if name not in ENGINES:
-        raise InputError(where, None, None, f"unknown engine {name!r}: choose {', '.join(ENGINES)}")
+        raise InputError(where, reason=f"unknown engine {name!r}: choose {', '.join(ENGINES)}")
     return name

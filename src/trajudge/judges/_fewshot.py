@@ -17,9 +17,10 @@ from pathlib import Path
 
 import yaml
 
+from trajudge.core import atomic_write_bytes
 from trajudge.judges._render import elide, render_trajectory
 from trajudge.judges._rubric import Example, Rubric, check_rubric
-from trajudge.trajectories import Trajectory, atomic_write_bytes
+from trajudge.trajectories import Trajectory
 
 #: Characters of one example's text (the prompt itself cuts examples at 2,000).
 EXAMPLE_CHARS = 1200

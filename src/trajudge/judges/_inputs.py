@@ -25,7 +25,8 @@ from pathlib import Path
 
 import jinja2
 
-from trajudge.trajectories import TaskSpec, canonical_json
+from trajudge.core import canonical_json
+from trajudge.trajectories import TaskSpec
 
 #: Version of the input key's layout; bump it when the key's parts change.
 INPUT_KEY_VERSION = 1

@@ -26,6 +26,7 @@ from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from trajudge.core import InputError
 from trajudge.judges._aggregate import Aggregate, aggregate_judgments
 from trajudge.judges._cache import ResponseCache, request_key
 from trajudge.judges._call import PreparedCall, finish
@@ -43,7 +44,7 @@ from trajudge.judges._rubric import Rubric, load_rubric
 from trajudge.judges._spec import JudgeSpec, reasoning_cap, vertex_params
 from trajudge.judges._verdict import response_schema, verdict_model
 from trajudge.store import redact
-from trajudge.trajectories import InputError, Trajectory
+from trajudge.trajectories import Trajectory
 
 T = TypeVar("T")
 
@@ -121,7 +122,9 @@ class Judge:
         for field, env in needed.items():
             if env not in os.environ:
                 raise InputError(
-                    f"judge {spec.name}", None, field, f"environment variable {env} is not set"
+                    f"judge {spec.name}",
+                    field=field,
+                    reason=f"environment variable {env} is not set",
                 )
         self._client: LLMClient | None = None
         self._client_lock = threading.Lock()
@@ -395,7 +398,7 @@ def build_judges(
     judges = []
     for spec in specs:
         if spec.name in seen:
-            raise InputError("judges", None, spec.name, "duplicate judge name")
+            raise InputError("judges", field=spec.name, reason="duplicate judge name")
         seen.add(spec.name)
         judges.append(Judge(spec, rubric_dirs=rubric_dirs, cache=cache))
     return judges

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from trajudge.trajectories import InputError
+from trajudge.core import InputError
 
 LOCAL_PREFIX = "local/"
 LOCAL_EXTRA_HINT = "pip install 'trajudge[local]'"

@@ -65,6 +65,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from trajudge.core import InputError, canonical_json
 from trajudge.judges import _provider_batch_bedrock as bedrock
 from trajudge.judges._call import PreparedCall
 from trajudge.judges._client import (
@@ -75,7 +76,6 @@ from trajudge.judges._client import (
 from trajudge.judges._engine import Emit, run_all
 from trajudge.judges._provider_batch_template import BodyTemplates
 from trajudge.store._batches import ITEM_KEY
-from trajudge.trajectories import InputError, canonical_json
 
 if TYPE_CHECKING:
     from trajudge.store import Store
@@ -249,22 +249,23 @@ class ProviderBatchEngine:
         try:
             provider = str(litellm.get_llm_provider(client.model, api_base=client.api_base)[1])
         except Exception as exc:
-            raise InputError(where, None, "model", f"litellm does not know it: {exc}") from None
+            raise InputError(
+                where, field="model", reason=f"litellm does not know it: {exc}"
+            ) from None
         if provider not in SUPPORTED_PROVIDERS:
             why = f"{provider!r} has no batch API trajudge can send"
             raise InputError(
                 where,
-                None,
-                "model",
-                f"--engine batch sends batches to {', '.join(SUPPORTED_PROVIDERS)} "
+                field="model",
+                reason=f"--engine batch sends batches to {', '.join(SUPPORTED_PROVIDERS)} "
                 f"(or any OpenAI-compatible api_base); {why}: use the local engine",
             )
         if provider == "anthropic" and importlib.util.find_spec("anthropic") is None:
             raise InputError(
                 where,
-                None,
-                "model",
-                "Anthropic batches need the anthropic SDK: pip install 'trajudge[anthropic]'",
+                field="model",
+                reason="Anthropic batches need the anthropic SDK: "
+                "pip install 'trajudge[anthropic]'",
             )
         place: tuple[str | None, ...] = ()
         if provider == "vertex_ai":
@@ -277,9 +278,8 @@ class ProviderBatchEngine:
         if client.instructor_mode != "json_schema_mode":
             raise InputError(
                 where,
-                None,
-                "mode",
-                f"--engine batch sends json_schema requests, and this judge uses "
+                field="mode",
+                reason=f"--engine batch sends json_schema requests, and this judge uses "
                 f"{client.instructor_mode}: set `mode: json_schema_mode` (OpenAI and Azure "
                 "honour it) or use the local engine",
             )

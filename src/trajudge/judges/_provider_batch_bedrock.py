@@ -42,13 +42,13 @@ import json
 import os
 from typing import TYPE_CHECKING, Any
 
+from trajudge.core import InputError
 from trajudge.judges._batch_lines import ResultLines
 from trajudge.judges._batch_results import anthropic_result
 from trajudge.judges._call import PreparedCall
 from trajudge.judges._client import CallResult, LLMClient, _one_line
 from trajudge.judges._engine import Emit
 from trajudge.store import redact
-from trajudge.trajectories import InputError
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -81,7 +81,9 @@ def check(where: str, model: str) -> None:
     """Refuse, before anything is sent, a judge whose Bedrock batch cannot be made or read."""
     if importlib.util.find_spec("boto3") is None:  # litellm polls jobs and signs with it
         raise InputError(
-            where, None, "model", "Bedrock batches need boto3: pip install 'trajudge[bedrock]'"
+            where,
+            field="model",
+            reason="Bedrock batches need boto3: pip install 'trajudge[bedrock]'",
         )
     from litellm.llms.bedrock.base_aws_llm import BaseAWSLLM
 
@@ -89,15 +91,14 @@ def check(where: str, model: str) -> None:
     if family not in FAMILIES:
         raise InputError(
             where,
-            None,
-            "model",
-            f"Bedrock batches are read for Claude models (bedrock/anthropic.*); this is a "
+            field="model",
+            reason=f"Bedrock batches are read for Claude models (bedrock/anthropic.*); this is a "
             f"{family or 'model of an unknown family'}: use the local engine",
         )
     missing = [f"{name} ({why})" for name, why in REQUIRED.items() if not os.environ.get(name)]
     if missing:
         raise InputError(
-            where, None, "model", "Bedrock batches need " + " and ".join(missing) + " set"
+            where, field="model", reason="Bedrock batches need " + " and ".join(missing) + " set"
         )
 
 

@@ -25,8 +25,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from trajudge.core import canonical_json
 from trajudge.judges._call import PreparedCall
-from trajudge.trajectories import canonical_json
 
 Build = Callable[[PreparedCall], dict[str, Any]]
 

@@ -46,6 +46,7 @@ import json
 import os
 from typing import Any
 
+from trajudge.core import InputError
 from trajudge.judges._batch_lines import ResultLines
 from trajudge.judges._call import PreparedCall
 from trajudge.judges._engine import Emit
@@ -65,7 +66,6 @@ from trajudge.judges._vertex_api import (
     storage_base,
     vertex_result,
 )
-from trajudge.trajectories import InputError
 
 #: The request label that carries a row's ``custom_id`` (a GCP label: lowercase, digits).
 LABEL = "trajudge_custom_id"
@@ -80,18 +80,17 @@ def place_of(call: PreparedCall) -> Place:
     except ImportError:
         raise InputError(
             f"judge {spec.name}",
-            None,
-            "model",
-            "Vertex AI batches need google-auth: pip install 'trajudge[vertex]'",
+            field="model",
+            reason="Vertex AI batches need google-auth: pip install 'trajudge[vertex]'",
         ) from None
     where = spec.vertex
     bucket = (where.bucket if where else None) or os.environ.get("GCS_BUCKET_NAME")
     if not bucket:
         raise InputError(
             f"judge {spec.name}",
-            None,
-            "vertex.bucket",
-            "Vertex AI batches stage their files in Cloud Storage: set `vertex: {bucket: ...}` "
+            field="vertex.bucket",
+            reason="Vertex AI batches stage their files in Cloud Storage: "
+            "set `vertex: {bucket: ...}` "
             "on the judge (or GCS_BUCKET_NAME)",
         )
     project = (where.project if where else None) or os.environ.get("VERTEXAI_PROJECT")

@@ -14,8 +14,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from trajudge.calibration import CATEGORICAL, INCONSISTENT
-from trajudge.trajectories import InputError, canonical_json, read_yaml
-from trajudge.trajectories._errors import pydantic_field
+from trajudge.core import InputError, canonical_json, pydantic_field
+from trajudge.trajectories import read_yaml
 
 RubricMode = Literal["pointwise", "pairwise", "reference"]
 
@@ -191,28 +191,31 @@ def check_rubric(rubric: Rubric, source: str) -> None:
     if (rubric.mode == "pairwise") != (scale.kind == "pairwise"):
         raise InputError(
             source,
-            None,
-            "scale.kind",
-            "a pairwise rubric needs a pairwise scale (levels A, B and optionally tie), and "
+            field="scale.kind",
+            reason="a pairwise rubric needs a pairwise scale (levels A, B and optionally tie), and "
             f"a pairwise scale a pairwise rubric (mode {rubric.mode}, scale {scale.kind})",
         )
     if rubric.mode == "reference" and scale.categorical:
         raise InputError(
-            source, None, "scale.kind", "a reference rubric scores on a binary or ordinal scale"
+            source,
+            field="scale.kind",
+            reason="a reference rubric scores on a binary or ordinal scale",
         )
     values = {lv.value for lv in scale.levels}
     for i, ex in enumerate(rubric.examples):
         if ex.score not in values:
             raise InputError(
                 source,
-                None,
-                f"examples[{i}].score",
-                f"{ex.score!r} is not a level of the scale ({[lv.value for lv in scale.levels]})",
+                field=f"examples[{i}].score",
+                reason=f"{ex.score!r} is not a level of the scale "
+                f"({[lv.value for lv in scale.levels]})",
             )
     ids = [c.id for c in rubric.criteria]
     for i, cid in enumerate(ids):
         if cid in ids[:i]:
-            raise InputError(source, None, f"criteria[{i}].id", f"duplicate criterion {cid!r}")
+            raise InputError(
+                source, field=f"criteria[{i}].id", reason=f"duplicate criterion {cid!r}"
+            )
     if rubric.template is not None:
         from jinja2 import TemplateSyntaxError
         from jinja2.sandbox import SandboxedEnvironment
@@ -221,24 +224,28 @@ def check_rubric(rubric: Rubric, source: str) -> None:
             SandboxedEnvironment().parse(rubric.template)
         except TemplateSyntaxError as exc:
             raise InputError(
-                source, None, "template", f"invalid Jinja2 (line {exc.lineno}): {exc.message}"
+                source,
+                field="template",
+                reason=f"invalid Jinja2 (line {exc.lineno}): {exc.message}",
             ) from None
         from trajudge.judges._prompt import template_error
 
         problem = template_error(rubric)
         if problem is not None:
-            raise InputError(source, None, "template", problem)
+            raise InputError(source, field="template", reason=problem)
 
 
 def parse_rubric(data: Any, source: str) -> Rubric:
     """Validate a rubric mapping; errors name the source, key and reason."""
     if not isinstance(data, dict):
-        raise InputError(source, None, None, "a rubric file must hold a YAML mapping")
+        raise InputError(source, reason="a rubric file must hold a YAML mapping")
     try:
         rubric = Rubric.model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
-        raise InputError(source, None, pydantic_field(tuple(err["loc"])), err["msg"]) from None
+        raise InputError(
+            source, field=pydantic_field(tuple(err["loc"])), reason=err["msg"]
+        ) from None
     check_rubric(rubric, source)
     return rubric
 
@@ -274,9 +281,9 @@ def load_rubric(ref: str | Path, *folders: str | Path) -> Rubric:
     known = available_rubrics(*folders)
     if str(ref) not in known:
         raise InputError(
-            str(ref), None, "rubric", f"unknown rubric (known: {', '.join(sorted(known))})"
+            str(ref), field="rubric", reason=f"unknown rubric (known: {', '.join(sorted(known))})"
         )
     rubric = load_rubric_file(known[str(ref)])
     if rubric.id != str(ref):
-        raise InputError(str(known[str(ref)]), None, "id", f"id {rubric.id!r} != file name")
+        raise InputError(str(known[str(ref)]), field="id", reason=f"id {rubric.id!r} != file name")
     return rubric

@@ -11,10 +11,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from trajudge.core import InputError, pydantic_field
 from trajudge.judges._local import LOCAL_PREFIX
 from trajudge.judges._rubric import Rubric
-from trajudge.trajectories import InputError
-from trajudge.trajectories._errors import pydantic_field
 
 _ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
 
@@ -176,9 +175,11 @@ def parse_judge_arg(text: str) -> JudgeSpec:
     name, sep, rest = text.partition("=")
     model, colon, rubric = rest.rpartition(":")
     if not sep or not colon or not name.strip() or not model.strip() or not rubric.strip():
-        raise InputError("--judge", None, text, "expected NAME=MODEL:RUBRIC")
+        raise InputError("--judge", field=text, reason="expected NAME=MODEL:RUBRIC")
     try:
         return JudgeSpec(name=name.strip(), model=model.strip(), rubric=rubric.strip())
     except ValidationError as exc:
         err = exc.errors()[0]
-        raise InputError("--judge", None, pydantic_field(tuple(err["loc"])), err["msg"]) from None
+        raise InputError(
+            "--judge", field=pydantic_field(tuple(err["loc"])), reason=err["msg"]
+        ) from None

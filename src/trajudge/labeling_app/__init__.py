@@ -9,7 +9,7 @@ Start it with ``trajudge label``; the library parts below are usable without a s
 
 from typing import TYPE_CHECKING
 
-from trajudge._lazy import lazy_exports
+from trajudge.core import lazy_exports
 
 if TYPE_CHECKING:
     from trajudge.labeling_app._access import (
@@ -135,7 +135,7 @@ __all__ = [
     "viewer_for",
 ]
 
-# name -> the module it comes from: imported on first use (see trajudge._lazy)
+# name -> the module it comes from: imported on first use (see trajudge.core._lazy)
 _EXPORTS = {
     "escalation_scores": "trajudge.labeling_app._queue",
     "AppConfig": "trajudge.labeling_app._config",

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from trajudge.trajectories import InputError
+from trajudge.core import InputError
 
 Strategy = Literal["random", "stratified", "disagreement", "escalated"]
 STRATEGIES: tuple[Strategy, ...] = ("random", "stratified", "disagreement", "escalated")
@@ -54,16 +54,16 @@ class AppConfig:
             try:
                 names[validate_annotator(n)] = None
             except InputError as exc:
-                raise InputError("--adjudicator", repr(n), None, exc.reason) from None
+                raise InputError("--adjudicator", record=repr(n), reason=exc.reason) from None
         object.__setattr__(self, "adjudicators", tuple(names))
         if self.strategy not in STRATEGIES:
             raise InputError(
-                "--strategy", None, None, f"{self.strategy!r} is not one of {', '.join(STRATEGIES)}"
+                "--strategy", reason=f"{self.strategy!r} is not one of {', '.join(STRATEGIES)}"
             )
         if not (math.isfinite(self.overlap) and 0.0 <= self.overlap <= 1.0):
-            raise InputError("--overlap", None, None, f"must be in [0, 1], got {self.overlap}")
+            raise InputError("--overlap", reason=f"must be in [0, 1], got {self.overlap}")
         if self.max_pairs is not None and self.max_pairs < 1:
-            raise InputError("--max-pairs", None, None, f"must be at least 1, got {self.max_pairs}")
+            raise InputError("--max-pairs", reason=f"must be at least 1, got {self.max_pairs}")
 
     def to_env(self) -> dict[str, str]:
         """The environment variables that carry this configuration to the app process."""
@@ -91,14 +91,14 @@ class AppConfig:
         try:
             overlap = float(env.get(ENV_OVERLAP, "0.2"))
         except ValueError:
-            raise InputError(ENV_OVERLAP, None, None, "expected a number") from None
+            raise InputError(ENV_OVERLAP, reason="expected a number") from None
         try:
             max_pairs = int(env[ENV_MAX_PAIRS]) if env.get(ENV_MAX_PAIRS) else None
         except ValueError:
-            raise InputError(ENV_MAX_PAIRS, None, None, "expected a whole number") from None
+            raise InputError(ENV_MAX_PAIRS, reason="expected a whole number") from None
         strategy = env.get(ENV_STRATEGY, "random")
         if strategy not in STRATEGIES:
-            raise InputError(ENV_STRATEGY, None, None, f"{strategy!r} is not a strategy")
+            raise InputError(ENV_STRATEGY, reason=f"{strategy!r} is not a strategy")
         return cls(
             db_url=env.get(ENV_DB, DEFAULT_URL),
             dataset=env.get(ENV_DATASET) or None,
@@ -126,10 +126,7 @@ def validate_annotator(name: str) -> str:
     text = name.strip()
     if not text or not _NAME.fullmatch(text):
         raise InputError(
-            "annotator",
-            None,
-            "name",
-            "use 1-64 letters, digits, spaces, '.', '_' or '-'",
+            "annotator", field="name", reason="use 1-64 letters, digits, spaces, '.', '_' or '-'"
         )
     return text
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from trajudge.core import InputError
 from trajudge.labeling_app import _state as S
 from trajudge.labeling_app._access import export_frame, pair_export_frame, viewer_for
 from trajudge.labeling_app._config import (
@@ -17,7 +18,6 @@ from trajudge.labeling_app._config import (
 from trajudge.labeling_app._data import get_datasets, get_rubric, get_store
 from trajudge.labeling_app._page_label import signed_in_page
 from trajudge.store import LABEL_FORMATS, encode_labels
-from trajudge.trajectories import InputError
 
 _NEW = "(type a new name below)"
 _MIME = {"csv": "text/csv", "jsonl": "application/x-ndjson", "parquet": "application/octet-stream"}

@@ -10,12 +10,12 @@ import sys
 import threading
 from pathlib import Path
 
+from trajudge.core import InputError
 from trajudge.labeling_app._config import (
     ENV_ADJUDICATOR_PASSWORD,
     AppConfig,
     adjudicator_password_set,
 )
-from trajudge.trajectories import InputError
 
 
 def app_script() -> Path:
@@ -77,9 +77,7 @@ def check_config(config: AppConfig) -> None:
     if config.adjudicators and not adjudicator_password_set():
         raise InputError(
             "--adjudicator",
-            None,
-            None,
-            f"set {ENV_ADJUDICATOR_PASSWORD}: adjudicators sign in with it, "
+            reason=f"set {ENV_ADJUDICATOR_PASSWORD}: adjudicators sign in with it, "
             "so nobody else can take their role by typing their name",
         )
     load_rubric(config.rubric)

@@ -10,6 +10,7 @@ from typing import Any
 import pandas as pd
 
 from trajudge.calibration import Threshold, read_raw_table, read_table, validate_table
+from trajudge.core import InputError, now_iso
 from trajudge.evalset import Fingerprint, coverage, diff_fingerprints, read_fingerprint
 from trajudge.report._aligned_rows import aligned_cuts
 from trajudge.report._assemble import GATE_RULE, Parts, Tables, assemble
@@ -25,8 +26,7 @@ from trajudge.report._labels import usage_means
 from trajudge.report._model import Report, labels_phrase
 from trajudge.report._sources import store_inputs
 from trajudge.report._summary import summary_lines
-from trajudge.store import Store, now_iso
-from trajudge.trajectories import InputError
+from trajudge.store import Store
 
 Baseline = str | Path | Mapping[str, Any] | None
 
@@ -44,7 +44,7 @@ def _primary(parts: Parts, wanted: str | None) -> str | None:
             if key in keys:
                 return key
         known = ", ".join(keys) or "none"
-        raise InputError("primary_source", None, None, f"no verdict source {wanted!r} ({known})")
+        raise InputError("primary_source", reason=f"no verdict source {wanted!r} ({known})")
     if not keys:
         return None
     if any(k.startswith("judge:") for k in keys):
@@ -95,7 +95,7 @@ def _finish(
         try:
             changes += diff_fingerprints(Fingerprint.from_dict(base["fingerprint"]), fp)
         except ValueError as exc:
-            raise InputError("--baseline", None, "fingerprint", str(exc)) from None
+            raise InputError("--baseline", field="fingerprint", reason=str(exc)) from None
     if fp is not None and fingerprint_file is not None:
         changes += diff_fingerprints(read_fingerprint(fingerprint_file), fp)
     human = label_source == "human"
@@ -327,7 +327,7 @@ def _file_trajs(judgments: pd.DataFrame, outcomes: pd.DataFrame | None) -> pd.Da
     clash = tasks.groupby("item")["task_id"].nunique()
     if (clash > 1).any():
         item = clash.index[clash > 1][0]
-        raise InputError("judgments", None, "task_id", f"item {item!r} has two task ids")
+        raise InputError("judgments", field="task_id", reason=f"item {item!r} has two task ids")
     frame = tasks.drop_duplicates("item").rename(columns={"item": "trajectory_id"})
     outcome = None if outcomes is None else outcomes.set_index("item")["outcome"]
     frame["outcome"] = None if outcome is None else frame["trajectory_id"].map(outcome)

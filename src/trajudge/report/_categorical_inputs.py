@@ -14,10 +14,10 @@ from typing import Any
 import pandas as pd
 
 from trajudge.calibration import CATEGORICAL, KINDS, RawTable, infer_kind, validate_table
+from trajudge.core import InputError
 from trajudge.report._categorical import CategoricalTables
 from trajudge.report._rubrics import find_rubric
 from trajudge.report._sources import StoreInputs
-from trajudge.trajectories import InputError
 
 OPTION = "--scale"
 
@@ -63,7 +63,7 @@ def split_plain(
     binary or ordinal rubric, as before) and one :class:`CategoricalTables` per rubric whose
     verdicts are categories. ``kinds`` receives each rubric's kind and its source."""
     if scale is not None and scale not in KINDS:
-        raise InputError(OPTION, None, None, f"{scale!r} is not one of {', '.join(KINDS)}")
+        raise InputError(OPTION, reason=f"{scale!r} is not one of {', '.join(KINDS)}")
     j_ids, l_ids = _rubric_ids(judgments.frame), _rubric_ids(labels.frame)
     j_named = any(x is not None for x in j_ids)
     l_named = any(x is not None for x in l_ids)
@@ -86,9 +86,7 @@ def split_plain(
         if len(wanted) > 1 and not l_named:
             raise InputError(
                 "--rubric",
-                None,
-                None,
-                f"the judgments carry {len(wanted)} rubrics ({', '.join(map(str, wanted))}) "
+                reason=f"the judgments carry {len(wanted)} rubrics ({', '.join(map(str, wanted))}) "
                 "and the labels name none: choose one with --rubric",
             )
         groups.append(

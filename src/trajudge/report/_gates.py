@@ -41,7 +41,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from trajudge.trajectories import InputError, load_json
+from trajudge.core import InputError
+from trajudge.trajectories import load_json
 
 OPTION = "--fail-under"
 POINTWISE_METRICS = ("kappa", "ac1", "agreement", "tpr", "tnr", "flip_rate", "cost_per_1k")
@@ -113,29 +114,26 @@ def parse_gate(text: str) -> Gate:
     m = _GATE.match(text)
     if m is None:
         raise InputError(
-            OPTION, None, None, f"cannot read {text!r}: expected METRIC[.lo|.hi][NAME]>=NUMBER"
+            OPTION, reason=f"cannot read {text!r}: expected METRIC[.lo|.hi][NAME]>=NUMBER"
         )
     if m["bound1"] is not None and m["bound2"] is not None:
-        raise InputError(OPTION, None, None, f"{text!r}: give one bound (.lo or .hi)")
+        raise InputError(OPTION, reason=f"{text!r}: give one bound (.lo or .hi)")
     bound = m["bound1"] or m["bound2"]
     if bound is not None and bound not in BOUNDS:
-        raise InputError(OPTION, None, None, f"{text!r}: unknown bound .{bound} (.lo or .hi)")
+        raise InputError(OPTION, reason=f"{text!r}: unknown bound .{bound} (.lo or .hi)")
     metric = m["metric"]
     k: int | None = None
     if m["hat"] is not None or m["at"] is not None:
         k = int(m["hat"] or m["at"])
         metric = "pass^k" if m["hat"] is not None else "pass@k"
         if k < 1:
-            raise InputError(OPTION, None, None, f"{text!r}: k must be >= 1")
+            raise InputError(OPTION, reason=f"{text!r}: k must be >= 1")
     elif metric not in JUDGE_METRICS:
         known = ", ".join((*JUDGE_METRICS, "pass^K", "pass@K"))
-        raise InputError(OPTION, None, None, f"{text!r}: unknown metric {metric!r} ({known})")
+        raise InputError(OPTION, reason=f"{text!r}: unknown metric {metric!r} ({known})")
     if bound is not None and metric in _NO_INTERVAL:
         raise InputError(
-            OPTION,
-            None,
-            None,
-            f"{text!r}: {metric} {_NO_INTERVAL[metric]}: it has no interval to bound",
+            OPTION, reason=f"{text!r}: {metric} {_NO_INTERVAL[metric]}: it has no interval to bound"
         )
     qual = m["qual"].strip() if m["qual"] else None
     return Gate(text, metric, k, qual or None, m["op"], float(m["value"]), bound)
@@ -192,7 +190,7 @@ def _judge(report: Mapping[str, Any], name: str) -> Mapping[str, Any]:
     if len(same) == 1:
         return dict(same[0])
     known = ", ".join(row["name"] for row in judges) or "none"
-    raise InputError(OPTION, None, None, f"no judge named {name!r} (judges: {known})")
+    raise InputError(OPTION, reason=f"no judge named {name!r} (judges: {known})")
 
 
 def _source(report: Mapping[str, Any], gate: Gate) -> tuple[str, Mapping[str, Any]] | None:
@@ -204,7 +202,7 @@ def _source(report: Mapping[str, Any], gate: Gate) -> tuple[str, Mapping[str, An
         if key in sources:
             return key, sources[key]
     known = ", ".join(sources) or "none"
-    raise InputError(OPTION, None, None, f"{gate.text!r}: no verdict source {name!r} ({known})")
+    raise InputError(OPTION, reason=f"{gate.text!r}: no verdict source {name!r} ({known})")
 
 
 def _check(gate: Gate, label: str, obj: Any) -> str | None:
@@ -229,9 +227,7 @@ def check_gates(report: Mapping[str, Any], gates: Sequence[Gate]) -> list[str]:
     for gate in gates:
         if gate.k is not None:
             if gate.k not in ks:
-                raise InputError(
-                    OPTION, None, None, f"{gate.text!r}: k={gate.k} was not computed (--k)"
-                )
+                raise InputError(OPTION, reason=f"{gate.text!r}: k={gate.k} was not computed (--k)")
             found = _source(report, gate)
             if found is None:
                 failures.append(f"{gate.label} is undefined: no verdict source ({gate.text})")
@@ -249,10 +245,10 @@ def check_gates(report: Mapping[str, Any], gates: Sequence[Gate]) -> list[str]:
             kinds = ", ".join(sorted({_kind(r) for r in rows}))
             which = f"judge {rows[0]['name']!r}" if gate.qualifier else "any judge of the report"
             raise InputError(
-                OPTION, None, None,
-                f"{gate.text!r}: {gate.metric} does not exist for {which} ({kinds}; "
+                OPTION,
+                reason=f"{gate.text!r}: {gate.metric} does not exist for {which} ({kinds}; "
                 f"a pairwise or nominal judge has {', '.join(CATEGORICAL_METRICS)})",
-            )  # fmt: skip
+            )
         applies = [r for r in rows if _has(r, gate.metric) and r.get(gate.metric) is not None]
         if rows and not applies and gate.qualifier is None:
             # A gate that checked nothing must not pass: CI would be green on no evidence.
@@ -277,13 +273,13 @@ def read_baseline(path: str | Path) -> dict[str, Any]:
     """A previous ``report.json`` (InputError naming the file when it is not one)."""
     p = Path(path)
     if not p.is_file():
-        raise InputError(str(p), None, None, "no such file")
+        raise InputError(str(p), reason="no such file")
     try:
         data = load_json(p.read_text(encoding="utf-8"), str(p))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(str(p), None, None, f"not a JSON report: {exc}") from None
+        raise InputError(str(p), reason=f"not a JSON report: {exc}") from None
     if not isinstance(data, dict) or not isinstance(data.get("sources"), dict):
-        raise InputError(str(p), None, "sources", "not a trajudge report.json")
+        raise InputError(str(p), field="sources", reason="not a trajudge report.json")
     return data
 
 

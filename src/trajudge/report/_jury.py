@@ -14,8 +14,8 @@ from __future__ import annotations
 import pandas as pd
 
 from trajudge.calibration import item_means, item_verdicts, judge_threshold
+from trajudge.core import InputError
 from trajudge.report._categorical import JURY
-from trajudge.trajectories import InputError
 
 _KEEP = ("task_id", "trial", "length", "agent_model", "rubric_id")
 
@@ -28,7 +28,7 @@ def add_jury(
     if len(names) < 2:
         return judgments
     if JURY in names:
-        raise InputError("--jury", None, None, f"a judge is already named {JURY!r}")
+        raise InputError("--jury", reason=f"a judge is already named {JURY!r}")
     cuts = {
         n: judge_threshold(
             n,
@@ -43,9 +43,8 @@ def add_jury(
     if mean_scores and len(values) > 1:
         raise InputError(
             "--jury",
-            None,
-            None,
-            "the jury's judges must share one scale: pass/fail for all, or one ordinal scale "
+            reason="the jury's judges must share one scale: pass/fail for all, "
+            "or one ordinal scale "
             f"with one cut (here {', '.join(sorted(str(v) for v in values))})",
         )
     parts = []

@@ -10,11 +10,11 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
+from trajudge.core import InputError, atomic_write_bytes
 from trajudge.report._figures import figures
 from trajudge.report._model import Report
 from trajudge.report._sections import sections
 from trajudge.report._text import _title, render_markdown
-from trajudge.trajectories import InputError, atomic_write_bytes
 
 FORMATS = ("md", "html", "json")
 FILE_NAMES = {"md": "report.md", "html": "report.html", "json": "report.json"}
@@ -51,10 +51,7 @@ def parse_formats(text: str | Sequence[str]) -> list[str]:
     bad = [p for p in out if p not in FORMATS]
     if bad or not out:
         raise InputError(
-            "--format",
-            None,
-            None,
-            f"unknown format {', '.join(bad) or repr(text)} (md, html, json)",
+            "--format", reason=f"unknown format {', '.join(bad) or repr(text)} (md, html, json)"
         )
     return list(dict.fromkeys(out))
 
@@ -68,7 +65,7 @@ def write_report(report: Report, out: str | Path, formats: Sequence[str] = FORMA
     fmts = parse_formats(formats)
     folder = Path(out)
     if folder.exists() and not folder.is_dir():
-        raise InputError(str(folder), None, "--out", "exists and is not a folder")
+        raise InputError(str(folder), field="--out", reason="exists and is not a folder")
     pngs = figures(report) if ("html" in fmts or "md" in fmts) else {}
     files: dict[Path, bytes] = {}
     if "md" in fmts:
@@ -84,7 +81,9 @@ def write_report(report: Report, out: str | Path, formats: Sequence[str] = FORMA
         for parent in sorted({path.parent for path in files}):
             parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise InputError(str(folder), None, "--out", f"cannot create folder: {exc}") from None
+        raise InputError(
+            str(folder), field="--out", reason=f"cannot create folder: {exc}"
+        ) from None
     for path, data in files.items():
         atomic_write_bytes(path, data)
     return list(files)

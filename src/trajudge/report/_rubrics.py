@@ -17,8 +17,8 @@ from dataclasses import dataclass
 import pandas as pd
 
 from trajudge.calibration import Threshold
+from trajudge.core import InputError
 from trajudge.judges import Rubric, available_rubrics, load_rubric
-from trajudge.trajectories import InputError
 
 OPTION = "--rubric"
 
@@ -83,9 +83,7 @@ def _of(frame: pd.DataFrame, rubric: str | None) -> pd.DataFrame:
 def _ambiguous(what: str, ids: list[str], other: str) -> InputError:
     return InputError(
         OPTION,
-        None,
-        None,
-        f"the {what} carry {len(ids)} rubrics ({', '.join(ids)}) and the {other} name none: "
+        reason=f"the {what} carry {len(ids)} rubrics ({', '.join(ids)}) and the {other} name none: "
         f"choose one with {OPTION}",
     )
 
@@ -119,14 +117,11 @@ def rubric_groups(
     if rubric is not None:
         known = find_rubric(rubric, rubric_dirs) is not None
         if not known and j_ids is None and l_ids is None:
-            raise InputError(OPTION, None, None, f"no rubric {rubric!r} (shipped or in a folder)")
+            raise InputError(OPTION, reason=f"no rubric {rubric!r} (shipped or in a folder)")
         seen = sorted(set(j_ids or []) | set(l_ids or []))
         if seen and rubric not in seen and rubric not in elsewhere:
             raise InputError(
-                OPTION,
-                None,
-                None,
-                f"no judgments or labels of rubric {rubric!r} ({', '.join(seen)})",
+                OPTION, reason=f"no judgments or labels of rubric {rubric!r} ({', '.join(seen)})"
             )
         judgments, labels, raw_labels = (_of(f, rubric) for f in (judgments, labels, raw_labels))
         j_ids = l_ids = [rubric]

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import math
 
-from trajudge._words import counted
 from trajudge.calibration import Estimate
+from trajudge.core import counted
 from trajudge.report._model import Report, SourceResult
 from trajudge.report._rubrics import threshold_text
 from trajudge.report._section import Section

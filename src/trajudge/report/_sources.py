@@ -15,11 +15,12 @@ from typing import Any
 
 import pandas as pd
 
+from trajudge.core import InputError
 from trajudge.evalset import Fingerprint, detect_boundary_tags, fingerprint
 from trajudge.judges import render_trajectory
 from trajudge.report._aligned_rows import aligned_rows
 from trajudge.store import Store
-from trajudge.trajectories import InputError, Trajectory
+from trajudge.trajectories import Trajectory
 
 USAGE_COLUMNS = ["steps", "tokens", "cost_usd", "latency_s"]
 
@@ -66,11 +67,15 @@ def verdict_frame(store: Store, dataset: str, source: str = "outcome") -> pd.Dat
         gates = store.gate_results(dataset)
         if not gates:
             raise InputError(
-                store.url, None, "source", f"no rule results for {dataset!r}: run trajudge check"
+                store.url,
+                field="source",
+                reason=f"no rule results for {dataset!r}: run trajudge check",
             )
         frame["success"] = [gates.get(i) for i in frame["trajectory_id"]]
     else:
-        raise InputError(store.url, None, "source", f"unknown source {source!r} (outcome or rules)")
+        raise InputError(
+            store.url, field="source", reason=f"unknown source {source!r} (outcome or rules)"
+        )
     return frame
 
 
@@ -208,9 +213,9 @@ def _judgments(
         first = unknown.iloc[0]
         raise InputError(
             store.url,
-            f"judgment {first['id']}",
-            "trajectory_id",
-            f"{first['trajectory_id']!r} is not a trajectory of dataset {dataset!r}",
+            record=f"judgment {first['id']}",
+            field="trajectory_id",
+            reason=f"{first['trajectory_id']!r} is not a trajectory of dataset {dataset!r}",
         )
     rows = _one_configuration(rows, notes)
     key = ["trajectory_id", "judge", "rubric_id", "order", "sample"]
@@ -262,9 +267,11 @@ def _categorical_rows(rows: pd.DataFrame, trajs: pd.DataFrame, notes: list[str])
         if len(bad):
             first = bad.iloc[0]
             raise InputError(
-                "judgments", f"judgment {first['id']}", col,
-                f"{first[col]!r} is not a trajectory of this dataset",
-            )  # fmt: skip
+                "judgments",
+                record=f"judgment {first['id']}",
+                field=col,
+                reason=f"{first[col]!r} is not a trajectory of this dataset",
+            )
     rows = _one_configuration(rows, notes)
     key = ["trajectory_id", "other_id", "judge", "rubric_id", "order", "sample"]
     rows = rows[~rows.fillna({"other_id": ""}).duplicated(key, keep="last")]
@@ -360,9 +367,9 @@ def _labels(
         first = unknown.iloc[0]
         raise InputError(
             store.url,
-            f"label {first['id']}",
-            "trajectory_id",
-            f"{first['trajectory_id']!r} is not a trajectory of dataset {dataset!r}",
+            record=f"label {first['id']}",
+            field="trajectory_id",
+            reason=f"{first['trajectory_id']!r} is not a trajectory of dataset {dataset!r}",
         )
     # a rubric whose labels carry a category is nominal: its labels are categories
     named = raw.groupby("rubric_id")["category"].transform(lambda c: c.notna().any())

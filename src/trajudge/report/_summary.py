@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 
-from trajudge._words import counted
 from trajudge.calibration import Estimate
+from trajudge.core import counted
 from trajudge.judges._local import LOCAL_DESCRIPTIONS, LOCAL_PREFIX
 from trajudge.report._model import JudgeRow, Report, SourceResult
 

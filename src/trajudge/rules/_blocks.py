@@ -28,15 +28,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from trajudge._cluster import connect
+from trajudge.core import InputError, atomic_write
 from trajudge.rules._engine import iter_check_dataset
 from trajudge.rules._summary import CheckSummary, SummaryParts
-from trajudge.trajectories import (
-    InputError,
-    TaskSpec,
-    parquet_blocks,
-    read_parquet_block,
-)
-from trajudge.trajectories._io import atomic_write
+from trajudge.trajectories import TaskSpec, parquet_blocks, read_parquet_block
 
 RuleEngine = Literal["local", "ray"]
 RULE_ENGINES: tuple[RuleEngine, ...] = ("local", "ray")
@@ -151,7 +146,7 @@ def check_parquet(
     ``on_start`` hears the number of trajectories, ``on_progress`` each block's.
     """
     if engine not in RULE_ENGINES:
-        raise InputError("--engine", None, None, f"{engine!r} is not one of local, ray")
+        raise InputError("--engine", reason=f"{engine!r} is not one of local, ray")
     src = str(Path(path).resolve())
     blocks = parquet_blocks(src)
     if on_start is not None:

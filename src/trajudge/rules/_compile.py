@@ -13,17 +13,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from trajudge.core import canonical_json
 from trajudge.rules._models import CheckResult
 from trajudge.rules._registry import get_check
 from trajudge.rules._values import call_key, normalize
-from trajudge.trajectories import (
-    CustomCheckRef,
-    Severity,
-    TaskSpec,
-    Trajectory,
-    canonical_json,
-    parse_path,
-)
+from trajudge.trajectories import CustomCheckRef, Severity, TaskSpec, Trajectory, parse_path
 
 DEFAULT_WEIGHTS: dict[str, float] = {
     "side_effects": 3.0,

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 
+from trajudge.core import InputError
 from trajudge.rules._compile import CompiledSpec, Prepared
 from trajudge.rules._models import CheckResult, result
-from trajudge.trajectories import InputError, load_json
+from trajudge.trajectories import load_json
 
 
 def check_output_schema(p: Prepared, c: CompiledSpec) -> CheckResult | None:

@@ -27,10 +27,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from trajudge.core import InputError
 from trajudge.rules._compile import BUILTIN_CHECKS
 from trajudge.rules._engine import merge_specs
 from trajudge.rules._registry import bind_error, registered_checks
-from trajudge.trajectories import InputError, TaskSpec, read_yaml
+from trajudge.trajectories import TaskSpec, read_yaml
 
 _TOP_KEYS = ("imports", "defaults", "tasks")
 
@@ -63,7 +64,7 @@ def _validate(file: str, prefix: str, raw: Any) -> TaskSpec:
     if raw is None:
         raw = {}
     if not isinstance(raw, dict):
-        raise InputError(file, None, prefix, f"expected a mapping, got {type(raw).__name__}")
+        raise InputError(file, field=prefix, reason=f"expected a mapping, got {type(raw).__name__}")
     try:
         spec = TaskSpec.model_validate(raw)
     except ValidationError as exc:
@@ -71,7 +72,7 @@ def _validate(file: str, prefix: str, raw: Any) -> TaskSpec:
         msg = str(err["msg"]).removeprefix("Value error, ")
         if err["type"] == "extra_forbidden":
             msg = "unknown key"
-        raise InputError(file, None, _loc(prefix, tuple(err["loc"])), msg) from None
+        raise InputError(file, field=_loc(prefix, tuple(err["loc"])), reason=msg) from None
     _check_names(file, prefix, spec)
     return spec
 
@@ -85,17 +86,16 @@ def _check_names(file: str, prefix: str, spec: TaskSpec) -> None:
             names = ", ".join(sorted(known)) or "none"
             raise InputError(
                 file,
-                None,
-                f"{prefix}.checks[{i}].name",
-                f"unknown custom check {ref.name!r} (registered: {names})",
+                field=f"{prefix}.checks[{i}].name",
+                reason=f"unknown custom check {ref.name!r} (registered: {names})",
             )
         problem = bind_error(ref.name, ref.params)
         if problem is not None:
-            raise InputError(file, None, f"{prefix}.checks[{i}].params", problem)
+            raise InputError(file, field=f"{prefix}.checks[{i}].params", reason=problem)
     for key in ("weights", "severities"):
         for name in getattr(spec, key):
             if name not in BUILTIN_CHECKS and name not in known:
-                raise InputError(file, None, f"{prefix}.{key}.{name}", "unknown check name")
+                raise InputError(file, field=f"{prefix}.{key}.{name}", reason="unknown check name")
 
 
 def load_specs(path: str | Path) -> SpecSet:
@@ -105,34 +105,36 @@ def load_specs(path: str | Path) -> SpecSet:
     if doc is None:
         doc = {}
     if not isinstance(doc, dict):
-        raise InputError(file, None, None, "expected a mapping with defaults and tasks")
+        raise InputError(file, reason="expected a mapping with defaults and tasks")
     for key in doc:
         if key not in _TOP_KEYS:
-            raise InputError(file, None, str(key), f"unknown key (expected one of {_TOP_KEYS})")
+            raise InputError(
+                file, field=str(key), reason=f"unknown key (expected one of {_TOP_KEYS})"
+            )
     imports = doc.get("imports") or []
     if not isinstance(imports, list):
-        raise InputError(file, None, "imports", "expected a list of module names")
+        raise InputError(file, field="imports", reason="expected a list of module names")
     for i, module in enumerate(imports):
         try:
             importlib.import_module(str(module))
         except ImportError as exc:
-            raise InputError(file, None, f"imports[{i}]", f"cannot import: {exc}") from None
+            raise InputError(file, field=f"imports[{i}]", reason=f"cannot import: {exc}") from None
     defaults = _validate(file, "defaults", doc.get("defaults"))
     tasks_raw = doc.get("tasks") or {}
     if not isinstance(tasks_raw, dict):
-        raise InputError(file, None, "tasks", "expected a mapping of task id -> spec")
+        raise InputError(file, field="tasks", reason="expected a mapping of task id -> spec")
     tasks: dict[str, TaskSpec] = {}
     for task_id, raw in tasks_raw.items():
         key = str(task_id)
         if key in tasks:
-            raise InputError(file, None, f"tasks.{key}", "duplicate task id")
+            raise InputError(file, field=f"tasks.{key}", reason="duplicate task id")
         tasks[key] = _validate(file, f"tasks.{key}", raw)
         try:
             merge_specs(defaults, tasks[key])
         except ValidationError as exc:
             err = exc.errors(include_url=False)[0]
             raise InputError(
-                file, None, _loc(f"tasks.{key}", tuple(err["loc"])), err["msg"]
+                file, field=_loc(f"tasks.{key}", tuple(err["loc"])), reason=err["msg"]
             ) from None
     return SpecSet(defaults=defaults, tasks=tasks, source=file)
 

@@ -2,9 +2,10 @@
 
 from typing import TYPE_CHECKING
 
-from trajudge._lazy import lazy_exports
+from trajudge.core import lazy_exports
 
 if TYPE_CHECKING:
+    from trajudge.core import now_iso
     from trajudge.store._faults import STORE_FAULT_EXIT, StoreError
     from trajudge.store._label_files import (
         LabelImportSummary,
@@ -31,13 +32,7 @@ if TYPE_CHECKING:
         register_secret,
     )
     from trajudge.store._schema import MIGRATIONS, metadata
-    from trajudge.store._store import (
-        ImportSummary,
-        Store,
-        make_engine,
-        now_iso,
-        sqlite_path,
-    )
+    from trajudge.store._store import ImportSummary, Store, make_engine, sqlite_path
 
 __all__ = [
     "DEFAULT_URL",
@@ -73,7 +68,7 @@ __all__ = [
     "write_atomic",
 ]
 
-# name -> the module it comes from: imported on first use (see trajudge._lazy)
+# name -> the module it comes from: imported on first use (see trajudge.core._lazy)
 _EXPORTS = {
     "DEFAULT_URL": "trajudge.store._names",
     "ImportSummary": "trajudge.store._store",
@@ -99,7 +94,7 @@ _EXPORTS = {
     "labels_export_frame": "trajudge.store._label_files",
     "make_engine": "trajudge.store._store",
     "metadata": "trajudge.store._schema",
-    "now_iso": "trajudge.store._store",
+    "now_iso": "trajudge.core",
     "pair_labels_export_frame": "trajudge.store._pair_label_files",
     "redact": "trajudge.store._redact",
     "redact_value": "trajudge.store._redact",

@@ -9,8 +9,8 @@ from typing import Any
 
 from sqlalchemy import Engine, func, insert, select
 
+from trajudge.core import InputError, canonical_json
 from trajudge.store._schema import aligned_judges
-from trajudge.trajectories import InputError, canonical_json
 
 
 class AlignedMixin:
@@ -29,7 +29,7 @@ class AlignedMixin:
         The same content as the name's latest version is not saved twice: that version is
         returned, so re-running an alignment that fits the same judge adds nothing.
         """
-        from trajudge.store._store import now_iso
+        from trajudge.core import now_iso
 
         name = str(record["name"])
         data = {k: v for k, v in record.items() if k not in ("version", "created_at")}
@@ -75,9 +75,8 @@ class AlignedMixin:
             known = ", ".join(r["name"] for r in self.aligned_judges()) or "none"
             raise InputError(
                 getattr(self, "url", "store"),
-                None,
-                "judge",
-                f"no aligned judge {name!r} (known: {known}); run trajudge align first",
+                field="judge",
+                reason=f"no aligned judge {name!r} (known: {known}); run trajudge align first",
             )
         return record
 

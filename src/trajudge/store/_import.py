@@ -16,8 +16,9 @@ from typing import IO, Any
 from sqlalchemy import func, insert, select, update
 from sqlalchemy.engine import Connection
 
+from trajudge.core import InputError, canonical_json
 from trajudge.store._schema import trajectories
-from trajudge.trajectories import InputError, Trajectory, canonical_json
+from trajudge.trajectories import Trajectory
 
 WRITE_BATCH = 500
 """Trajectories per INSERT statement (and per batch of the temporary file) when importing."""
@@ -30,7 +31,9 @@ def check_length(
     would store it, so the same file would import on one backend and not on the other)."""
     limit = getattr((column if column is not None else trajectories.c[field]).type, "length", None)
     if value is not None and limit is not None and len(value) > limit:
-        raise InputError(source, where, field, f"longer than {limit} characters")
+        raise InputError(
+            source, record=where, field=field, reason=f"longer than {limit} characters"
+        )
 
 
 # (id, task_id, trial, intent, outcome, n_steps, sha256, data): one stored trajectory
@@ -48,13 +51,15 @@ def spool_rows(items: Iterable[Trajectory], spool: IO[bytes], where: str) -> int
         for field in ("id", "task_id", "intent"):
             check_length(where, f"record {i}", field, getattr(t, field))
         if t.id in seen_ids:
-            raise InputError(where, f"record {i}", "id", f"duplicate id {t.id!r}")
+            raise InputError(
+                where, record=f"record {i}", field="id", reason=f"duplicate id {t.id!r}"
+            )
         if (t.task_id, t.trial) in seen_pairs:
             raise InputError(
                 where,
-                f"record {i}",
-                "task_id/trial",
-                f"duplicate (task_id, trial) = ({t.task_id!r}, {t.trial})",
+                record=f"record {i}",
+                field="task_id/trial",
+                reason=f"duplicate (task_id, trial) = ({t.task_id!r}, {t.trial})",
             )
         seen_ids.add(t.id)
         seen_pairs.add((t.task_id, t.trial))
@@ -112,9 +117,9 @@ def write_rows(
             if owner is not None and owner != tid:
                 raise InputError(
                     where,
-                    f"record {i}",
-                    "task_id/trial",
-                    f"({task_id!r}, {trial}) is already stored as trajectory {owner!r}",
+                    record=f"record {i}",
+                    field="task_id/trial",
+                    reason=f"({task_id!r}, {trial}) is already stored as trajectory {owner!r}",
                 )
             i += 1
             values = {

@@ -153,7 +153,7 @@ class JudgmentsMixin:
         locks as a single write, so concurrent writers stay correct on every backend; it costs
         a few statements whatever the number of rows.
         """
-        from trajudge.store._store import now_iso
+        from trajudge.core import now_iso
 
         if not rows:
             return []

@@ -17,9 +17,10 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from trajudge.core import InputError, atomic_write_bytes
 from trajudge.store._labels import encode_criteria, write_label
 from trajudge.store._names import LABEL_FORMATS, LabelFormat
-from trajudge.trajectories import InputError, atomic_write_bytes, load_json
+from trajudge.trajectories import load_json
 
 if TYPE_CHECKING:
     from trajudge.store._store import Store
@@ -56,13 +57,15 @@ def label_format(path: str | Path, fmt: str | None = None) -> LabelFormat:
     if fmt is not None:
         if fmt not in LABEL_FORMATS:
             raise InputError(
-                str(path), None, "format", f"{fmt!r} is not one of csv, jsonl, parquet"
+                str(path), field="format", reason=f"{fmt!r} is not one of csv, jsonl, parquet"
             )
         return fmt
     suffix = Path(path).suffix.lower()
     if suffix not in _SUFFIXES:
         raise InputError(
-            str(path), None, "format", "cannot tell the format from the suffix; pass --format"
+            str(path),
+            field="format",
+            reason="cannot tell the format from the suffix; pass --format",
         )
     return _SUFFIXES[suffix]
 
@@ -131,7 +134,7 @@ def write_atomic(path: str | Path, data: bytes) -> None:
     """Write ``data`` to ``path`` through a temporary file and a rename (no partial file)."""
     target = Path(path)
     if not target.parent.is_dir():
-        raise InputError(str(target), None, None, "the folder does not exist")
+        raise InputError(str(target), reason="the folder does not exist")
     atomic_write_bytes(target, data)
 
 
@@ -171,7 +174,7 @@ def _read_rows(path: Path, kind: LabelFormat) -> Iterator[tuple[str, dict[str, A
     """Yield ``(record name, row)`` pairs; the record name is what an error message shows."""
     src = str(path)
     if not path.is_file():
-        raise InputError(src, None, None, "file not found")
+        raise InputError(src, reason="file not found")
     if kind == "jsonl":
         with path.open(encoding="utf-8") as fh:
             for n, line in enumerate(fh, start=1):
@@ -180,9 +183,11 @@ def _read_rows(path: Path, kind: LabelFormat) -> Iterator[tuple[str, dict[str, A
                 try:
                     rec = load_json(line, src, f"line {n}")
                 except json.JSONDecodeError as exc:
-                    raise InputError(src, f"line {n}", None, f"invalid JSON: {exc.msg}") from None
+                    raise InputError(
+                        src, record=f"line {n}", reason=f"invalid JSON: {exc.msg}"
+                    ) from None
                 if not isinstance(rec, dict):
-                    raise InputError(src, f"line {n}", None, "expected a JSON object")
+                    raise InputError(src, record=f"line {n}", reason="expected a JSON object")
                 yield f"line {n}", rec
         return
     try:
@@ -194,10 +199,10 @@ def _read_rows(path: Path, kind: LabelFormat) -> Iterator[tuple[str, dict[str, A
             frame = pd.read_parquet(path, engine="pyarrow")
             first, name = 1, "row"
     except UnicodeDecodeError:
-        raise InputError(src, None, None, "not UTF-8 text") from None
+        raise InputError(src, reason="not UTF-8 text") from None
     except (ValueError, OSError, pd.errors.ParserError) as exc:
         reason = " ".join(str(exc).split())
-        raise InputError(src, None, None, f"cannot read {kind}: {reason}") from None
+        raise InputError(src, reason=f"cannot read {kind}: {reason}") from None
     frame = frame.astype(object).where(frame.notna(), None)
     for i, rec in enumerate(frame.to_dict(orient="records")):
         yield f"{name} {i + first}", {str(k): v for k, v in rec.items()}
@@ -207,14 +212,16 @@ def _text(src: str, where: str, col: str, v: Any, *, required: bool, max_len: in
     if v is None or (isinstance(v, float) and math.isnan(v)):
         v = ""
     if isinstance(v, bool) or not isinstance(v, str | int):
-        raise InputError(src, where, col, f"expected text, got {type(v).__name__}")
+        raise InputError(
+            src, record=where, field=col, reason=f"expected text, got {type(v).__name__}"
+        )
     text = str(v).strip()
     if not text:
         if required:
-            raise InputError(src, where, col, "must not be empty")
+            raise InputError(src, record=where, field=col, reason="must not be empty")
         return None
     if len(text) > max_len:
-        raise InputError(src, where, col, f"longer than {max_len} characters")
+        raise InputError(src, record=where, field=col, reason=f"longer than {max_len} characters")
     return text
 
 
@@ -228,22 +235,26 @@ def _flag(src: str, where: str, col: str, v: Any) -> bool:
         return True
     if text in _FALSE:
         return False
-    raise InputError(src, where, col, f"expected true/false, got {v!r}")
+    raise InputError(src, record=where, field=col, reason=f"expected true/false, got {v!r}")
 
 
 def _number(src: str, where: str, col: str, v: Any) -> float | None:
     if v is None or (isinstance(v, str) and not v.strip()):
         return None
     if isinstance(v, bool):
-        raise InputError(src, where, col, "expected a number, got a boolean")
+        raise InputError(src, record=where, field=col, reason="expected a number, got a boolean")
     try:
         num = float(v)
     except (TypeError, ValueError):
-        raise InputError(src, where, col, f"expected a number, got {v!r}") from None
+        raise InputError(
+            src, record=where, field=col, reason=f"expected a number, got {v!r}"
+        ) from None
     if math.isnan(num) and not isinstance(v, str):
         return None  # a missing value in a Parquet float column
     if not math.isfinite(num):
-        raise InputError(src, where, col, f"expected a finite number, got {v!r}")
+        raise InputError(
+            src, record=where, field=col, reason=f"expected a finite number, got {v!r}"
+        )
     return num
 
 
@@ -255,9 +266,11 @@ def _criteria(src: str, where: str, v: Any) -> str | None:
         try:
             obj = load_json(v, src, where, "criteria")
         except json.JSONDecodeError:
-            raise InputError(src, where, "criteria", "expected a JSON object") from None
+            raise InputError(
+                src, record=where, field="criteria", reason="expected a JSON object"
+            ) from None
     if not isinstance(obj, dict):
-        raise InputError(src, where, "criteria", "expected a JSON object")
+        raise InputError(src, record=where, field="criteria", reason="expected a JSON object")
     return encode_criteria(obj)
 
 
@@ -283,36 +296,49 @@ def import_labels(
     ``adjudication`` and ``criteria`` (a JSON object). A label that already exists for the
     same trajectory, rubric and annotator is edited with its previous values kept as history.
     """
-    from trajudge.store._store import now_iso
+    from trajudge.core import now_iso
 
     p = Path(path)
     src = str(p)
     kind = label_format(p, fmt)
     store.require_dataset(dataset)
     if not source.strip():
-        raise InputError(src, None, "source", "must not be empty")
+        raise InputError(src, field="source", reason="must not be empty")
     required = ("trajectory_id", "rubric_id", annotator_column, "value")
     rows: list[dict[str, Any]] = []
     seen: dict[tuple[Any, ...], str] = {}
     for where, rec in _read_rows(p, kind):
         if _text(src, where, "other_id", rec.get("other_id"), required=False, max_len=400):
             raise InputError(
-                src, where, "other_id", "a pair label: import pair labels with --pairs"
+                src,
+                record=where,
+                field="other_id",
+                reason="a pair label: import pair labels with --pairs",
             )
         missing = [c for c in required if c not in rec]
         if missing:
-            raise InputError(src, where, missing[0], f"missing column (found: {', '.join(rec)})")
+            raise InputError(
+                src,
+                record=where,
+                field=missing[0],
+                reason=f"missing column (found: {', '.join(rec)})",
+            )
         skipped = _flag(src, where, "skipped", rec.get("skipped"))
         value = _number(src, where, "value", rec["value"])
         category = _text(src, where, "category", rec.get("category"), required=False, max_len=200)
         if category is not None and value is not None:
-            raise InputError(src, where, "category", "a label has a value or a category, not both")
+            raise InputError(
+                src,
+                record=where,
+                field="category",
+                reason="a label has a value or a category, not both",
+            )
         if value is None and category is None and not skipped:
             raise InputError(
                 src,
-                where,
-                "value",
-                "must be a number, or category a nominal rubric's category (empty only when "
+                record=where,
+                field="value",
+                reason="must be a number, or category a nominal rubric's category (empty only when "
                 "skipped)",
             )
         row = {
@@ -336,7 +362,10 @@ def import_labels(
         key = (row["trajectory_id"], row["rubric_id"], row["annotator"], row["adjudication"])
         if key in seen:
             raise InputError(
-                src, where, "trajectory_id", f"duplicate label (same as {seen[key]}): {key[:3]}"
+                src,
+                record=where,
+                field="trajectory_id",
+                reason=f"duplicate label (same as {seen[key]}): {key[:3]}",
             )
         seen[key] = where
         rows.append({"where": where, **row})
@@ -350,9 +379,9 @@ def import_labels(
         if r["trajectory_id"] not in known:
             raise InputError(
                 src,
-                r["where"],
-                "trajectory_id",
-                f"unknown trajectory id {r['trajectory_id']!r} in dataset {dataset!r}",
+                record=r["where"],
+                field="trajectory_id",
+                reason=f"unknown trajectory id {r['trajectory_id']!r} in dataset {dataset!r}",
             )
     counts = {"added": 0, "updated": 0, "unchanged": 0}
     ts = now_iso()

@@ -18,6 +18,7 @@ from sqlalchemy import ColumnElement, Engine, Table, case, func, insert, select,
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
+from trajudge.core import InputError
 from trajudge.store._schema import (
     datasets,
     label_history,
@@ -26,7 +27,6 @@ from trajudge.store._schema import (
     pair_labels,
     trajectories,
 )
-from trajudge.trajectories import InputError
 
 
 @dataclass(frozen=True)
@@ -58,12 +58,11 @@ def require_trajectory(conn: Connection, src: str, dataset: str, trajectory_id: 
     if conn.execute(select(datasets.c.name).where(datasets.c.name == dataset)).first() is None:
         names = conn.execute(select(datasets.c.name).order_by(datasets.c.name)).scalars()
         known = ", ".join(names) or "none"
-        raise InputError(src, None, "dataset", f"no dataset {dataset!r} (known: {known})")
+        raise InputError(src, field="dataset", reason=f"no dataset {dataset!r} (known: {known})")
     raise InputError(
         src,
-        None,
-        "trajectory_id",
-        f"unknown trajectory id {trajectory_id!r} in dataset {dataset!r}",
+        field="trajectory_id",
+        reason=f"unknown trajectory id {trajectory_id!r} in dataset {dataset!r}",
     )
 
 
@@ -113,7 +112,7 @@ def save_one(
 ) -> int:
     """Save (or edit) one label in its own transaction, after checking that the dataset
     holds every trajectory of its item; the label's id."""
-    from trajudge.store._store import now_iso
+    from trajudge.core import now_iso
 
     with write_engine.begin() as conn:
         for col in lt.item_cols:

@@ -17,6 +17,7 @@ import pandas as pd
 from sqlalchemy import Engine, select
 from sqlalchemy.engine import Connection
 
+from trajudge.core import InputError
 from trajudge.store._label_tables import (
     ITEM_LABELS,
     annotators,
@@ -29,7 +30,6 @@ from trajudge.store._label_tables import (
     upsert_with_history,
 )
 from trajudge.store._schema import judgments, labels, rule_results, trajectories
-from trajudge.trajectories import InputError
 
 _IN_CHUNK = 500  # ids per IN (...) list: well below SQLite's bound-parameter limit
 
@@ -51,25 +51,27 @@ def check_label(
     """
     for field, text, max_len in (("rubric_id", rubric_id, 200), ("annotator", annotator, 100)):
         if not isinstance(text, str) or not text.strip():
-            raise InputError(src, None, field, "must not be empty")
+            raise InputError(src, field=field, reason="must not be empty")
         if len(text) > max_len:
-            raise InputError(src, None, field, f"longer than {max_len} characters")
+            raise InputError(src, field=field, reason=f"longer than {max_len} characters")
     if category is not None:
         if value is not None:
-            raise InputError(src, None, "category", "a label has a value or a category, not both")
+            raise InputError(
+                src, field="category", reason="a label has a value or a category, not both"
+            )
         if not isinstance(category, str) or not category.strip() or len(category) > 200:
-            raise InputError(src, None, "category", "a category name of 1-200 characters")
+            raise InputError(src, field="category", reason="a category name of 1-200 characters")
         return
     if value is None:
         if not skipped:
-            raise InputError(src, None, "value", "must be a number (None only when skipped)")
+            raise InputError(src, field="value", reason="must be a number (None only when skipped)")
         return
     if isinstance(value, bool):
-        raise InputError(src, None, "value", "expected a number, got a boolean")
+        raise InputError(src, field="value", reason="expected a number, got a boolean")
     if not isinstance(value, numbers.Real):
-        raise InputError(src, None, "value", f"expected a number, got {value!r}")
+        raise InputError(src, field="value", reason=f"expected a number, got {value!r}")
     if not math.isfinite(value):
-        raise InputError(src, None, "value", f"expected a finite number, got {value!r}")
+        raise InputError(src, field="value", reason=f"expected a finite number, got {value!r}")
 
 
 def encode_criteria(criteria: Mapping[str, Any] | None) -> str | None:

@@ -27,8 +27,8 @@ from dataclasses import asdict, dataclass, replace
 from sqlalchemy import Engine, delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
+from trajudge.core import InputError
 from trajudge.store._schema import leases
-from trajudge.trajectories import InputError
 
 #: Seconds a lease lasts without a heartbeat; the heartbeat renews it every third of that.
 LEASE_TTL_S = 60.0
@@ -110,7 +110,7 @@ class LeasesMixin:
         self, dataset: str, config_sha256: str, judge: str, *, ttl_s: float = LEASE_TTL_S
     ) -> tuple[bool, Lease]:
         """Take the lease, or take over a stale one; ``(True, mine)`` or ``(False, holder)``."""
-        from trajudge.store._store import now_iso
+        from trajudge.core import now_iso
 
         host = socket.gethostname()
         mine = Lease(

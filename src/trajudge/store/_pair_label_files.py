@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from trajudge.core import InputError
 from trajudge.store._label_files import (
     LabelImportSummary,
     _flag,
@@ -24,7 +25,6 @@ from trajudge.store._label_files import (
     write_atomic,
 )
 from trajudge.store._pair_labels import check_pair_label, write_pair_label
-from trajudge.trajectories import InputError
 
 if TYPE_CHECKING:
     from trajudge.store._store import Store
@@ -84,7 +84,12 @@ def _pair_row(src: str, where: str, rec: dict[str, Any], annotator_column: str) 
     skipped = _flag(src, where, "skipped", rec.get("skipped"))
     category = text("category", required=False, max_len=20)
     if category is None and not skipped:
-        raise InputError(src, where, "category", "must be A, B or tie (empty only when skipped)")
+        raise InputError(
+            src,
+            record=where,
+            field="category",
+            reason="must be A, B or tie (empty only when skipped)",
+        )
     a = text("trajectory_id", required=True, max_len=400)
     b = text("other_id", required=True, max_len=400)
     left = text("left_id", required=False, max_len=400)
@@ -124,28 +129,36 @@ def import_pair_labels(
     as history. With ``only_dataset`` a row naming a trajectory outside the dataset is left
     out (counted in ``outside``); without it, such a row is an error.
     """
-    from trajudge.store._store import now_iso
+    from trajudge.core import now_iso
 
     p = Path(path)
     src = str(p)
     kind = label_format(p, fmt)
     store.require_dataset(dataset)
     if not source.strip():
-        raise InputError(src, None, "source", "must not be empty")
+        raise InputError(src, field="source", reason="must not be empty")
     required = ("trajectory_id", "other_id", "rubric_id", annotator_column, "category")
     rows: list[dict[str, Any]] = []
     seen: dict[tuple[Any, ...], str] = {}
     for where, rec in _read_rows(p, kind):
         missing = [c for c in required if c not in rec]
         if missing:
-            raise InputError(src, where, missing[0], f"missing column (found: {', '.join(rec)})")
+            raise InputError(
+                src,
+                record=where,
+                field=missing[0],
+                reason=f"missing column (found: {', '.join(rec)})",
+            )
         row = _pair_row(src, where, rec, annotator_column)
         key = tuple(
             row[c] for c in ("trajectory_id", "other_id", "rubric_id", "annotator", "adjudication")
         )
         if key in seen:
             raise InputError(
-                src, where, "trajectory_id", f"duplicate label (same as {seen[key]}): {key[:4]}"
+                src,
+                record=where,
+                field="trajectory_id",
+                reason=f"duplicate label (same as {seen[key]}): {key[:4]}",
             )
         seen[key] = where
         rows.append({"where": where, **row})
@@ -160,7 +173,10 @@ def import_pair_labels(
         for col in ("trajectory_id", "other_id"):
             if r[col] not in known:
                 raise InputError(
-                    src, r["where"], col, f"unknown trajectory id {r[col]!r} in dataset {dataset!r}"
+                    src,
+                    record=r["where"],
+                    field=col,
+                    reason=f"unknown trajectory id {r[col]!r} in dataset {dataset!r}",
                 )
     tally = {"added": 0, "updated": 0, "unchanged": 0}
     ts = now_iso()

@@ -16,6 +16,7 @@ import pandas as pd
 from sqlalchemy import Engine, select
 from sqlalchemy.engine import Connection
 
+from trajudge.core import InputError
 from trajudge.store._label_tables import (
     PAIR_LABELS,
     annotators,
@@ -29,7 +30,6 @@ from trajudge.store._label_tables import (
 )
 from trajudge.store._labels import check_label
 from trajudge.store._schema import pair_labels
-from trajudge.trajectories import InputError
 
 PAIR_CATEGORIES = ("A", "B", "tie")
 _IN_CHUNK = 200
@@ -48,11 +48,17 @@ def check_pair_label(
     other than A, B or tie, a pair of one trajectory with itself, a ``left_id`` not of the
     pair."""
     if category is not None and category not in PAIR_CATEGORIES:
-        raise InputError(src, where, "category", f"{category!r} is not A, B or tie")
+        raise InputError(
+            src, record=where, field="category", reason=f"{category!r} is not A, B or tie"
+        )
     if trajectory_id == other_id:
-        raise InputError(src, where, "other_id", "a pair needs two different trajectories")
+        raise InputError(
+            src, record=where, field="other_id", reason="a pair needs two different trajectories"
+        )
     if left_id is not None and left_id not in (trajectory_id, other_id):
-        raise InputError(src, where, "left_id", f"{left_id!r} is not one of the pair")
+        raise InputError(
+            src, record=where, field="left_id", reason=f"{left_id!r} is not one of the pair"
+        )
 
 
 def pair_label_row(

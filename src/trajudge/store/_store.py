@@ -12,7 +12,6 @@ instead of failing with "database is locked" when a read transaction tries to up
 
 from __future__ import annotations
 
-import datetime as _dt
 import json
 import pickle
 import sqlite3
@@ -39,6 +38,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import ArgumentError, OperationalError, ProgrammingError
 from sqlalchemy.pool import QueuePool, StaticPool
 
+from trajudge.core import InputError, canonical_json, now_iso
 from trajudge.store._aligned import AlignedMixin
 from trajudge.store._batches import ProviderBatchesMixin
 from trajudge.store._faults import StoreError, guard_engine
@@ -59,12 +59,7 @@ from trajudge.store._schema import (
     task_specs,
     trajectories,
 )
-from trajudge.trajectories import InputError, TaskSpec, Trajectory, canonical_json
-
-
-def now_iso() -> str:
-    """The current UTC time as ISO-8601 text with microseconds."""
-    return _dt.datetime.now(_dt.UTC).isoformat(timespec="microseconds")
+from trajudge.trajectories import TaskSpec, Trajectory
 
 
 @dataclass(frozen=True)
@@ -234,24 +229,30 @@ class Store(
                 sqlite_file.parent.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
                 raise InputError(
-                    self.url, None, "db", f"cannot open the store: {exc.strerror}"
+                    self.url, field="db", reason=f"cannot open the store: {exc.strerror}"
                 ) from None
         try:
             self.engine = make_engine(url)
         except (ArgumentError, ImportError) as exc:  # a malformed URL, or its driver is missing
             hint = " (PostgreSQL: pip install 'trajudge[postgres]')" if "postgres" in url else ""
-            raise InputError(self.url, None, "db", f"cannot open the store: {exc}{hint}") from None
+            raise InputError(
+                self.url, field="db", reason=f"cannot open the store: {exc}{hint}"
+            ) from None
         self.write_engine = write_engine(self.engine)
         try:
             self.migrate()
         except StoreError as exc:  # unreachable, not a database, a read-only new file
             self.engine.dispose()
-            raise InputError(self.url, None, "db", f"cannot open the store: {exc.fault}") from None
+            raise InputError(
+                self.url, field="db", reason=f"cannot open the store: {exc.fault}"
+            ) from None
         except (OperationalError, ProgrammingError) as exc:  # no privilege
             self.engine.dispose()
             reason = str(exc.orig) if exc.orig is not None else str(exc)
             reason = " ".join(reason.split())  # one line
-            raise InputError(self.url, None, "db", f"cannot open the store: {reason}") from None
+            raise InputError(
+                self.url, field="db", reason=f"cannot open the store: {reason}"
+            ) from None
 
     # -- schema -------------------------------------------------------------------------------
     def migrate(self) -> None:
@@ -303,7 +304,9 @@ class Store(
         """Raise :class:`InputError` naming the known datasets when ``name`` is missing."""
         if not self.has_dataset(name):
             known = ", ".join(self.datasets()) or "none"
-            raise InputError(self.url, None, "dataset", f"no dataset {name!r} (known: {known})")
+            raise InputError(
+                self.url, field="dataset", reason=f"no dataset {name!r} (known: {known})"
+            )
 
     def import_dataset(
         self,

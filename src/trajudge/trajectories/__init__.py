@@ -1,19 +1,17 @@
 """Trajectories: the data model, task specs, readers and importers.
 
-Each public name is imported on first use (see :mod:`trajudge._lazy`): the CLI's modules need
+Each public name is imported on first use (see :mod:`trajudge.core._lazy`): the CLI's modules need
 only ``InputError`` and ``FORMATS`` to register their commands, so ``trajudge --help`` does
 not load pydantic and every reader.
 """
 
 from typing import TYPE_CHECKING
 
-from trajudge._lazy import lazy_exports
+from trajudge.core import lazy_exports
 
 if TYPE_CHECKING:
-    from trajudge.trajectories._canonical import canonical_json
-    from trajudge.trajectories._errors import InputError
+    from trajudge.core import InputError, atomic_write, atomic_write_bytes, canonical_json
     from trajudge.trajectories._formats import FORMATS
-    from trajudge.trajectories._io import atomic_write, atomic_write_bytes
     from trajudge.trajectories._json import json_deeper_than, load_json
     from trajudge.trajectories._jsonl import read_jsonl, write_jsonl
     from trajudge.trajectories._models import Message, Step, Trajectory, Usage
@@ -93,11 +91,11 @@ __all__ = [
 # name -> the module it comes from
 _EXPORTS = {
     "ArgCheck": "trajudge.trajectories._spec",
-    "atomic_write": "trajudge.trajectories._io",
-    "atomic_write_bytes": "trajudge.trajectories._io",
+    "atomic_write": "trajudge.core",
+    "atomic_write_bytes": "trajudge.core",
     "Baseline": "trajudge.trajectories._spec",
     "Budgets": "trajudge.trajectories._spec",
-    "canonical_json": "trajudge.trajectories._canonical",
+    "canonical_json": "trajudge.core",
     "CustomCheckRef": "trajudge.trajectories._spec",
     "detect_format": "trajudge.trajectories._read",
     "ExpectedCall": "trajudge.trajectories._spec",
@@ -109,7 +107,7 @@ _EXPORTS = {
     "json_deeper_than": "trajudge.trajectories._json",
     "load_json": "trajudge.trajectories._json",
     "ImportResult": "trajudge.trajectories._read",
-    "InputError": "trajudge.trajectories._errors",
+    "InputError": "trajudge.core",
     "load_mapping": "trajudge.trajectories._options",
     "MatchMode": "trajudge.trajectories._spec",
     "Message": "trajudge.trajectories._models",

@@ -20,8 +20,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from trajudge.core import InputError
 from trajudge.trajectories._conversation import Conversation
-from trajudge.trajectories._errors import InputError
 from trajudge.trajectories._io import Record, kind, validate
 from trajudge.trajectories._models import Trajectory, Usage
 
@@ -91,7 +91,7 @@ def iter_chat_records(
     rest = iter(records)
     first = next(rest, None)
     if first is None:
-        raise InputError(file, None, None, "no trajectories found")
+        raise InputError(file, reason="no trajectories found")
     if is_item(first[1]):
         whole = [first, *rest]
         if all(is_item(obj) for _, obj in whole):
@@ -111,13 +111,15 @@ def _conversation(path: Path, n: int, label: str, obj: Any, key: str) -> ChatRec
     if not isinstance(obj, dict) or key not in obj:
         raise InputError(
             file,
-            label,
-            key,
-            f"missing: expected a list of items or an object with {key!r}, got {kind(obj)}",
+            record=label,
+            field=key,
+            reason=f"missing: expected a list of items or an object with {key!r}, got {kind(obj)}",
         )
     items = obj[key]
     if not isinstance(items, list):
-        raise InputError(file, label, key, f"expected a list, got {kind(items)}")
+        raise InputError(
+            file, record=label, field=key, reason=f"expected a list, got {kind(items)}"
+        )
     meta = validate(_Meta, {k: v for k, v in obj.items() if k != key}, file, label)
     tid = meta.id or (f"{meta.task_id}-{meta.trial}" if meta.task_id else default)
     return ChatRecord(

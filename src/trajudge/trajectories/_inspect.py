@@ -28,8 +28,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from trajudge.core import InputError
 from trajudge.trajectories._conversation import REASONING, Conversation
-from trajudge.trajectories._errors import InputError
 from trajudge.trajectories._inspect_zip import check_eval_zip
 from trajudge.trajectories._io import check_unique, validation_error
 from trajudge.trajectories._models import Trajectory, Usage
@@ -149,7 +149,7 @@ def read_inspect(path: Path, ignored: Ignored) -> list[tuple[str, Trajectory]]:
     try:
         from inspect_ai.log import read_eval_log
     except ImportError:
-        raise InputError(file, None, None, INSTALL_HINT) from None
+        raise InputError(file, reason=INSTALL_HINT) from None
     if zipfile.is_zipfile(path):
         check_eval_zip(path)
     try:
@@ -157,10 +157,12 @@ def read_inspect(path: Path, ignored: Ignored) -> list[tuple[str, Trajectory]]:
     except Exception as exc:  # inspect_ai raises many kinds on a broken file
         reason = " ".join(str(exc).split())[:300]
         raise InputError(
-            file, None, None, f"not a readable Inspect log: {type(exc).__name__}: {reason}"
+            file, reason=f"not a readable Inspect log: {type(exc).__name__}: {reason}"
         ) from None
     if not log.samples:
-        raise InputError(file, None, "samples", f"the log has no samples (status {log.status})")
+        raise InputError(
+            file, field="samples", reason=f"the log has no samples (status {log.status})"
+        )
     items = [
         (f"samples[{i}]", _sample(s, log, file, f"samples[{i}]", ignored))
         for i, s in enumerate(log.samples)

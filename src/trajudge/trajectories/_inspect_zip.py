@@ -16,7 +16,7 @@ import zlib
 from pathlib import Path
 from typing import IO, BinaryIO, cast
 
-from trajudge.trajectories._errors import InputError
+from trajudge.core import InputError
 from trajudge.trajectories._limits import ZIP_MEMBER, ZIP_RATIO, ZIP_TOTAL
 
 _PIECE = 1 << 20  # decompressed bytes produced at a time
@@ -86,14 +86,16 @@ def check_eval_zip(path: Path) -> None:
         for info in infos:
             name, size = info.filename, info.file_size
             if size > most:
-                raise InputError(file, name, None, ZIP_MEMBER.exceeded(f"declares {size:,}"))
+                raise InputError(
+                    file, record=name, reason=ZIP_MEMBER.exceeded(f"declares {size:,}")
+                )
             total += size
             if total > total_most:
-                raise InputError(file, name, None, ZIP_TOTAL.exceeded(f"{total:,} so far"))
+                raise InputError(file, record=name, reason=ZIP_TOTAL.exceeded(f"{total:,} so far"))
             if size > _RATIO_FLOOR and size > ratio * max(info.compress_size, 1):
                 found = f"{size:,} from {info.compress_size:,} bytes"
-                raise InputError(file, name, None, ZIP_RATIO.exceeded(found))
+                raise InputError(file, record=name, reason=ZIP_RATIO.exceeded(found))
             actual = _expanded(fh, info, size)
             if actual is not None and actual > size:
                 reason = f"decompresses to more than the {size:,} bytes it declares"
-                raise InputError(file, name, None, reason)
+                raise InputError(file, record=name, reason=reason)

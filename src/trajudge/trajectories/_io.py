@@ -10,14 +10,13 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import tempfile
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from trajudge.trajectories._errors import InputError, pydantic_field
+from trajudge.core import InputError, pydantic_field
 from trajudge.trajectories._json import check_json_depth, json_deeper_than, load_json, too_deep
 from trajudge.trajectories._limits import NESTING
 from trajudge.trajectories._models import Trajectory
@@ -32,11 +31,11 @@ def check_file(path: str | os.PathLike[str]) -> Path:
     """Return ``path`` as a Path, or raise InputError when it is missing or not a file."""
     p = Path(path)
     if not p.exists():
-        raise InputError(str(p), None, None, "no such file")
+        raise InputError(str(p), reason="no such file")
     if p.is_dir():
-        raise InputError(str(p), None, None, "is a directory, expected a file")
+        raise InputError(str(p), reason="is a directory, expected a file")
     if not p.is_file():
-        raise InputError(str(p), None, None, "is not a regular file")
+        raise InputError(str(p), reason="is not a regular file")
     return p
 
 
@@ -49,9 +48,8 @@ def decode_utf8(path: Path, data: bytes) -> str:
         byte = data[exc.start : exc.start + 1].hex()
         raise InputError(
             str(path),
-            f"line {line}",
-            None,
-            f"not valid UTF-8 (byte 0x{byte} at offset {exc.start})",
+            record=f"line {line}",
+            reason=f"not valid UTF-8 (byte 0x{byte} at offset {exc.start})",
         ) from None
 
 
@@ -70,7 +68,7 @@ def load_json_records(path: Path, text: str) -> list[Record]:
     """
     stripped = text.lstrip()
     if not stripped:
-        raise InputError(str(path), None, None, "the file is empty")
+        raise InputError(str(path), reason="the file is empty")
     if stripped.startswith("["):
         try:
             doc = json.loads(text)
@@ -79,12 +77,12 @@ def load_json_records(path: Path, text: str) -> list[Record]:
             if lines is not None:
                 return lines  # JSON Lines whose lines are lists
             raise InputError(
-                str(path), f"line {exc.lineno}", None, json_error_reason(exc)
+                str(path), record=f"line {exc.lineno}", reason=json_error_reason(exc)
             ) from None
         except RecursionError:
             raise too_deep(str(path), None) from None
         if not doc:
-            raise InputError(str(path), None, None, "the JSON list is empty")
+            raise InputError(str(path), reason="the JSON list is empty")
         items = [(f"record {i}", item) for i, item in enumerate(doc)]
         if json_deeper_than(text, NESTING.value + 1):  # the list is one level more
             for where, item in items:  # which record: only on the way to the error
@@ -104,7 +102,7 @@ def load_json_records(path: Path, text: str) -> list[Record]:
                 # or several, one after the other (OpenTelemetry's ConsoleSpanExporter)
                 with contextlib.suppress(json.JSONDecodeError):
                     return _concatenated(path, text)
-            raise InputError(str(path), f"line {n}", None, json_error_reason(exc)) from None
+            raise InputError(str(path), record=f"line {n}", reason=json_error_reason(exc)) from None
     return records
 
 
@@ -149,7 +147,7 @@ def validation_error(
     reason = first["msg"]
     if len(errors) > 1:
         reason += f" (+{len(errors) - 1} more)"
-    return InputError(path, record, field, reason)
+    return InputError(path, record=record, field=field, reason=reason)
 
 
 def join_field(prefix: str, field: str) -> str:
@@ -162,7 +160,12 @@ def join_field(prefix: str, field: str) -> str:
 def validate(model: type[M], obj: Any, path: str, record: str | None, prefix: str = "") -> M:
     """Validate ``obj`` as ``model`` in strict mode, raising InputError on failure."""
     if not isinstance(obj, dict):
-        raise InputError(path, record, prefix or None, f"expected a JSON object, got {kind(obj)}")
+        raise InputError(
+            path,
+            record=record,
+            field=prefix or None,
+            reason=f"expected a JSON object, got {kind(obj)}",
+        )
     try:
         return model.model_validate(obj, strict=True)
     except ValidationError as exc:
@@ -190,14 +193,20 @@ def unique_items(
     pairs: dict[tuple[str, int], str] = {}
     for label, t in items:
         if t.id in ids:
-            raise InputError(path, label, "id", f"duplicate id {t.id!r} (first at {ids[t.id]})")
+            raise InputError(
+                path,
+                record=label,
+                field="id",
+                reason=f"duplicate id {t.id!r} (first at {ids[t.id]})",
+            )
         pair = (t.task_id, t.trial)
         if pair in pairs:
             raise InputError(
                 path,
-                label,
-                "task_id/trial",
-                f"duplicate (task_id, trial) = ({t.task_id!r}, {t.trial}) (first at {pairs[pair]})",
+                record=label,
+                field="task_id/trial",
+                reason=f"duplicate (task_id, trial) = ({t.task_id!r}, {t.trial}) "
+                f"(first at {pairs[pair]})",
             )
         ids[t.id] = label
         pairs[pair] = label
@@ -208,37 +217,6 @@ def check_unique(path: str, items: Sequence[tuple[str, Trajectory]]) -> None:
     """Raise InputError on a repeated trajectory id or (task_id, trial)."""
     for _ in unique_items(path, items):
         pass
-
-
-def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], None]) -> Path:
-    """Write a file through ``write(tmp_path)`` then rename it into place.
-
-    The temporary file sits in the same folder (so ``os.replace`` is atomic) and is removed if
-    ``write`` fails, so a reader never sees a partial file.
-    """
-    target = Path(path)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(fd)
-    tmp = Path(tmp_name)
-    try:
-        write(tmp)
-        os.replace(tmp, target)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    return target
-
-
-def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
-    """Write ``data`` to ``path`` atomically (temporary file, fsync, rename)."""
-
-    def write(tmp: Path) -> None:
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-
-    return atomic_write(path, write)
 
 
 def write_text_lines(tmp: Path, lines: Iterator[str]) -> None:

@@ -14,7 +14,7 @@ import json
 import re
 from typing import Any
 
-from trajudge.trajectories._errors import InputError
+from trajudge.core import InputError
 from trajudge.trajectories._limits import NESTING
 
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
@@ -44,7 +44,7 @@ def json_deeper_than(text: str, depth: int) -> bool:
 
 
 def too_deep(file: str, record: str | None, field: str | None = None) -> InputError:
-    return InputError(file, record, field, NESTING.exceeded())
+    return InputError(file, record=record, field=field, reason=NESTING.exceeded())
 
 
 def check_json_depth(text: str, file: str, record: str | None, field: str | None = None) -> None:

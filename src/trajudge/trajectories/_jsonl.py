@@ -12,15 +12,8 @@ import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from trajudge.trajectories._errors import InputError
-from trajudge.trajectories._io import (
-    Record,
-    atomic_write,
-    check_file,
-    check_unique,
-    validate,
-    write_text_lines,
-)
+from trajudge.core import InputError, atomic_write
+from trajudge.trajectories._io import Record, check_file, check_unique, validate, write_text_lines
 from trajudge.trajectories._models import Trajectory
 from trajudge.trajectories._stream import iter_json_records
 
@@ -51,7 +44,7 @@ def iter_native(path: Path, records: Iterable[Record]) -> Iterator[tuple[str, Tr
         n += 1
         yield label, validate(Trajectory, obj, str(path), label)
     if not n:
-        raise InputError(str(path), None, None, "no trajectories found")
+        raise InputError(str(path), reason="no trajectories found")
 
 
 def write_jsonl(path: str | os.PathLike[str], trajectories: Iterable[Trajectory]) -> Path:

@@ -21,9 +21,9 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from trajudge.core import InputError
 from trajudge.trajectories._chatlog import ChatRecord, iter_chat_records
 from trajudge.trajectories._conversation import Conversation
-from trajudge.trajectories._errors import InputError
 from trajudge.trajectories._io import Record, kind
 from trajudge.trajectories._models import Trajectory
 from trajudge.trajectories._openai import content_text
@@ -68,9 +68,9 @@ def from_langchain(rec: ChatRecord, file: str, ignored: Ignored) -> Trajectory:
         if not is_langchain_message(msg):
             raise InputError(
                 file,
-                rec.label,
-                where,
-                f"expected a messages_to_dict entry {{type, data}}, got {kind(msg)}",
+                record=rec.label,
+                field=where,
+                reason=f"expected a messages_to_dict entry {{type, data}}, got {kind(msg)}",
             )
         role = _kind(msg)
         data = msg["data"]
@@ -102,15 +102,18 @@ def from_langchain(rec: ChatRecord, file: str, ignored: Ignored) -> Trajectory:
             for j, call in enumerate(data.get("tool_calls") or []):
                 if not isinstance(call, dict) or not isinstance(call.get("name"), str):
                     raise InputError(
-                        file, rec.label, f"{where}.data.tool_calls[{j}].name", "missing"
+                        file,
+                        record=rec.label,
+                        field=f"{where}.data.tool_calls[{j}].name",
+                        reason="missing",
                     )
                 args = call.get("args") or {}
                 if not isinstance(args, dict):
                     raise InputError(
                         file,
-                        rec.label,
-                        f"{where}.data.tool_calls[{j}].args",
-                        f"expected an object, got {kind(args)}",
+                        record=rec.label,
+                        field=f"{where}.data.tool_calls[{j}].args",
+                        reason=f"expected an object, got {kind(args)}",
                     )
                 conv.call(call["name"], args, call.get("id"))
             for call in data.get("invalid_tool_calls") or []:

@@ -19,7 +19,7 @@ from pydantic import (
     model_validator,
 )
 
-from trajudge.trajectories._canonical import canonical_json
+from trajudge.core import canonical_json
 
 
 class Step(BaseModel):

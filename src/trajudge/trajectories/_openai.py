@@ -59,8 +59,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
+from trajudge.core import InputError
 from trajudge.trajectories._conversation import Conversation
-from trajudge.trajectories._errors import InputError
 from trajudge.trajectories._io import (
     Record,
     check_file,
@@ -187,10 +187,18 @@ def parse_args(
         value = load_json(arguments, file, record, field)
     except json.JSONDecodeError as exc:
         raise InputError(
-            file, record, field, f"arguments are not valid JSON: {exc.msg} (column {exc.colno})"
+            file,
+            record=record,
+            field=field,
+            reason=f"arguments are not valid JSON: {exc.msg} (column {exc.colno})",
         ) from None
     if not isinstance(value, dict):
-        raise InputError(file, record, field, f"arguments must be a JSON object, got {kind(value)}")
+        raise InputError(
+            file,
+            record=record,
+            field=field,
+            reason=f"arguments must be a JSON object, got {kind(value)}",
+        )
     return value
 
 
@@ -217,7 +225,10 @@ def _add_usage(
                 continue
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 raise InputError(
-                    file, record, f"{where}.usage.{key}", "expected a non-negative integer"
+                    file,
+                    record=record,
+                    field=f"{where}.usage.{key}",
+                    reason="expected a non-negative integer",
                 )
             totals[i] = (totals[i] or 0) + value
             break
@@ -259,7 +270,12 @@ def from_openai_messages(
     [('user', [], None), ('assistant', [0], None), ('tool', [], 0), ('assistant', [], None)]
     """
     if not isinstance(messages, list):
-        raise InputError(file, record, field, f"expected a list of messages, got {kind(messages)}")
+        raise InputError(
+            file,
+            record=record,
+            field=field,
+            reason=f"expected a list of messages, got {kind(messages)}",
+        )
     try:
         msgs = _MESSAGES.validate_python([_unwrap_response(m) for m in messages], strict=True)
     except ValidationError as exc:
@@ -295,18 +311,29 @@ def from_openai_messages(
             if m.role == "tool":
                 if m.tool_call_id is None:
                     raise InputError(
-                        file, record, f"{where}.tool_call_id", "missing on a tool message"
+                        file,
+                        record=record,
+                        field=f"{where}.tool_call_id",
+                        reason="missing on a tool message",
                     )
                 n = conv.pending(call_id=m.tool_call_id)
                 key, what, at = m.tool_call_id, "id", f"{where}.tool_call_id"
             else:
                 if m.name is None:
-                    raise InputError(file, record, f"{where}.name", "missing on a function message")
+                    raise InputError(
+                        file,
+                        record=record,
+                        field=f"{where}.name",
+                        reason="missing on a function message",
+                    )
                 n = conv.pending(tool=m.name)
                 key, what, at = m.name, "name", f"{where}.name"
             if n is None:
                 raise InputError(
-                    file, record, at, f"no earlier unanswered tool call with {what} {key!r}"
+                    file,
+                    record=record,
+                    field=at,
+                    reason=f"no earlier unanswered tool call with {what} {key!r}",
                 )
             body = text or ""
             conv.result(n, body, ok=not body.startswith("Error"))
@@ -378,7 +405,7 @@ def iter_openai(
     rest = iter(records)
     first = next(rest, None)
     if first is None:
-        raise InputError(file, None, None, "no trajectories found")
+        raise InputError(file, reason="no trajectories found")
     if is_chat_message(first[1]):
         whole = [first, *rest]
         if all(is_chat_message(obj) for _, obj in whole):

@@ -30,8 +30,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from trajudge.core import InputError
 from trajudge.trajectories._conversation import Conversation
-from trajudge.trajectories._errors import InputError
 from trajudge.trajectories._io import Record, kind, validation_error
 from trajudge.trajectories._models import Trajectory, Usage
 from trajudge.trajectories._options import Ignored, as_dict, as_json_text
@@ -179,7 +179,7 @@ def openhands_from_records(
         events = list(records)
     for where, e in events:
         if not isinstance(e, dict):
-            raise InputError(file, where, None, f"expected an event object, got {kind(e)}")
+            raise InputError(file, record=where, reason=f"expected an event object, got {kind(e)}")
     conv = Conversation()
     sdk = any(isinstance(e.get("kind"), str) for _, e in events)
     tokens: list[int | None] = [None, None]

@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from trajudge.trajectories._errors import InputError
+from trajudge.core import InputError
 from trajudge.trajectories._io import check_file, decode_utf8, kind, validation_error
 from trajudge.trajectories._models import Trajectory
 
@@ -82,7 +82,9 @@ def _coerce(src: str, where: str, key: str, value: Any) -> Any:
             return True
         if text in ("false", "0", "fail", "no"):
             return False
-    raise InputError(src, where, key, f"cannot read {kind(value)} {value!r} as {key}")
+    raise InputError(
+        src, record=where, field=key, reason=f"cannot read {kind(value)} {value!r} as {key}"
+    )
 
 
 def load_mapping(path: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
@@ -99,11 +101,11 @@ def load_mapping(path: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
         reader = csv.DictReader(io.StringIO(text))
         cols = reader.fieldnames or []
         if "id" not in cols:
-            raise InputError(src, None, "id", "missing column")
+            raise InputError(src, field="id", reason="missing column")
         extra = [c for c in cols if c not in ("id", *_MAP_FIELDS)]
         if extra:
             raise InputError(
-                src, None, extra[0], f"unknown column (known: id, {', '.join(_MAP_FIELDS)})"
+                src, field=extra[0], reason=f"unknown column (known: id, {', '.join(_MAP_FIELDS)})"
             )
         for n, row in enumerate(reader, start=2):
             rows.append((f"line {n}", dict(row)))
@@ -112,27 +114,27 @@ def load_mapping(path: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
 
         doc = load_yaml(text, src)
         if not isinstance(doc, dict):
-            raise InputError(
-                src, None, None, f"expected an object of id -> fields, got {kind(doc)}"
-            )
+            raise InputError(src, reason=f"expected an object of id -> fields, got {kind(doc)}")
         for key, value in doc.items():
             if not isinstance(value, dict):
-                raise InputError(src, str(key), None, f"expected an object, got {kind(value)}")
+                raise InputError(
+                    src, record=str(key), reason=f"expected an object, got {kind(value)}"
+                )
             extra = [k for k in value if k not in _MAP_FIELDS]
             if extra:
-                raise InputError(src, str(key), str(extra[0]), "unknown field")
+                raise InputError(src, record=str(key), field=str(extra[0]), reason="unknown field")
             rows.append((str(key), {"id": key, **value}))
     out: dict[str, dict[str, Any]] = {}
     for where, row in rows:
         tid = str(row.get("id") or "").strip()
         if not tid:
-            raise InputError(src, where, "id", "missing or empty")
+            raise InputError(src, record=where, field="id", reason="missing or empty")
         if tid in out:
-            raise InputError(src, where, "id", f"duplicate id {tid!r}")
+            raise InputError(src, record=where, field="id", reason=f"duplicate id {tid!r}")
         values = {k: _coerce(src, where, k, row.get(k)) for k in _MAP_FIELDS}
         out[tid] = {k: v for k, v in values.items() if v is not None}
     if not out:
-        raise InputError(src, None, None, "the mapping is empty")
+        raise InputError(src, reason="the mapping is empty")
     return out
 
 
@@ -181,9 +183,8 @@ def iter_options(
             ids = ", ".join(repr(i) for i in missing[:3])
             raise InputError(
                 file,
-                None,
-                "mapping",
-                f"ids not in the file: {ids}" + (" ..." if len(missing) > 3 else ""),
+                field="mapping",
+                reason=f"ids not in the file: {ids}" + (" ..." if len(missing) > 3 else ""),
             )
 
 

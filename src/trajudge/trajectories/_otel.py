@@ -39,9 +39,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from trajudge.trajectories._canonical import canonical_json
+from trajudge.core import InputError, canonical_json
 from trajudge.trajectories._conversation import Conversation
-from trajudge.trajectories._errors import InputError
 from trajudge.trajectories._io import (
     Record,
     check_file,
@@ -82,7 +81,12 @@ def _tokens(span: Span, keys: tuple[str, ...], file: str) -> int | None:
         if value is None:
             continue
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise InputError(file, span.record, span.where(key), "expected a non-negative integer")
+            raise InputError(
+                file,
+                record=span.record,
+                field=span.where(key),
+                reason="expected a non-negative integer",
+            )
         return value
     return None
 
@@ -215,7 +219,10 @@ def _trajudge_attr(
             value = s.attrs[key]
             if not isinstance(value, types) or (bool not in types and isinstance(value, bool)):
                 raise InputError(
-                    file, s.record, s.where(key), f"expected {what}, got {kind(value)}"
+                    file,
+                    record=s.record,
+                    field=s.where(key),
+                    reason=f"expected {what}, got {kind(value)}",
                 )
             return value
     return None
@@ -321,7 +328,7 @@ def otel_from_records(
     for span in read_spans(file, records):
         traces.setdefault(span.trace_id, []).append(span)
     if not traces:
-        raise InputError(file, None, None, "no spans found")
+        raise InputError(file, reason="no spans found")
     groups: dict[str, list[list[Span]]] = {}
     conv_ids: dict[str, str | None] = {}
     for trace_id, spans in traces.items():

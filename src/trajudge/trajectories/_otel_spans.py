@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from trajudge.trajectories._errors import InputError
+from trajudge.core import InputError
 from trajudge.trajectories._io import Record, kind
 
 STATUS_ERROR = 2
@@ -112,7 +112,10 @@ def _nanos(span: dict[str, Any], keys: tuple[str, ...], file: str, record: str, 
         if isinstance(raw, str) and raw.isdigit():
             return int(raw)
     raise InputError(
-        file, record, f"{path}.{keys[0]}", f"expected nanoseconds, got {kind(span.get(keys[0]))}"
+        file,
+        record=record,
+        field=f"{path}.{keys[0]}",
+        reason=f"expected nanoseconds, got {kind(span.get(keys[0]))}",
     )
 
 
@@ -127,7 +130,9 @@ def _list(value: Any, file: str, record: str, path: str) -> list[Any]:
     if value is None:
         return []
     if not isinstance(value, list):
-        raise InputError(file, record, path, f"expected a list, got {kind(value)}")
+        raise InputError(
+            file, record=record, field=path, reason=f"expected a list, got {kind(value)}"
+        )
     return value
 
 
@@ -135,7 +140,9 @@ def _otlp(doc: dict[str, Any], key: str, file: str, label: str, spans: list[Span
     for ri, rs in enumerate(_list(doc.get(key), file, label, key)):
         rpath = f"{key}[{ri}]"
         if not isinstance(rs, dict):
-            raise InputError(file, label, rpath, f"expected an object, got {kind(rs)}")
+            raise InputError(
+                file, record=label, field=rpath, reason=f"expected an object, got {kind(rs)}"
+            )
         resource = attributes((rs.get("resource") or {}).get("attributes"))
         scope_key = next(
             (
@@ -156,18 +163,31 @@ def _otlp(doc: dict[str, Any], key: str, file: str, label: str, spans: list[Span
             for pi, raw in enumerate(_list(ss.get("spans"), file, label, f"{spath}.spans")):
                 path = f"{spath}.spans[{pi}]"
                 if not isinstance(raw, dict):
-                    raise InputError(file, label, path, f"expected an object, got {kind(raw)}")
+                    raise InputError(
+                        file,
+                        record=label,
+                        field=path,
+                        reason=f"expected an object, got {kind(raw)}",
+                    )
                 trace_id = _hex_id(_get(raw, "traceId", "trace_id"), 16)
                 span_id = _hex_id(_get(raw, "spanId", "span_id"), 8)
                 if not trace_id or not span_id:
-                    raise InputError(file, label, f"{path}.traceId/spanId", "missing or empty")
+                    raise InputError(
+                        file,
+                        record=label,
+                        field=f"{path}.traceId/spanId",
+                        reason="missing or empty",
+                    )
                 start = _nanos(
                     raw, ("startTimeUnixNano", "start_time_unix_nano"), file, label, path
                 )
                 end = _nanos(raw, ("endTimeUnixNano", "end_time_unix_nano"), file, label, path)
                 if end < start:
                     raise InputError(
-                        file, label, f"{path}.endTimeUnixNano", "is before startTimeUnixNano"
+                        file,
+                        record=label,
+                        field=f"{path}.endTimeUnixNano",
+                        reason="is before startTimeUnixNano",
                     )
                 status = raw.get("status") or {}
                 code = status.get("code")
@@ -216,19 +236,27 @@ def _jaeger(doc: dict[str, Any], file: str, label: str, spans: list[Span]) -> No
     for ti, trace in enumerate(_list(doc.get("data"), file, label, "data")):
         tpath = f"data[{ti}]"
         if not isinstance(trace, dict):
-            raise InputError(file, label, tpath, f"expected an object, got {kind(trace)}")
+            raise InputError(
+                file, record=label, field=tpath, reason=f"expected an object, got {kind(trace)}"
+            )
         processes = trace.get("processes") or {}
         for pi, raw in enumerate(_list(trace.get("spans"), file, label, f"{tpath}.spans")):
             path = f"{tpath}.spans[{pi}]"
             if not isinstance(raw, dict):
-                raise InputError(file, label, path, f"expected an object, got {kind(raw)}")
+                raise InputError(
+                    file, record=label, field=path, reason=f"expected an object, got {kind(raw)}"
+                )
             trace_id = _hex_id(str(raw.get("traceID") or trace.get("traceID") or "").zfill(32), 16)
             span_id = _hex_id(str(raw.get("spanID") or "").zfill(16), 8)
             if not trace_id.strip("0") or not span_id.strip("0"):
-                raise InputError(file, label, f"{path}.traceID/spanID", "missing or empty")
+                raise InputError(
+                    file, record=label, field=f"{path}.traceID/spanID", reason="missing or empty"
+                )
             start_us, duration_us = raw.get("startTime"), raw.get("duration", 0)
             if not isinstance(start_us, int) or not isinstance(duration_us, int):
-                raise InputError(file, label, f"{path}.startTime", "expected microseconds")
+                raise InputError(
+                    file, record=label, field=f"{path}.startTime", reason="expected microseconds"
+                )
             parent = next(
                 (
                     r.get("spanID")
@@ -284,7 +312,9 @@ def _iso_nanos(value: Any, file: str, record: str, field: str) -> int:
         else:
             whole = int(stamp.timestamp())
             return whole * 1_000_000_000 + stamp.microsecond * 1000
-    raise InputError(file, record, field, f"expected an ISO-8601 time, got {kind(value)}")
+    raise InputError(
+        file, record=record, field=field, reason=f"expected an ISO-8601 time, got {kind(value)}"
+    )
 
 
 def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
@@ -306,7 +336,9 @@ def _sdk_span(doc: dict[str, Any], file: str, label: str, spans: list[Span]) -> 
     trace_id = _hex_id(str(context.get("trace_id") or "").removeprefix("0x"), 16)
     span_id = _hex_id(str(context.get("span_id") or "").removeprefix("0x"), 8)
     if not trace_id or not span_id:
-        raise InputError(file, label, "context.trace_id/span_id", "missing or empty")
+        raise InputError(
+            file, record=label, field="context.trace_id/span_id", reason="missing or empty"
+        )
     start = _iso_nanos(doc.get("start_time"), file, label, "start_time")
     end = _iso_nanos(doc.get("end_time"), file, label, "end_time")
     status = _obj(doc.get("status"))
@@ -366,9 +398,9 @@ def read_spans(file: str, records: Iterable[Record]) -> list[Span]:
         if which is None:
             raise InputError(
                 file,
-                label,
-                None,
-                "not a trace export (expected OTLP JSON, a Tempo or Jaeger export, or span JSON)",
+                record=label,
+                reason="not a trace export "
+                "(expected OTLP JSON, a Tempo or Jaeger export, or span JSON)",
             )
         if which == "jaeger":
             _jaeger(doc, file, label, spans)

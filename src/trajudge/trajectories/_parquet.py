@@ -16,8 +16,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from trajudge.trajectories._errors import InputError
-from trajudge.trajectories._io import atomic_write, check_file, check_unique, validate
+from trajudge.core import InputError, atomic_write
+from trajudge.trajectories._io import check_file, check_unique, validate
 from trajudge.trajectories._json import load_json
 from trajudge.trajectories._models import Trajectory
 
@@ -119,11 +119,11 @@ def iter_parquet(p: Path) -> Iterator[tuple[str, Trajectory]]:
         parquet = pq.ParquetFile(p)
         names = set(parquet.schema_arrow.names)
     except (pa.ArrowException, OSError) as exc:
-        raise InputError(str(p), None, None, f"not a readable Parquet file: {exc}") from None
+        raise InputError(str(p), reason=f"not a readable Parquet file: {exc}") from None
     with parquet:
         _check_columns(p, names)
         if parquet.metadata.num_rows == 0:
-            raise InputError(str(p), None, None, "no trajectories found")
+            raise InputError(str(p), reason="no trajectories found")
         i = 0
         for rows in _batches(p, parquet):
             for row in rows:
@@ -140,7 +140,7 @@ def _batches(p: Path, parquet: pq.ParquetFile) -> Iterator[list[dict[str, Any]]]
         try:
             batch = next(batches, None)
         except (pa.ArrowException, OSError) as exc:
-            raise InputError(str(p), None, None, f"not a readable Parquet file: {exc}") from None
+            raise InputError(str(p), reason=f"not a readable Parquet file: {exc}") from None
         if batch is None:
             return
         yield batch.to_pylist()
@@ -156,7 +156,10 @@ def _trajectory(p: Path, label: str, row: dict[str, Any]) -> Trajectory:
             row[col] = load_json(text, str(p), label, col)
         except json.JSONDecodeError as exc:
             raise InputError(
-                str(p), label, col, f"invalid JSON: {exc.msg} (column {exc.colno})"
+                str(p),
+                record=label,
+                field=col,
+                reason=f"invalid JSON: {exc.msg} (column {exc.colno})",
             ) from None
     return validate(Trajectory, row, str(p), label)
 
@@ -164,10 +167,10 @@ def _trajectory(p: Path, label: str, row: dict[str, Any]) -> Trajectory:
 def _check_columns(p: Path, names: set[str]) -> None:
     for col in ("id", "task_id"):
         if col not in names:
-            raise InputError(str(p), None, col, "missing column")
+            raise InputError(str(p), field=col, reason="missing column")
     unknown = sorted(names - set(schema().names))
     if unknown:
-        raise InputError(str(p), None, unknown[0], "unknown column")
+        raise InputError(str(p), field=unknown[0], reason="unknown column")
 
 
 def parquet_blocks(path: str | os.PathLike[str]) -> list[tuple[int, int, int]]:
@@ -181,7 +184,7 @@ def parquet_blocks(path: str | os.PathLike[str]) -> list[tuple[int, int, int]]:
     try:
         meta = pq.ParquetFile(p).metadata
     except (pa.ArrowException, OSError) as exc:
-        raise InputError(str(p), None, None, f"not a readable Parquet file: {exc}") from None
+        raise InputError(str(p), reason=f"not a readable Parquet file: {exc}") from None
     _check_columns(p, set(meta.schema.to_arrow_schema().names))
     blocks, first = [], 0
     for rg in range(meta.num_row_groups):
@@ -190,7 +193,7 @@ def parquet_blocks(path: str | os.PathLike[str]) -> list[tuple[int, int, int]]:
             blocks.append((rg, first, rows))
         first += rows
     if not blocks:
-        raise InputError(str(p), None, None, "no trajectories found")
+        raise InputError(str(p), reason="no trajectories found")
     return blocks
 
 
@@ -206,7 +209,7 @@ def read_parquet_block(
     try:
         table = pq.ParquetFile(p).read_row_group(row_group)
     except (pa.ArrowException, OSError) as exc:
-        raise InputError(str(p), None, None, f"not a readable Parquet file: {exc}") from None
+        raise InputError(str(p), reason=f"not a readable Parquet file: {exc}") from None
     rows = table.to_pylist()
     del table
     return [_trajectory(p, f"row {i}", row) for i, row in enumerate(rows, start=first_row)]

@@ -9,8 +9,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from trajudge.core import InputError
 from trajudge.trajectories._detect import detect, format_name
-from trajudge.trajectories._errors import InputError
 from trajudge.trajectories._formats import FORMATS
 from trajudge.trajectories._inspect import read_inspect
 from trajudge.trajectories._io import Record, check_file, decode_utf8, unique_items
@@ -94,9 +94,7 @@ class TrajectoryStream:
             self.count += 1
             yield t
         if self._strict and self.ignored:
-            raise InputError(
-                self.source, None, None, "; ".join(self.ignored.lines()) + " (--strict)"
-            )
+            raise InputError(self.source, reason="; ".join(self.ignored.lines()) + " (--strict)")
 
 
 def _reader(
@@ -136,7 +134,9 @@ def _hinted(items: Iterator[Item], detected: str) -> Iterator[Item]:
         yield from items
     except InputError as exc:
         hint = f"the file looks like {format_name(detected)}: use --format {detected}"
-        raise InputError(exc.file, exc.record, exc.field, f"{exc.reason}; {hint}") from None
+        raise InputError(
+            exc.file, record=exc.record, field=exc.field, reason=f"{exc.reason}; {hint}"
+        ) from None
 
 
 def _file_sha256(p: Path) -> str:
@@ -171,7 +171,9 @@ def stream_trajectories(
     """
     if fmt not in FORMATS:
         raise InputError(
-            str(path), None, "format", f"unknown format {fmt!r} (choose from {', '.join(FORMATS)})"
+            str(path),
+            field="format",
+            reason=f"unknown format {fmt!r} (choose from {', '.join(FORMATS)})",
         )
     opts = options or ReadOptions()
     folder = Path(path)
@@ -272,7 +274,7 @@ def _event_folder(folder: Path, opts: ReadOptions, strict: bool) -> TrajectorySt
             records.append((f.name, load_json(decode_utf8(f, data), str(f))))
         except json.JSONDecodeError as exc:
             raise InputError(
-                str(f), None, None, f"invalid JSON: {exc.msg} (line {exc.lineno})"
+                str(f), reason=f"invalid JSON: {exc.msg} (line {exc.lineno})"
             ) from None
     ignored = Ignored()
     items = _later(lambda: openhands_from_records(folder, records, ignored))

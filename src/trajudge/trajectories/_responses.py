@@ -29,9 +29,9 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from trajudge.core import InputError
 from trajudge.trajectories._chatlog import ChatRecord, iter_chat_records
 from trajudge.trajectories._conversation import REASONING, Conversation
-from trajudge.trajectories._errors import InputError
 from trajudge.trajectories._io import Record, kind
 from trajudge.trajectories._models import Trajectory
 from trajudge.trajectories._openai import content_text, parse_args
@@ -102,7 +102,9 @@ def _read_items(
     for i, item in enumerate(items):
         where = f"{field}[{i}]"
         if not isinstance(item, dict):
-            raise InputError(file, record, where, f"expected an object, got {kind(item)}")
+            raise InputError(
+                file, record=record, field=where, reason=f"expected an object, got {kind(item)}"
+            )
         t = item.get("type")
         if item.get("object") == "response":
             usage = item.get("usage") or {}
@@ -112,7 +114,10 @@ def _read_items(
             output = item.get("output")
             if not isinstance(output, list):
                 raise InputError(
-                    file, record, f"{where}.output", f"expected a list, got {kind(output)}"
+                    file,
+                    record=record,
+                    field=f"{where}.output",
+                    reason=f"expected a list, got {kind(output)}",
                 )
             _read_items(conv, output, totals, file, record, f"{where}.output", ignored)
         elif t in (None, "message") and isinstance(item.get("role"), str):
@@ -127,7 +132,9 @@ def _read_items(
         elif t in ("function_call", "custom_tool_call"):
             name = item.get("name")
             if not isinstance(name, str) or not name:
-                raise InputError(file, record, f"{where}.name", "missing or empty")
+                raise InputError(
+                    file, record=record, field=f"{where}.name", reason="missing or empty"
+                )
             if t == "function_call":
                 args = parse_args(item.get("arguments"), file, record, f"{where}.arguments")
             else:
@@ -168,7 +175,9 @@ def _read_items(
         elif t in _OUTPUTS:
             call_id = item.get("call_id")
             if call_id is None:
-                raise InputError(file, record, f"{where}.call_id", "missing on a tool output")
+                raise InputError(
+                    file, record=record, field=f"{where}.call_id", reason="missing on a tool output"
+                )
             n = conv.pending(call_id=str(call_id))
             output = item.get("output")
             text = output if isinstance(output, str) or output is None else as_json_text(output)

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from trajudge.core import InputError
 from trajudge.trajectories._detect import EveryRecord, describe, first_record_format
-from trajudge.trajectories._errors import InputError
 from trajudge.trajectories._formats import FORMATS
 from trajudge.trajectories._io import Record
 from trajudge.trajectories._limits import SNIFF
@@ -91,16 +91,14 @@ def refusal(file: str, head: bytes, found: Sniffed | None) -> InputError:
         if detail:
             return InputError(
                 file,
-                None,
-                None,
-                f"format not detected: {SNIFF.exceeded(detail)}, or pass --format "
+                reason=f"format not detected: {SNIFF.exceeded(detail)}, or pass --format "
                 f"(one of {supported})",
             )
     if found is None:
         looks = describe(head, None)
     else:
         looks = describe(head, found.first, found.count, more=found.more)
-    return InputError(file, None, None, f"unrecognised format: {looks} (supported: {supported})")
+    return InputError(file, reason=f"unrecognised format: {looks} (supported: {supported})")
 
 
 def _start(head: bytes) -> bytes:

@@ -28,7 +28,7 @@ from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import IO
 
-from trajudge.trajectories._errors import InputError
+from trajudge.core import InputError
 from trajudge.trajectories._io import Record, decode_utf8, json_error_reason, load_json_records
 from trajudge.trajectories._json import check_json_depth, load_json, too_deep
 
@@ -89,9 +89,9 @@ class Text:
                     byte = data[exc.start : exc.start + 1].hex()
                     raise InputError(
                         str(self.path),
-                        f"line {line}",
-                        None,
-                        f"not valid UTF-8 (byte 0x{byte} at offset {self._offset + exc.start})",
+                        record=f"line {line}",
+                        reason=f"not valid UTF-8 "
+                        f"(byte 0x{byte} at offset {self._offset + exc.start})",
                     ) from None
             self._offset += len(data) - len(self._carry)
             self._lines += text.count("\n")
@@ -159,7 +159,9 @@ class _Window:
         line = self._lines + exc.lineno
         column = exc.colno + (self._column if exc.lineno == 1 else 0)
         return InputError(
-            str(self.text.path), f"line {line}", None, f"invalid JSON: {msg} (column {column})"
+            str(self.text.path),
+            record=f"line {line}",
+            reason=f"invalid JSON: {msg} (column {column})",
         )
 
 
@@ -172,7 +174,7 @@ def _list_elements(window: _Window) -> Iterator[Record]:
         window.pos += 1
         if window.next_char():
             raise window.error("Extra data", window.pos)
-        raise InputError(str(window.text.path), None, None, "the JSON list is empty")
+        raise InputError(str(window.text.path), reason="the JSON list is empty")
     n = 0
     while True:
         if not char:
@@ -225,7 +227,7 @@ def _lines(text: Text, buf: str) -> Iterator[Record]:
                 yield f"line {n}", load_json(line, str(text.path), f"line {n}")
             except json.JSONDecodeError as exc:
                 raise InputError(
-                    str(text.path), f"line {n}", None, json_error_reason(exc)
+                    str(text.path), record=f"line {n}", reason=json_error_reason(exc)
                 ) from None
         if newline < 0:
             return
@@ -317,7 +319,7 @@ def iter_json_records(
             buf += text.read()
             start = len(buf) - len(buf.lstrip())
         if start == len(buf):
-            raise InputError(str(path), None, None, "the file is empty")
+            raise InputError(str(path), reason="the file is empty")
         if buf[start] == "[":
             if _lines_of_lists(path, limit):
                 yield from _lines(text, buf)

@@ -25,8 +25,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from trajudge.core import InputError
 from trajudge.trajectories._conversation import Conversation
-from trajudge.trajectories._errors import InputError
 from trajudge.trajectories._io import Record, kind, validation_error
 from trajudge.trajectories._models import Trajectory, Usage
 from trajudge.trajectories._openai import content_text, parse_args
@@ -42,11 +42,13 @@ def swe_agent_from_records(
 ) -> list[tuple[str, Trajectory]]:
     file = str(path)
     if len(records) != 1:
-        raise InputError(file, records[1][0], None, "a .traj file is one JSON object")
+        raise InputError(file, record=records[1][0], reason="a .traj file is one JSON object")
     label, doc = records[0]
     steps_in = doc.get("trajectory") if isinstance(doc, dict) else None
     if not isinstance(steps_in, list):
-        raise InputError(file, label, "trajectory", f"expected a list, got {kind(steps_in)}")
+        raise InputError(
+            file, record=label, field="trajectory", reason=f"expected a list, got {kind(steps_in)}"
+        )
     history = doc.get("history") if isinstance(doc.get("history"), list) else []
     info = as_dict(doc.get("info"))
     conv = Conversation()
@@ -72,11 +74,16 @@ def swe_agent_from_records(
     for i, entry in enumerate(steps_in):
         where = f"trajectory[{i}]"
         if not isinstance(entry, dict):
-            raise InputError(file, label, where, f"expected an object, got {kind(entry)}")
+            raise InputError(
+                file, record=label, field=where, reason=f"expected an object, got {kind(entry)}"
+            )
         action = entry.get("action")
         if not isinstance(action, str):
             raise InputError(
-                file, label, f"{where}.action", f"expected a string, got {kind(action)}"
+                file,
+                record=label,
+                field=f"{where}.action",
+                reason=f"expected a string, got {kind(action)}",
             )
         action = action.rstrip("\n")  # SWE-agent ends every action with a newline
         calls = (assistants[i].get("tool_calls") or []) if use_calls else []

@@ -33,8 +33,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from trajudge.core import InputError
 from trajudge.trajectories._conversation import Conversation
-from trajudge.trajectories._errors import InputError
 from trajudge.trajectories._io import Record, check_unique, kind, validate, validation_error
 from trajudge.trajectories._models import Trajectory, Usage
 from trajudge.trajectories._options import Ignored
@@ -131,7 +131,9 @@ def _messages(
             flat.append((f"{where}[{i}]", m))
     for at, m in flat:
         if not isinstance(m, dict):
-            raise InputError(file, label, at, f"expected an object, got {kind(m)}")
+            raise InputError(
+                file, record=label, field=at, reason=f"expected an object, got {kind(m)}"
+            )
         role = m.get("role")
         content = m.get("content")
         text = content if isinstance(content, str) else None
@@ -149,14 +151,16 @@ def _messages(
                     cost = (cost or 0.0) + float(m["cost"])
             for j, call in enumerate(m.get("tool_calls") or []):
                 if not isinstance(call, dict) or not isinstance(call.get("name"), str):
-                    raise InputError(file, label, f"{at}.tool_calls[{j}].name", "missing")
+                    raise InputError(
+                        file, record=label, field=f"{at}.tool_calls[{j}].name", reason="missing"
+                    )
                 args = call.get("arguments") or {}
                 if not isinstance(args, dict):
                     raise InputError(
                         file,
-                        label,
-                        f"{at}.tool_calls[{j}].arguments",
-                        f"expected an object, got {kind(args)}",
+                        record=label,
+                        field=f"{at}.tool_calls[{j}].arguments",
+                        reason=f"expected an object, got {kind(args)}",
                     )
                 requestor = call.get("requestor") or role
                 call_id = str(call.get("id") or "") or None
@@ -203,7 +207,9 @@ def tau2_from_records(
 ) -> tuple[list[tuple[str, Trajectory]], dict[str, TaskSpec]]:
     file = str(path)
     if len(records) != 1:
-        raise InputError(file, records[1][0], None, "a τ²-bench results file is one JSON object")
+        raise InputError(
+            file, record=records[1][0], reason="a τ²-bench results file is one JSON object"
+        )
     label, obj = records[0]
     results = validate(Tau2Results, obj, file, label)
     specs: dict[str, TaskSpec] = {}
@@ -215,7 +221,9 @@ def tau2_from_records(
             else []
         )
         if task.id in specs:
-            raise InputError(file, f"tasks[{i}]", "id", f"duplicate task id {task.id!r}")
+            raise InputError(
+                file, record=f"tasks[{i}]", field="id", reason=f"duplicate task id {task.id!r}"
+            )
         specs[task.id] = TaskSpec(
             task_id=task.id,
             reference=[ExpectedCall(tool=a.name, args=a.arguments) for a in actions],
@@ -279,6 +287,6 @@ def tau2_from_records(
             raise validation_error(file, label, exc, where) from None
         items.append((f"{label}: {where}", t))
     if not items:
-        raise InputError(file, label, "simulations", "no simulations found")
+        raise InputError(file, record=label, field="simulations", reason="no simulations found")
     check_unique(file, items)
     return items, {tid: s for tid, s in specs.items() if tid in trials}

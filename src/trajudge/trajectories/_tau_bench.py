@@ -28,8 +28,7 @@ from typing import Any
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
-from trajudge.trajectories._canonical import canonical_json
-from trajudge.trajectories._errors import InputError
+from trajudge.core import InputError, canonical_json
 from trajudge.trajectories._io import Record, check_file, check_unique, validate
 from trajudge.trajectories._models import Trajectory
 from trajudge.trajectories._openai import content_text, from_openai_messages
@@ -125,9 +124,9 @@ def iter_tau_bench(
             if canon != first_canon:
                 raise InputError(
                     file,
-                    label,
-                    "info.task.actions",
-                    f"task {task_id} expects different actions than at {first_label}",
+                    record=label,
+                    field="info.task.actions",
+                    reason=f"task {task_id} expects different actions than at {first_label}",
                 )
         else:
             spec_source[task_id] = (label, canon)
@@ -160,4 +159,4 @@ def iter_tau_bench(
         n += 1
         yield label, t
     if not n:
-        raise InputError(file, None, None, "no trajectories found")
+        raise InputError(file, reason="no trajectories found")

@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 
-from trajudge.trajectories._errors import InputError
+from trajudge.core import InputError
 from trajudge.trajectories._limits import NESTING, YAML_ALIASES, YAML_NODES
 
 
@@ -85,14 +85,14 @@ def load_yaml(text: str, src: str) -> Any:
         _check_expansion(node)
         return loader.construct_document(node)
     except _TooBig as exc:
-        raise InputError(src, None, None, str(exc)) from None
+        raise InputError(src, reason=str(exc)) from None
     except RecursionError:
-        raise InputError(src, None, None, NESTING.exceeded("deeper than Python can read")) from None
+        raise InputError(src, reason=NESTING.exceeded("deeper than Python can read")) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark is not None else None
         problem = getattr(exc, "problem", None) or str(exc)
-        raise InputError(src, where, None, f"invalid YAML: {problem}") from None
+        raise InputError(src, record=where, reason=f"invalid YAML: {problem}") from None
     finally:
         loader.dispose()
 
@@ -104,15 +104,15 @@ def read_yaml(path: str | Path) -> Any:
     >>> read_yaml("/no/such/file.yaml")
     Traceback (most recent call last):
     ...
-    trajudge.trajectories._errors.InputError: /no/such/file.yaml: file not found
+    trajudge.core._errors.InputError: /no/such/file.yaml: file not found
     """
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise InputError(str(p), None, None, "file not found") from None
+        raise InputError(str(p), reason="file not found") from None
     except UnicodeDecodeError as exc:
-        raise InputError(str(p), f"byte {exc.start}", None, "not UTF-8 text") from None
+        raise InputError(str(p), record=f"byte {exc.start}", reason="not UTF-8 text") from None
     except OSError as exc:
-        raise InputError(str(p), None, None, f"cannot read: {exc.strerror or exc}") from None
+        raise InputError(str(p), reason=f"cannot read: {exc.strerror or exc}") from None
     return load_yaml(text, str(p))
