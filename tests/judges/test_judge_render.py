@@ -156,7 +156,7 @@ def test_built_in_templates_render_the_rubric_once_and_give_the_full_render(
     which is rendered for every prompt)."""
     from jinja2 import Template
 
-    from trajudge.judges._prompt import DEFAULT_TEMPLATES
+    from trajudge.rubrics._template import DEFAULT_TEMPLATES
 
     renders: list[int] = []
     real = Template.render

@@ -135,21 +135,23 @@ from trajudge.calibration._tables import (
 )
 from trajudge.calibration._validation import as_binary, as_float, parse_verdict
 from trajudge.calibration._verdicts import (
+    Threshold,
+    best_threshold,
+    categorical_items,
+    item_means,
+    item_verdicts,
+    judge_threshold,
+    label_threshold,
+    row_passes,
+)
+from trajudge.rubrics._kinds import (
     CATEGORICAL,
     INCONSISTENT,
     KINDS,
     PAIRWISE_VERDICTS,
     Kind,
-    Threshold,
-    best_threshold,
-    categorical_items,
     default_inconsistent,
-    item_means,
-    item_verdicts,
-    judge_threshold,
-    label_threshold,
     pairwise_verdict,
-    row_passes,
 )
 
 __all__ = [

@@ -29,13 +29,8 @@ from trajudge.calibration._bootstrap import (
 from trajudge.calibration._categorical_model import CategoricalReport, Count, WinRate
 from trajudge.calibration._estimate import Estimate
 from trajudge.calibration._validation import as_1d, check_same_length
-from trajudge.calibration._verdicts import (
-    INCONSISTENT,
-    _majority,
-    _ok_rows,
-    categorical_items,
-    default_inconsistent,
-)
+from trajudge.calibration._verdicts import _majority, _ok_rows, categorical_items
+from trajudge.rubrics._kinds import INCONSISTENT, default_inconsistent
 
 MISSING = "\x00missing"  # the outcome of an order whose every call failed (never a category)
 

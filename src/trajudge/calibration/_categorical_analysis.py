@@ -11,8 +11,8 @@ from trajudge.calibration._categorical import categorical_report
 from trajudge.calibration._categorical_model import CategoricalResult
 from trajudge.calibration._raters import consensus, human_agreement
 from trajudge.calibration._tables import validate_table
-from trajudge.calibration._verdicts import CATEGORICAL
 from trajudge.core import InputError
+from trajudge.rubrics._kinds import CATEGORICAL
 
 
 def gold_categories(labels: pd.DataFrame) -> tuple[pd.Series, list[str]]:

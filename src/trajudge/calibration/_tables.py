@@ -18,8 +18,8 @@ import numpy as np
 import pandas as pd
 
 from trajudge.calibration._validation import parse_verdict
-from trajudge.calibration._verdicts import CATEGORICAL, KINDS, SWAP, pairwise_verdict
 from trajudge.core import InputError
+from trajudge.rubrics._kinds import CATEGORICAL, KINDS, SWAP, pairwise_verdict
 from trajudge.trajectories import load_json
 
 Schema = Literal["judgments", "labels", "outcomes"]

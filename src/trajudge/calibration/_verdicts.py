@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -38,35 +38,10 @@ import pandas as pd
 from trajudge.calibration._agreement import cohen_kappa
 from trajudge.calibration._validation import as_binary, as_float
 from trajudge.core import InputError
-
-Kind = Literal["binary", "ordinal", "pairwise", "nominal"]
-KINDS: tuple[Kind, ...] = ("binary", "ordinal", "pairwise", "nominal")
-CATEGORICAL: tuple[Kind, ...] = ("pairwise", "nominal")
-#: Pairwise verdicts in the original numbering: A = the pair's first trajectory, B = its second.
-PAIRWISE_VERDICTS = ("A", "B", "tie")
-#: The verdict of an item whose orders (or samples) disagree, when it is not made a tie.
-INCONSISTENT = "inconsistent"
-#: A pairwise verdict given in order ``ba`` (B shown first), mapped to the original numbering.
-SWAP = {"A": "B", "B": "A", "tie": "tie"}
-_PAIRWISE_WORDS = {"a": "A", "b": "B", "tie": "tie", "win": "A", "loss": "B"}
-
-
-def pairwise_verdict(value: Any) -> str:
-    """``"A"``, ``"B"`` or ``"tie"`` for a pairwise verdict (any case; ``win`` / ``loss``, as
-    trajudge stored them before verdict kinds, are A / B); ValueError for anything else.
-
-    >>> pairwise_verdict("a"), pairwise_verdict("TIE"), pairwise_verdict("win")
-    ('A', 'tie', 'A')
-    """
-    text = str(value).strip().lower()
-    if text not in _PAIRWISE_WORDS:
-        raise ValueError(f"cannot read {value!r} as a pairwise verdict (A, B or tie)")
-    return _PAIRWISE_WORDS[text]
-
-
-def default_inconsistent(kind: str) -> str:
-    """What a position flip becomes by default: ``tie`` (pairwise) or ``inconsistent``."""
-    return "tie" if kind == "pairwise" else INCONSISTENT
+from trajudge.rubrics._kinds import (
+    CATEGORICAL,
+    default_inconsistent,
+)
 
 
 def _majority(frame: pd.DataFrame, keys: list[str], undecided: str) -> pd.Series:

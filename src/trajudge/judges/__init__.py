@@ -52,13 +52,7 @@ if TYPE_CHECKING:
         stop_shared_servers,
     )
     from trajudge.judges._plan import BatchPlan, plan_batch
-    from trajudge.judges._prompt import (
-        DEFAULT_TEMPLATES,
-        SYSTEM_PROMPT,
-        Prompt,
-        Shown,
-        build_prompt,
-    )
+    from trajudge.judges._prompt import SYSTEM_PROMPT, Prompt, Shown, build_prompt
     from trajudge.judges._provider_batch import ProviderBatchEngine
     from trajudge.judges._ray import RayEngine
     from trajudge.judges._render import (
@@ -70,7 +64,9 @@ if TYPE_CHECKING:
         render_trajectory,
         spec_reference,
     )
-    from trajudge.judges._rubric import (
+    from trajudge.judges._spec import LOCAL_DEFAULTS, JudgeSpec, parse_judge_arg, reasoning_cap
+    from trajudge.judges._writer import FLUSH_INTERVAL_S, FLUSH_MAX_ROWS, JudgmentWriter
+    from trajudge.rubrics._rubric import (
         Criterion,
         Example,
         Rubric,
@@ -84,9 +80,8 @@ if TYPE_CHECKING:
         load_rubric_file,
         parse_rubric,
     )
-    from trajudge.judges._spec import LOCAL_DEFAULTS, JudgeSpec, parse_judge_arg, reasoning_cap
-    from trajudge.judges._verdict import response_schema, verdict_model
-    from trajudge.judges._writer import FLUSH_INTERVAL_S, FLUSH_MAX_ROWS, JudgmentWriter
+    from trajudge.rubrics._schema import response_schema, verdict_model
+    from trajudge.rubrics._template import DEFAULT_TEMPLATES
 
 __all__ = [
     "DEFAULT_CACHE_PATH",
@@ -196,12 +191,12 @@ _EXPORTS = {
     "BatchSummary": "trajudge.judges._batch",
     "CachedResponse": "trajudge.judges._cache",
     "CallResult": "trajudge.judges._client",
-    "Criterion": "trajudge.judges._rubric",
+    "Criterion": "trajudge.rubrics._rubric",
     "DEFAULT_CACHE_PATH": "trajudge.judges._cache",
-    "DEFAULT_TEMPLATES": "trajudge.judges._prompt",
+    "DEFAULT_TEMPLATES": "trajudge.rubrics._template",
     "DELIMITER_TAGS": "trajudge.judges._render",
     "Engine": "trajudge.judges._engine",
-    "Example": "trajudge.judges._rubric",
+    "Example": "trajudge.rubrics._rubric",
     "FLUSH_INTERVAL_S": "trajudge.judges._writer",
     "FLUSH_MAX_ROWS": "trajudge.judges._writer",
     "Judge": "trajudge.judges._judge",
@@ -223,32 +218,32 @@ _EXPORTS = {
     "Prompt": "trajudge.judges._prompt",
     "RateLimiter": "trajudge.judges._client",
     "ResponseCache": "trajudge.judges._cache",
-    "Rubric": "trajudge.judges._rubric",
-    "RubricMode": "trajudge.judges._rubric",
+    "Rubric": "trajudge.rubrics._rubric",
+    "RubricMode": "trajudge.rubrics._rubric",
     "SYSTEM_PROMPT": "trajudge.judges._prompt",
-    "Scale": "trajudge.judges._rubric",
-    "ScaleLevel": "trajudge.judges._rubric",
+    "Scale": "trajudge.rubrics._rubric",
+    "ScaleLevel": "trajudge.rubrics._rubric",
     "Shown": "trajudge.judges._prompt",
     "aggregate_frame": "trajudge.judges._aggregate",
     "aggregate_judgments": "trajudge.judges._aggregate",
     "aggregate_jury": "trajudge.judges._aggregate",
     "ascore_dataset": "trajudge.judges._batch",
-    "available_rubrics": "trajudge.judges._rubric",
+    "available_rubrics": "trajudge.rubrics._rubric",
     "build_judges": "trajudge.judges._judge",
     "build_prompt": "trajudge.judges._prompt",
-    "builtin_rubric_dir": "trajudge.judges._rubric",
-    "check_rubric": "trajudge.judges._rubric",
+    "builtin_rubric_dir": "trajudge.rubrics._rubric",
+    "check_rubric": "trajudge.rubrics._rubric",
     "choose_mode": "trajudge.judges._client",
     "choose_reference": "trajudge.judges._items",
     "elide": "trajudge.judges._render",
     "elision_marker": "trajudge.judges._render",
     "estimate_tokens": "trajudge.judges._render",
     "finish": "trajudge.judges._call",
-    "load_rubric": "trajudge.judges._rubric",
-    "load_rubric_file": "trajudge.judges._rubric",
+    "load_rubric": "trajudge.rubrics._rubric",
+    "load_rubric_file": "trajudge.rubrics._rubric",
     "neutralise": "trajudge.judges._render",
     "parse_judge_arg": "trajudge.judges._spec",
-    "parse_rubric": "trajudge.judges._rubric",
+    "parse_rubric": "trajudge.rubrics._rubric",
     "plan_batch": "trajudge.judges._plan",
     "plan_items": "trajudge.judges._items",
     "task_pairs": "trajudge.judges._items",
@@ -256,12 +251,12 @@ _EXPORTS = {
     "reasoning_cap": "trajudge.judges._spec",
     "render_trajectory": "trajudge.judges._render",
     "request_key": "trajudge.judges._cache",
-    "response_schema": "trajudge.judges._verdict",
+    "response_schema": "trajudge.rubrics._schema",
     "run_sync": "trajudge.judges._judge",
     "score_dataset": "trajudge.judges._batch",
     "shared_local_server": "trajudge.judges._local",
     "spec_reference": "trajudge.judges._render",
     "stop_shared_servers": "trajudge.judges._local",
-    "verdict_model": "trajudge.judges._verdict",
+    "verdict_model": "trajudge.rubrics._schema",
 }
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

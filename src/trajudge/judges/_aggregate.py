@@ -12,7 +12,8 @@ import pandas as pd
 
 from trajudge.core import InputError
 from trajudge.judges._judgment import Judgment
-from trajudge.judges._rubric import Rubric, load_rubric
+from trajudge.rubrics._kinds import pairwise_verdict
+from trajudge.rubrics._rubric import Rubric, load_rubric
 
 
 @dataclass(frozen=True)
@@ -285,7 +286,5 @@ def _verdict(row: Mapping[str, object]) -> str | None:
     if value is None:
         return None
     if row.get("mode") == "pairwise":
-        from trajudge.calibration import pairwise_verdict
-
         return pairwise_verdict(value)
     return str(value)

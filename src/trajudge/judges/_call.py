@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING, Any
 from trajudge.judges._client import CallResult
 from trajudge.judges._judgment import Judgment, Order
 from trajudge.judges._logprobs import expected_score
+from trajudge.rubrics._kinds import SWAP
 
 if TYPE_CHECKING:
     from trajudge.judges._judge import Judge
 
-_SWAP = {"A": "B", "B": "A", "tie": "tie"}
 _log = logging.getLogger("trajudge.judges")
 
 
@@ -176,7 +176,7 @@ def apply_probs(
             )
         return
     if rubric.mode == "pairwise" and order == "ba":
-        found = {_SWAP.get(k, k): p for k, p in found.items()}
+        found = {SWAP.get(k, k): p for k, p in found.items()}
     j.score_probs = dict(found)
     if rubric.mode != "pairwise" and not rubric.scale.categorical:
         j.expected_score = expected_score(found)
@@ -191,7 +191,7 @@ def apply_verdict(judge: Judge, j: Judgment, v: dict[str, Any], order: Order) ->
     if rubric.mode == "pairwise":
         # the original numbering: A = ``trajectory``, whichever side it was shown on
         def back(x: Any) -> str:
-            return str(x) if order == "ab" else _SWAP[str(x)]
+            return str(x) if order == "ab" else SWAP[str(x)]
 
         j.verdict = back(v["verdict"])
         crit = v.get("criteria")

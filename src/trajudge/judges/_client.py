@@ -51,7 +51,7 @@ from pydantic import BaseModel
 from trajudge.core import canonical_json
 from trajudge.judges._cache import CachedResponse, ResponseCache
 from trajudge.judges._logprobs import completion_tokens, field_probabilities
-from trajudge.judges._verdict import response_schema
+from trajudge.rubrics._schema import response_schema
 from trajudge.store import install_log_redaction, redact, register_secret
 
 #: litellm settings trajudge sets unless the environment does: litellm fetches some tables at

@@ -19,7 +19,7 @@ import yaml
 
 from trajudge.core import atomic_write_bytes
 from trajudge.judges._render import elide, render_trajectory
-from trajudge.judges._rubric import Example, Rubric, check_rubric
+from trajudge.rubrics._rubric import Example, Rubric, check_rubric
 from trajudge.trajectories import Trajectory
 
 #: Characters of one example's text (the prompt itself cuts examples at 2,000).

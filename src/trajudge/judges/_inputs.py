@@ -20,16 +20,30 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.util
 from collections.abc import Mapping
 from pathlib import Path
 
 import jinja2
 
+import trajudge.rules
 from trajudge.core import canonical_json
+from trajudge.rules import merge_specs, spec_sha256
 from trajudge.trajectories import TaskSpec
 
 #: Version of the input key's layout; bump it when the key's parts change.
 INPUT_KEY_VERSION = 1
+
+
+#: The modules whose code turns a trajectory and a rubric into a prompt. What they are given
+#: (the trajectory, the rubric, the judge configuration) is hashed by content elsewhere in the
+#: key; tests/judges/test_render_modules.py checks that every module they import is either here
+#: or such a content-hashed model, so moving rendering code elsewhere cannot keep stale keys.
+RENDER_MODULES = (
+    "trajudge.judges._prompt",
+    "trajudge.judges._render",
+    "trajudge.rubrics._template",
+)
 
 
 def _sources_sha256(folder: Path, names: list[str]) -> str:
@@ -39,20 +53,31 @@ def _sources_sha256(folder: Path, names: list[str]) -> str:
     return digest.hexdigest()
 
 
+def _module_file(name: str) -> Path:
+    spec = importlib.util.find_spec(name)
+    if spec is None or spec.origin is None:
+        raise RuntimeError(f"rendering module {name} not found")
+    return Path(spec.origin)
+
+
 @functools.cache
 def render_code_sha256() -> str:
-    """SHA-256 of the modules that turn a trajectory into a prompt (and jinja2's version)."""
-    here = Path(__file__).parent
-    return hashlib.sha256(
-        (_sources_sha256(here, ["_prompt.py", "_render.py"]) + jinja2.__version__).encode()
-    ).hexdigest()
+    """SHA-256 of the modules that turn a trajectory into a prompt (and jinja2's version).
+
+    Each file counts by its last dotted name and its bytes, so the key follows the code, not
+    where the package keeps it. A change of this key only costs re-rendering: the responses
+    themselves are filed under the rendered request's own key.
+    """
+    digest = hashlib.sha256()
+    for name in sorted(RENDER_MODULES, key=lambda n: n.rpartition(".")[2]):
+        path = _module_file(name)
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return hashlib.sha256((digest.hexdigest() + jinja2.__version__).encode()).hexdigest()
 
 
 @functools.cache
 def rules_code_sha256() -> str:
     """SHA-256 of the rules package's modules (every built-in check)."""
-    import trajudge.rules
-
     folder = Path(trajudge.rules.__file__).parent
     return _sources_sha256(folder, [p.name for p in folder.glob("*.py")])
 
@@ -95,7 +120,6 @@ def gate_keys(
 ) -> dict[str, str]:
     """Trajectory id -> gate key, for the ids of ``task_ids`` (id -> task) with a content hash
     in ``hashes`` and a spec without custom checks."""
-    from trajudge.rules import merge_specs, spec_sha256
 
     base = defaults if defaults is not None else TaskSpec()
     per_task: dict[str, str | None] = {}

@@ -28,6 +28,7 @@ from trajudge.judges._inputs import input_key, spec_reference_sha256
 from trajudge.judges._judge import Judge
 from trajudge.judges._judgment import Order
 from trajudge.judges._render import spec_reference
+from trajudge.rules import iter_check_dataset
 from trajudge.trajectories import TaskSpec, Trajectory
 
 
@@ -108,7 +109,6 @@ def failed_checks(
     defaults: TaskSpec | None = None,
 ) -> dict[str, list[tuple[str, str]]]:
     """Trajectory id -> (check, severity) of every failed check, in report order (every id)."""
-    from trajudge.rules import iter_check_dataset
 
     return {
         report.trajectory_id: [(r.check, r.severity) for r in report.results if not r.passed]

@@ -39,10 +39,11 @@ from trajudge.judges._local import (
     shared_local_server,
 )
 from trajudge.judges._logprobs import TOP_LOGPROBS
-from trajudge.judges._prompt import SYSTEM_PROMPT, Prompt, Shown, build_prompt, default_template
-from trajudge.judges._rubric import Rubric, load_rubric
+from trajudge.judges._prompt import SYSTEM_PROMPT, Prompt, Shown, build_prompt
 from trajudge.judges._spec import JudgeSpec, reasoning_cap, vertex_params
-from trajudge.judges._verdict import response_schema, verdict_model
+from trajudge.rubrics._rubric import Rubric, load_rubric
+from trajudge.rubrics._schema import response_schema, verdict_model
+from trajudge.rubrics._template import default_template
 from trajudge.store import redact
 from trajudge.trajectories import Trajectory
 

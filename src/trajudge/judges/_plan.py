@@ -32,6 +32,7 @@ from trajudge.judges._items import (
     stub,
 )
 from trajudge.judges._judge import Judge
+from trajudge.rules import merge_specs
 from trajudge.store import Store
 from trajudge.trajectories import TaskSpec, Trajectory
 
@@ -153,7 +154,6 @@ def plan_batch(
     if spec_defaults is not None and spec_defaults.reference:
         # A reference under the spec file's defaults is every task's expected calls, for a
         # ``reference: spec`` judge as for the rules (which merge the defaults the same way).
-        from trajudge.rules import merge_specs  # the rule engine loads only when needed
 
         specs = {
             **specs,

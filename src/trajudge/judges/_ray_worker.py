@@ -18,8 +18,8 @@ from trajudge.judges._client import (
     _import_litellm,
     use_bundled_litellm_tables,
 )
-from trajudge.judges._rubric import Rubric
-from trajudge.judges._verdict import verdict_model
+from trajudge.rubrics._rubric import Rubric
+from trajudge.rubrics._schema import verdict_model
 
 if TYPE_CHECKING:
     from trajudge.judges._judge import Judge

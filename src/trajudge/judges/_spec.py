@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from trajudge.core import InputError, pydantic_field
 from trajudge.judges._local import LOCAL_PREFIX
-from trajudge.judges._rubric import Rubric
+from trajudge.rubrics._rubric import Rubric
 
 _ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
 

@@ -19,8 +19,8 @@ from matplotlib.figure import Figure
 
 from trajudge.report._alignment_choice import choice_section, holdout_disagrees
 from trajudge.report._model import Report, labels_phrase
+from trajudge.report._numbers import fmt
 from trajudge.report._section import Section
-from trajudge.report._summary import fmt
 
 METRICS = (("kappa", "κ"), ("agreement", "agreement"), ("tpr", "TPR"), ("tnr", "TNR"))
 ORDER = ("threshold", "calibrate", "fewshot", "stack")

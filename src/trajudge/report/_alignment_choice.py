@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from trajudge.report._numbers import fmt
 from trajudge.report._section import Section
-from trajudge.report._summary import fmt
 
 
 def holdout_disagrees(rec: dict[str, Any]) -> str | None:

@@ -7,6 +7,7 @@ import math
 from typing import TYPE_CHECKING
 
 from trajudge.calibration import Estimate
+from trajudge.report._alignment import reliability_figure
 from trajudge.report._model import Report
 
 if TYPE_CHECKING:
@@ -143,7 +144,6 @@ def flip_figure(report: Report) -> bytes | None:
 
 
 def _reliability(report: Report) -> bytes | None:
-    from trajudge.report._alignment import reliability_figure
 
     return reliability_figure(report)
 

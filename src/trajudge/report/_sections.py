@@ -10,11 +10,12 @@ import math
 
 from trajudge.calibration import Estimate
 from trajudge.core import counted
+from trajudge.report._alignment import alignment_sections
 from trajudge.report._model import Report, SourceResult
+from trajudge.report._numbers import fmt, fmt_est
 from trajudge.report._rubrics import threshold_text
 from trajudge.report._section import Section
 from trajudge.report._sections_categorical import categorical_sections
-from trajudge.report._summary import fmt, fmt_est
 
 DASH = "—"
 _MAX_IDS = 12
@@ -332,7 +333,6 @@ def sections(report: Report, *, compact: bool = False) -> list[Section]:
         _unstable(report),
     ]
     out += [s for s in (_coverage(report), _gates(report)) if s is not None]
-    from trajudge.report._alignment import alignment_sections
 
     out += alignment_sections(report.alignment, report.ks)
     out += [_usage(report), _notes(report)]

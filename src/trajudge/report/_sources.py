@@ -19,6 +19,7 @@ from trajudge.core import InputError
 from trajudge.evalset import Fingerprint, detect_boundary_tags, fingerprint
 from trajudge.judges import render_trajectory
 from trajudge.report._aligned_rows import aligned_rows
+from trajudge.rubrics._kinds import pairwise_verdict
 from trajudge.store import Store
 from trajudge.trajectories import Trajectory
 
@@ -312,8 +313,6 @@ def _verdict(value: Any, pairwise: bool) -> str | None:
     if _none(value) is None:
         return None
     if pairwise:
-        from trajudge.calibration import pairwise_verdict
-
         return pairwise_verdict(value)
     return str(value)
 

@@ -4,28 +4,11 @@ from __future__ import annotations
 
 import math
 
-from trajudge.calibration import Estimate
 from trajudge.core import counted
 from trajudge.judges._local import LOCAL_DESCRIPTIONS, LOCAL_PREFIX
+from trajudge.report._alignment import alignment_summary
 from trajudge.report._model import JudgeRow, Report, SourceResult
-
-
-def fmt(value: float | None, digits: int = 2) -> str:
-    """A number for people; "n/a" for None or NaN."""
-    if value is None or math.isnan(value):
-        return "n/a"
-    return f"{value:.{digits}f}"
-
-
-def fmt_est(est: Estimate | None, digits: int = 2) -> str:
-    """``0.71 [0.62, 0.79]``; the interval is left out when undefined."""
-    if est is None:
-        return "n/a"
-    if math.isnan(est.value):
-        return "n/a"
-    if math.isnan(est.low) or math.isnan(est.high):
-        return fmt(est.value, digits)
-    return f"{fmt(est.value, digits)} [{fmt(est.low, digits)}, {fmt(est.high, digits)}]"
+from trajudge.report._numbers import fmt, fmt_est
 
 
 def _pass(src: SourceResult | None, k: int) -> str:
@@ -144,8 +127,6 @@ def summary_lines(report: Report) -> list[str]:
             f"({fmt_est(flag.estimate)}; {flag.rule})."
         )
     lines += report.fingerprint_changes
-    from trajudge.report._alignment import alignment_summary
-
     lines += alignment_summary(report)
     if report.gates:
         if report.gate_failures:

@@ -9,7 +9,7 @@ from typing import Any
 
 from sqlalchemy import Engine, func, insert, select
 
-from trajudge.core import InputError, canonical_json
+from trajudge.core import InputError, canonical_json, now_iso
 from trajudge.store._schema import aligned_judges
 
 
@@ -29,7 +29,6 @@ class AlignedMixin:
         The same content as the name's latest version is not saved twice: that version is
         returned, so re-running an alignment that fits the same judge adds nothing.
         """
-        from trajudge.core import now_iso
 
         name = str(record["name"])
         data = {k: v for k, v in record.items() if k not in ("version", "created_at")}

@@ -12,6 +12,7 @@ from typing import Any
 
 from sqlalchemy import Engine, insert, select, update
 
+from trajudge.core import now_iso
 from trajudge.store._schema import provider_batch_items, provider_batches
 
 #: Item columns that make up the judgment's key (as ``Store.judgment_keys``).
@@ -42,7 +43,6 @@ class ProviderBatchesMixin:
         and ``status``; each item ``custom_id``, ``request_sha256`` and the judgment key
         (:data:`ITEM_KEY`).
         """
-        from trajudge.core import now_iso
 
         now = now_iso()
         with self.write_engine.begin() as conn:
@@ -83,7 +83,6 @@ class ProviderBatchesMixin:
 
     def update_provider_batch(self, pk: int, **values: Any) -> None:
         """Set the provider's ``status``, ``output_file_id``, ``error_file_id`` or ``detail``."""
-        from trajudge.core import now_iso
 
         allowed = {"status", "output_file_id", "error_file_id", "detail"}
         unknown = set(values) - allowed

@@ -14,6 +14,7 @@ from sqlalchemy.dialects import sqlite
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
+from trajudge.core import now_iso
 from trajudge.store._redact import redact
 from trajudge.store._schema import datasets, judgments, trajectories
 
@@ -153,7 +154,6 @@ class JudgmentsMixin:
         locks as a single write, so concurrent writers stay correct on every backend; it costs
         a few statements whatever the number of rows.
         """
-        from trajudge.core import now_iso
 
         if not rows:
             return []

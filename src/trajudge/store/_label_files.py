@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from trajudge.core import InputError, atomic_write_bytes
+from trajudge.core import InputError, atomic_write_bytes, now_iso
 from trajudge.store._labels import encode_criteria, write_label
 from trajudge.store._names import LABEL_FORMATS, LabelFormat
 from trajudge.trajectories import load_json
@@ -296,7 +296,6 @@ def import_labels(
     ``adjudication`` and ``criteria`` (a JSON object). A label that already exists for the
     same trajectory, rubric and annotator is edited with its previous values kept as history.
     """
-    from trajudge.core import now_iso
 
     p = Path(path)
     src = str(p)

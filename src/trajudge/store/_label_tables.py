@@ -18,7 +18,7 @@ from sqlalchemy import ColumnElement, Engine, Table, case, func, insert, select,
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
-from trajudge.core import InputError
+from trajudge.core import InputError, now_iso
 from trajudge.store._schema import (
     datasets,
     label_history,
@@ -112,7 +112,6 @@ def save_one(
 ) -> int:
     """Save (or edit) one label in its own transaction, after checking that the dataset
     holds every trajectory of its item; the label's id."""
-    from trajudge.core import now_iso
 
     with write_engine.begin() as conn:
         for col in lt.item_cols:

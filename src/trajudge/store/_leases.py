@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass, replace
 from sqlalchemy import Engine, delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
-from trajudge.core import InputError
+from trajudge.core import InputError, now_iso
 from trajudge.store._schema import leases
 
 #: Seconds a lease lasts without a heartbeat; the heartbeat renews it every third of that.
@@ -110,7 +110,6 @@ class LeasesMixin:
         self, dataset: str, config_sha256: str, judge: str, *, ttl_s: float = LEASE_TTL_S
     ) -> tuple[bool, Lease]:
         """Take the lease, or take over a stale one; ``(True, mine)`` or ``(False, holder)``."""
-        from trajudge.core import now_iso
 
         host = socket.gethostname()
         mine = Lease(

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from trajudge.core import InputError
+from trajudge.core import InputError, now_iso
 from trajudge.store._label_files import (
     LabelImportSummary,
     _flag,
@@ -129,7 +129,6 @@ def import_pair_labels(
     as history. With ``only_dataset`` a row naming a trajectory outside the dataset is left
     out (counted in ``outside``); without it, such a row is an error.
     """
-    from trajudge.core import now_iso
 
     p = Path(path)
     src = str(p)

@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from trajudge.judges._rubric import Rubric
+from trajudge.rubrics._rubric import Rubric
 
 
 def _literal(values: list[int] | list[str]) -> Any:

@@ -11,18 +11,16 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
+from jinja2 import TemplateSyntaxError
+from jinja2.sandbox import SandboxedEnvironment
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from trajudge.calibration import CATEGORICAL, INCONSISTENT
 from trajudge.core import InputError, canonical_json, pydantic_field
+from trajudge.rubrics._kinds import CATEGORICAL, INCONSISTENT, Kind
+from trajudge.rubrics._template import template_error
 from trajudge.trajectories import read_yaml
 
 RubricMode = Literal["pointwise", "pairwise", "reference"]
-
-
-ScaleKind = Literal["binary", "ordinal", "pairwise", "nominal"]
-#: Scale kinds whose verdicts are named categories rather than numbers.
-CATEGORICAL_KINDS: tuple[str, ...] = CATEGORICAL
 
 
 class ScaleLevel(BaseModel):
@@ -54,7 +52,7 @@ class Scale(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    kind: ScaleKind
+    kind: Kind
     levels: list[ScaleLevel]
     pass_threshold: float | None = None
 
@@ -63,7 +61,7 @@ class Scale(BaseModel):
         values = [lv.value for lv in self.levels]
         if len(set(values)) != len(values):
             raise ValueError("scale levels must be unique")
-        if self.kind in CATEGORICAL_KINDS:
+        if self.kind in CATEGORICAL:
             self._check_categories(values)
             return self
         if not all(isinstance(v, int) for v in values):
@@ -99,7 +97,7 @@ class Scale(BaseModel):
     @property
     def categorical(self) -> bool:
         """Whether verdicts are category names (pairwise, nominal) rather than numbers."""
-        return self.kind in CATEGORICAL_KINDS
+        return self.kind in CATEGORICAL
 
     @property
     def categories(self) -> list[str]:
@@ -217,9 +215,6 @@ def check_rubric(rubric: Rubric, source: str) -> None:
                 source, field=f"criteria[{i}].id", reason=f"duplicate criterion {cid!r}"
             )
     if rubric.template is not None:
-        from jinja2 import TemplateSyntaxError
-        from jinja2.sandbox import SandboxedEnvironment
-
         try:
             SandboxedEnvironment().parse(rubric.template)
         except TemplateSyntaxError as exc:
@@ -228,7 +223,6 @@ def check_rubric(rubric: Rubric, source: str) -> None:
                 field="template",
                 reason=f"invalid Jinja2 (line {exc.lineno}): {exc.message}",
             ) from None
-        from trajudge.judges._prompt import template_error
 
         problem = template_error(rubric)
         if problem is not None:
