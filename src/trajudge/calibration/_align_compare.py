@@ -29,7 +29,6 @@ import numpy.typing as npt
 import pandas as pd
 
 from trajudge.calibration._agreement import kappa_from_counts
-from trajudge.calibration._align_threshold import binary_labels
 from trajudge.calibration._bootstrap import item_codes, per_item_sums, resampled_sums
 from trajudge.calibration._boundary import (
     boundary_kappa,
@@ -48,6 +47,7 @@ from trajudge.calibration._estimate import (
     safe_divide,
 )
 from trajudge.calibration._probability import _bin_index, reliability_diagram
+from trajudge.calibration._validation import binary_labels
 
 GainVerdict = Literal["gain", "loss", "no measurable gain"]
 

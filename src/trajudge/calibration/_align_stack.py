@@ -29,8 +29,8 @@ from trajudge.calibration._align_calibrate import (
     fit_logistic,
     task_folds,
 )
-from trajudge.calibration._align_threshold import binary_labels
 from trajudge.calibration._estimate import FloatArray, as_1d, check_same_length, num
+from trajudge.calibration._validation import binary_labels
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ import numpy.typing as npt
 
 from trajudge.calibration._agreement import kappa_from_counts
 from trajudge.calibration._estimate import FloatArray, as_1d, check_same_length, num, safe_divide
+from trajudge.calibration._validation import binary_labels
 
 Criterion = Literal["kappa", "balanced_accuracy"]
 
@@ -43,14 +44,6 @@ class ThresholdFit:
             "n_dev": self.n_dev,
             "n_candidates": self.n_candidates,
         }
-
-
-def binary_labels(labels: object, name: str = "labels") -> FloatArray:
-    """0/1 labels as floats; ValueError for missing or other values."""
-    y = as_1d(labels, name).astype(np.float64)
-    if np.isnan(y).any() or not np.isin(y, (0.0, 1.0)).all():
-        raise ValueError(f"{name} must be 0/1 without missing values (drop unlabelled items)")
-    return y
 
 
 def _criterion_of_cuts(

@@ -14,8 +14,8 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from trajudge.calibration._align_threshold import binary_labels
 from trajudge.calibration._estimate import FloatArray, as_1d, check_same_length
+from trajudge.calibration._validation import binary_labels
 
 
 def _probabilities(y_true: object, p: object) -> tuple[FloatArray, FloatArray]:

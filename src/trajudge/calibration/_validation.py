@@ -9,7 +9,9 @@ is ``[True, True]``):
 * :func:`as_binary` for pass/fail inputs: booleans, 0/1 and the words of
   :func:`parse_verdict` (pass/fail, true/false, yes/no) become 0.0 / 1.0; anything else
   (``2``, ``0.5``, ``"maybe"``) raises ValueError naming the argument and the value;
-* :func:`as_float` for numeric inputs (scores, lengths), with the same kind of error.
+* :func:`as_float` for numeric inputs (scores, lengths), with the same kind of error;
+* :func:`binary_labels` for labels that must already be 0/1 and complete (the fits and the
+  probability scores, which have no use for an unlabelled item).
 """
 
 from __future__ import annotations
@@ -41,6 +43,14 @@ def check_same_length(**arrays: npt.NDArray[Any]) -> int:
     if len(set(lengths.values())) > 1:
         raise ValueError(f"arrays differ in length: {lengths}")
     return next(iter(lengths.values()))
+
+
+def binary_labels(labels: object, name: str = "labels") -> FloatArray:
+    """0/1 labels as floats; ValueError for missing or other values."""
+    y = as_1d(labels, name).astype(np.float64)
+    if np.isnan(y).any() or not np.isin(y, (0.0, 1.0)).all():
+        raise ValueError(f"{name} must be 0/1 without missing values (drop unlabelled items)")
+    return y
 
 
 def _missing(value: Any) -> bool:
