@@ -46,7 +46,7 @@ from trajudge.calibration._estimate import (
     percentile_interval,
     safe_divide,
 )
-from trajudge.calibration._probability import _bin_index, reliability_diagram
+from trajudge.calibration._probability import bin_index, reliability_diagram
 from trajudge.calibration._validation import binary_labels
 
 GainVerdict = Literal["gain", "loss", "no measurable gain"]
@@ -317,7 +317,7 @@ def _probability_stats(n_bins: int) -> Any:
 def _probability_cells(y: FloatArray, p: FloatArray, n_bins: int) -> FloatArray:
     out = np.zeros((y.size, 1 + 3 * n_bins))
     out[:, 0] = (p - y) ** 2
-    b = _bin_index(p, n_bins)
+    b = bin_index(p, n_bins)
     rows = np.arange(y.size)
     out[rows, 1 + b] = 1.0
     out[rows, 1 + n_bins + b] = p

@@ -48,7 +48,8 @@ def brier_score(y_true: npt.ArrayLike, p: npt.ArrayLike) -> float:
     return float(np.mean((q - y) ** 2)) if y.size else math.nan
 
 
-def _bin_index(q: FloatArray, n_bins: int) -> npt.NDArray[np.int64]:
+def bin_index(q: FloatArray, n_bins: int) -> npt.NDArray[np.int64]:
+    """The bin of each probability, 0 .. n_bins - 1 (the binning of the module docstring)."""
     if n_bins < 1:
         raise ValueError(f"n_bins must be >= 1, got {n_bins}")
     edges = np.linspace(0.0, 1.0, n_bins + 1)
@@ -83,7 +84,7 @@ def reliability_diagram(
     [[2.0, 0.125, 0.5], [2.0, 0.925, 1.0]]
     """
     y, q = _probabilities(y_true, p)
-    b = _bin_index(q, n_bins)
+    b = bin_index(q, n_bins)
     count = np.bincount(b, minlength=n_bins).astype(np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
         mean_p = np.bincount(b, weights=q, minlength=n_bins) / count
