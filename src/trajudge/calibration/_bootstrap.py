@@ -319,10 +319,6 @@ def bootstrap_kappa(
     return boundary_kappa(est, sums, weights=weights), draws
 
 
-def _cell(i: int) -> SumStatistic:
-    return lambda t: t[..., i]
-
-
 def binary_agreement(
     y_true: object,
     y_pred: object,

@@ -201,11 +201,6 @@ class TrustOutcome:
     n_kept: int
     escalated: tuple[Any, ...]
 
-    @property
-    def meets_target(self) -> bool:
-        """Whether the achieved agreement (point estimate) reaches the target."""
-        return bool(self.agreement.value >= self.cut.target)
-
     def to_dict(self) -> dict[str, Any]:
         return {
             "cut": self.cut.to_dict(),
