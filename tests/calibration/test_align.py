@@ -78,7 +78,7 @@ def test_the_leakage_test_can_fail_dev_changes_move_the_fits() -> None:
 
 
 def test_fits_see_exactly_the_labelled_dev_items(monkeypatch: pytest.MonkeyPatch) -> None:
-    import trajudge.calibration._align as mod
+    import trajudge.alignment._methods as mod
 
     items = _items()
     seen: dict[str, np.ndarray] = {}
@@ -194,11 +194,12 @@ def test_item_features_by_hand() -> None:
 
 @pytest.mark.parametrize(
     "module",
-    ["_align_features", "_align_threshold", "_align_calibrate", "_align_stack",
-     "_align_compare", "_probability", "_escalate", "_ppi"],
+    ["alignment._features", "alignment._threshold", "alignment._calibrate", "alignment._stack",
+     "alignment._compare", "calibration._probability", "calibration._escalate",
+     "calibration._ppi"],
 )  # fmt: skip
 def test_docstring_examples(module: str) -> None:
-    mod = importlib.import_module(f"trajudge.calibration.{module}")
+    mod = importlib.import_module(f"trajudge.{module}")
     result = doctest.testmod(mod, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0
 

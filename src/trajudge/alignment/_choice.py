@@ -1,7 +1,7 @@
 """Which method the aligned judge is saved with, and when nothing is saved at all.
 
 The choice is made on dev alone: each method's cross-validated kappa on the dev tasks beside
-the judge's on the same items (:class:`trajudge.calibration.DevCrossValidation`). The holdout
+the judge's on the same items (:class:`trajudge.alignment.DevCrossValidation`). The holdout
 is left to say how well the saved method does; choosing on it too would make its figures the
 best of several draws, not a test.
 
@@ -25,16 +25,13 @@ from typing import Any
 
 import numpy as np
 
+from trajudge.alignment._calibrate import Calibrator, pass_cut
+from trajudge.alignment._cv import DevCrossValidation
 from trajudge.alignment._fewshot import FewshotResult
 from trajudge.alignment._items import JudgeItems
+from trajudge.alignment._methods import AlignmentResult
 from trajudge.alignment._options import AlignOptions
-from trajudge.calibration import (
-    AlignmentResult,
-    Calibrator,
-    DevCrossValidation,
-    ThresholdFit,
-    pass_cut,
-)
+from trajudge.alignment._threshold import ThresholdFit
 
 #: Methods saved as a cut and cross-validated on dev, in the order ties go.
 CUT_METHODS = ("calibrate", "threshold")

@@ -16,8 +16,9 @@ from typing import Any
 
 import pandas as pd
 
+from trajudge.alignment._compare import VerdictComparison, compare_verdicts
 from trajudge.alignment._items import JudgeItems, target_score
-from trajudge.calibration import VerdictComparison, compare_verdicts, item_means
+from trajudge.calibration import item_means
 from trajudge.judges import (
     BatchProgress,
     BatchSummary,

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from trajudge.calibration import consensus, item_features, item_means, label_threshold
+from trajudge.alignment._features import item_features
+from trajudge.calibration import consensus, item_means, label_threshold
 from trajudge.core import InputError
 from trajudge.evalset import split_of
 from trajudge.judges import Rubric
@@ -25,7 +26,7 @@ from trajudge.store import Store
 
 @dataclass
 class JudgeItems:
-    """One judge's items, ready for :func:`trajudge.calibration.align`.
+    """One judge's items, ready for :func:`trajudge.alignment.align`.
 
     ``items``: one row per trajectory the judge scored (``item, task_id, split, label`` (0/1,
     NaN unlabelled), ``label_scale`` (ordinal labels: their consensus; else NaN), ``score`` (the

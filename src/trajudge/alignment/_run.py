@@ -4,7 +4,7 @@
    dev or the holdout side of the task split.
 2. ``threshold``, ``calibrate`` and (optional) ``stack`` are fitted on the labelled dev items
    and compared with the judge as it stands on the labelled holdout items
-   (:func:`trajudge.calibration.align`); trust-or-escalate picks its confidence cut on dev.
+   (:func:`trajudge.alignment.align`); trust-or-escalate picks its confidence cut on dev.
 3. ``fewshot`` turns dev disagreements into examples of a new rubric and re-scores the
    (capped) holdout tasks with it (:func:`run_fewshot`).
 4. The method to save is chosen on dev alone, by cross-validated kappa beside the judge's
@@ -12,7 +12,7 @@
    it stands, or a degenerate cut, is refused and nothing is saved (``AlignmentRun.refusal``).
 5. Otherwise the aligned judge (the judge's spec and rubric, the verdict rule of the chosen
    method) is saved in the store with the figures; its verdict is always ``feature >= cut``:
-   the fitted threshold, the calibrated probability >= 0.5 (:func:`trajudge.calibration.
+   the fitted threshold, the calibrated probability >= 0.5 (:func:`trajudge.alignment.
    pass_cut`), or the rubric's own threshold for a few-shot judge.
 """
 
@@ -26,12 +26,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from trajudge.alignment._calibrate import Calibrator
 from trajudge.alignment._choice import Choice, choose
 from trajudge.alignment._estimates import source_estimates
 from trajudge.alignment._fewshot import FewshotResult, run_fewshot
 from trajudge.alignment._items import JudgeItems, judge_items
+from trajudge.alignment._methods import AlignmentResult, align
 from trajudge.alignment._options import AlignOptions
-from trajudge.calibration import AlignmentResult, Calibrator, align
 from trajudge.core import InputError
 from trajudge.judges import BatchProgress, JudgeSpec, ResponseCache
 from trajudge.store import Store

@@ -1,5 +1,13 @@
-"""Calibration: agreement statistics, bootstrap intervals, bias probes, reliability."""
+"""Calibration: agreement statistics, bootstrap intervals, bias probes, reliability.
 
+The alignment methods (``align``, ``fit_*``, ``compare_*``, dev cross-validation) live in
+:mod:`trajudge.alignment`; their names are still importable from here and load on first use,
+so importing calibration never imports alignment (which imports calibration).
+"""
+
+from typing import TYPE_CHECKING
+
+from trajudge._lazy import lazy_exports
 from trajudge.calibration._agreement import (
     BinaryRates,
     ac1_from_counts,
@@ -10,31 +18,6 @@ from trajudge.calibration._agreement import (
     kappa_from_counts,
     percent_agreement,
 )
-from trajudge.calibration._align import AlignmentResult, MethodResult, align
-from trajudge.calibration._align_calibrate import (
-    CalibrationFit,
-    Calibrator,
-    fit_calibrator,
-    pass_cut,
-    task_folds,
-)
-from trajudge.calibration._align_compare import (
-    MetricChange,
-    ProbabilityComparison,
-    VerdictComparison,
-    compare_probabilities,
-    compare_verdicts,
-    gain_verdict,
-)
-from trajudge.calibration._align_cv import (
-    DevCrossValidation,
-    dev_cross_validation,
-    threshold_oof,
-    verdict_kappa,
-)
-from trajudge.calibration._align_features import item_features
-from trajudge.calibration._align_stack import FeatureWeight, StackFit, fit_stack
-from trajudge.calibration._align_threshold import ThresholdFit, apply_threshold, fit_threshold
 from trajudge.calibration._analysis import analyze, calibrate_files
 from trajudge.calibration._bias import (
     BANDS,
@@ -153,6 +136,35 @@ from trajudge.rubrics._kinds import (
     default_inconsistent,
     pairwise_verdict,
 )
+
+if TYPE_CHECKING:
+    from trajudge.alignment import (
+        AlignmentResult,
+        CalibrationFit,
+        Calibrator,
+        DevCrossValidation,
+        FeatureWeight,
+        MethodResult,
+        MetricChange,
+        ProbabilityComparison,
+        StackFit,
+        ThresholdFit,
+        VerdictComparison,
+        align,
+        apply_threshold,
+        compare_probabilities,
+        compare_verdicts,
+        dev_cross_validation,
+        fit_calibrator,
+        fit_stack,
+        fit_threshold,
+        gain_verdict,
+        item_features,
+        pass_cut,
+        task_folds,
+        threshold_oof,
+        verdict_kappa,
+    )
 
 __all__ = [
     "BANDS",
@@ -288,3 +300,33 @@ __all__ = [
     "verdict_kappa",
     "win_rates",
 ]
+
+# names of trajudge.alignment, imported from there on first use (see trajudge._lazy)
+_ALIGNMENT = (
+    "AlignmentResult",
+    "CalibrationFit",
+    "Calibrator",
+    "DevCrossValidation",
+    "FeatureWeight",
+    "MethodResult",
+    "MetricChange",
+    "ProbabilityComparison",
+    "StackFit",
+    "ThresholdFit",
+    "VerdictComparison",
+    "align",
+    "apply_threshold",
+    "compare_probabilities",
+    "compare_verdicts",
+    "dev_cross_validation",
+    "fit_calibrator",
+    "fit_stack",
+    "fit_threshold",
+    "gain_verdict",
+    "item_features",
+    "pass_cut",
+    "task_folds",
+    "threshold_oof",
+    "verdict_kappa",
+)
+__getattr__, __dir__ = lazy_exports(__name__, dict.fromkeys(_ALIGNMENT, "trajudge.alignment"))

@@ -3,7 +3,7 @@
 Every fit sees the labelled DEV items only (``_split`` is the one place that separates
 them); every figure of the result is measured on the labelled HOLDOUT items against the
 judge's verdicts as they stand, except the cross-validated kappa on dev that a method is
-chosen by (:mod:`trajudge.calibration._align_cv`). A task on both sides is refused: its items
+chosen by (:mod:`trajudge.alignment._cv`). A task on both sides is refused: its items
 are correlated, so the holdout would not be held out.
 """
 
@@ -17,16 +17,16 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from trajudge.calibration._align_calibrate import Calibrator, Method, fit_calibrator, task_folds
-from trajudge.calibration._align_compare import (
+from trajudge.alignment._calibrate import Calibrator, Method, fit_calibrator, task_folds
+from trajudge.alignment._compare import (
     ProbabilityComparison,
     VerdictComparison,
     compare_probabilities,
     compare_verdicts,
 )
-from trajudge.calibration._align_cv import DevCrossValidation, dev_cross_validation, threshold_oof
-from trajudge.calibration._align_stack import StackFit, fit_stack
-from trajudge.calibration._align_threshold import (
+from trajudge.alignment._cv import DevCrossValidation, dev_cross_validation, threshold_oof
+from trajudge.alignment._stack import StackFit, fit_stack
+from trajudge.alignment._threshold import (
     Criterion,
     ThresholdFit,
     apply_threshold,

@@ -23,8 +23,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from trajudge.alignment._threshold import Criterion, apply_threshold, fit_threshold
 from trajudge.calibration._agreement import kappa_from_counts
-from trajudge.calibration._align_threshold import Criterion, apply_threshold, fit_threshold
 from trajudge.calibration._estimate import FloatArray, as_1d, check_same_length, num
 from trajudge.calibration._validation import binary_labels
 

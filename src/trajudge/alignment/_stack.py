@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from trajudge.calibration._align_calibrate import (
+from trajudge.alignment._calibrate import (
     Calibrator,
     _fit_one,
     cross_fit,

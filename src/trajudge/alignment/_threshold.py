@@ -3,7 +3,7 @@
 A lenient judge gives a failing trajectory a 4 on a 1..5 scale whose rubric passes at 4; moving
 the cut to where its scores separate the human passes from the fails removes the leniency
 without touching the judge. The cut is fitted on dev items only and applied unchanged to the
-holdout (:func:`trajudge.calibration.align` reports it there).
+holdout (:func:`trajudge.alignment.align` reports it there).
 """
 
 from __future__ import annotations
