@@ -18,9 +18,8 @@ from trajudge.alignment._features import item_features
 from trajudge.calibration import consensus, item_means, label_threshold
 from trajudge.core import InputError
 from trajudge.evalset import split_of
-from trajudge.judges import Rubric
+from trajudge.judges import Rubric, find_rubric
 from trajudge.report import store_inputs
-from trajudge.report._rubrics import find_rubric
 from trajudge.store import Store
 
 

@@ -18,21 +18,9 @@ import pandas as pd
 
 from trajudge.calibration import Threshold
 from trajudge.core import InputError
-from trajudge.judges import Rubric, available_rubrics, load_rubric
+from trajudge.rubrics import find_rubric
 
 OPTION = "--rubric"
-
-
-def find_rubric(rubric_id: str | None, rubric_dirs: Sequence[str] = ()) -> Rubric | None:
-    """The rubric with this id among the shipped ones and ``rubric_dirs`` (or a YAML path);
-    None if there is none. A rubric file that exists but is broken raises InputError."""
-    if rubric_id is None:
-        return None
-    if rubric_id not in available_rubrics(*rubric_dirs) and not rubric_id.endswith(
-        (".yaml", ".yml")
-    ):
-        return None
-    return load_rubric(rubric_id, *rubric_dirs)
 
 
 def rubric_threshold(rubric_id: str | None, rubric_dirs: Sequence[str] = ()) -> float | None:

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
         available_rubrics,
         builtin_rubric_dir,
         check_rubric,
+        find_rubric,
         load_rubric,
         load_rubric_file,
         parse_rubric,
@@ -68,6 +69,7 @@ __all__ = [
     "compiled_template",
     "default_inconsistent",
     "default_template",
+    "find_rubric",
     "load_rubric",
     "load_rubric_file",
     "pairwise_verdict",
@@ -85,7 +87,7 @@ _MODULES = {
     ),
     "trajudge.rubrics._rubric": (
         "Criterion Example Rubric RubricMode Scale ScaleLevel available_rubrics "
-        "builtin_rubric_dir check_rubric load_rubric load_rubric_file parse_rubric"
+        "builtin_rubric_dir check_rubric find_rubric load_rubric load_rubric_file parse_rubric"
     ),
     "trajudge.rubrics._schema": "response_schema verdict_model",
     "trajudge.rubrics._template": (

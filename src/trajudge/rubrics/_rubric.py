@@ -7,6 +7,7 @@ and every judgment records the exact rubric it was made with.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
@@ -281,3 +282,15 @@ def load_rubric(ref: str | Path, *folders: str | Path) -> Rubric:
     if rubric.id != str(ref):
         raise InputError(str(known[str(ref)]), field="id", reason=f"id {rubric.id!r} != file name")
     return rubric
+
+
+def find_rubric(rubric_id: str | None, rubric_dirs: Sequence[str] = ()) -> Rubric | None:
+    """The rubric with this id among the shipped ones and ``rubric_dirs`` (or a YAML path);
+    None if there is none. A rubric file that exists but is broken raises InputError."""
+    if rubric_id is None:
+        return None
+    if rubric_id not in available_rubrics(*rubric_dirs) and not rubric_id.endswith(
+        (".yaml", ".yml")
+    ):
+        return None
+    return load_rubric(rubric_id, *rubric_dirs)
