@@ -7,9 +7,9 @@ import math
 
 import numpy as np
 import pytest
-from align_worlds import labelled_items, many_worlds
 from scipy.stats import binomtest
 
+from _align_worlds import labelled_items, many_worlds
 from trajudge.calibration import (
     Calibrator,
     SyntheticJudge,

@@ -7,17 +7,11 @@ import math
 
 import numpy as np
 import pytest
-from align_worlds import PASS, labelled_items
 from sklearn.metrics import balanced_accuracy_score, cohen_kappa_score
 
-from trajudge.calibration import (
-    SyntheticJudge,
-    ThresholdFit,
-    align,
-    apply_threshold,
-    best_threshold,
-    fit_threshold,
-)
+from _align_worlds import PASS, labelled_items
+from trajudge.alignment import ThresholdFit, align, apply_threshold, fit_threshold
+from trajudge.calibration import SyntheticJudge, best_threshold
 
 
 def test_threshold_by_hand() -> None:

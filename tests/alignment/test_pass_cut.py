@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from sklearn.isotonic import IsotonicRegression
 
-from trajudge.calibration import Calibrator, fit_calibrator, pass_cut
+from trajudge.alignment import Calibrator, fit_calibrator, pass_cut
 
 
 @pytest.mark.parametrize("method", ["isotonic", "platt"])

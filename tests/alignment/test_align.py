@@ -10,18 +10,19 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from align_worlds import labelled_items
+from cv_worlds import cross_validated
 
-from trajudge.calibration import (
+from _align_worlds import labelled_items
+from trajudge.alignment import (
     Calibrator,
     StackFit,
-    SyntheticJudge,
     ThresholdFit,
     align,
     fit_calibrator,
     fit_stack,
     item_features,
 )
+from trajudge.calibration import SyntheticJudge
 
 METHODS = ["threshold", "calibrate", "stack"]
 
@@ -217,12 +218,6 @@ def test_calibrator_round_trip_through_json() -> None:
 
 
 def test_dev_cross_validation_matches_sklearn_on_the_same_folds() -> None:
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).parents[1] / "alignment"))
-    from cv_worlds import cross_validated
-
     items = _items()
     r = align(items, methods=METHODS, rule_columns=["rule_ok"], n_boot=20)
     dev = items[(items["split"] == "dev") & items["label"].notna()].sort_values("item")

@@ -7,19 +7,12 @@ import math
 
 import numpy as np
 import pytest
-from align_worlds import many_worlds
 from scipy.stats import binomtest
 from sklearn.metrics import accuracy_score, cohen_kappa_score, recall_score
 
-from trajudge.calibration import (
-    Estimate,
-    SyntheticJudge,
-    align,
-    compare_probabilities,
-    compare_verdicts,
-    gain_verdict,
-    resampled_sums,
-)
+from _align_worlds import many_worlds
+from trajudge.alignment import align, compare_probabilities, compare_verdicts, gain_verdict
+from trajudge.calibration import Estimate, SyntheticJudge, resampled_sums
 
 
 def _pair(seed: int, n_tasks: int = 60) -> tuple[np.ndarray, ...]:

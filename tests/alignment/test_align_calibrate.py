@@ -8,21 +8,18 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from align_worlds import labelled_items
 from sklearn.calibration import calibration_curve
 from sklearn.isotonic import IsotonicRegression
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import brier_score_loss
 
+from _align_worlds import labelled_items
+from trajudge.alignment import Calibrator, align, fit_calibrator, task_folds
 from trajudge.calibration import (
-    Calibrator,
     SyntheticJudge,
-    align,
     brier_score,
     expected_calibration_error,
-    fit_calibrator,
     reliability_diagram,
-    task_folds,
 )
 
 
