@@ -7,16 +7,18 @@ messages: use --format openai").
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from trajudge.trajectories._io import Record
 from trajudge.trajectories._langchain import is_langchain_message
 from trajudge.trajectories._models import Trajectory
 from trajudge.trajectories._openai import is_chat_message
 from trajudge.trajectories._otel_spans import container_of
+from trajudge.trajectories._readers import BY_NAME, READERS, Rule, resolve
 from trajudge.trajectories._responses import is_responses_item
-from trajudge.trajectories._tau2_bench import is_tau2_results
 
 PARQUET_MAGIC = b"PAR1"
 ZIP_MAGIC = b"PK\x03\x04"
@@ -24,6 +26,23 @@ ZIP_MAGIC = b"PK\x03\x04"
 _NATIVE_KEYS = {"steps", "final_answer", "files_before", "files_after"}
 #: The top-level fields of trajudge's own trajectory records.
 _TRAJECTORY_FIELDS = frozenset(Trajectory.model_fields)
+
+
+# The tests that tell a format, named in the table of readers (``_readers.py``). The tests of
+# records are tried in the table's rank order, so each may take for granted that those ranked
+# before it failed.
+
+
+def is_parquet(data: bytes, path: Path | None) -> bool:
+    return data[:4] == PARQUET_MAGIC
+
+
+def is_inspect_zip(data: bytes, path: Path | None) -> bool:
+    return data[:4] == ZIP_MAGIC and _zip_is_inspect(data if path is None else path)
+
+
+def is_trace_export(obj: Any) -> bool:
+    return container_of(obj) is not None
 
 
 def is_inspect_log(obj: Any) -> bool:
@@ -38,6 +57,37 @@ def is_swe_agent(obj: Any) -> bool:
     )
 
 
+def is_tau_bench_result(obj: Any) -> bool:
+    return isinstance(obj, dict) and "traj" in obj and "info" in obj and "reward" in obj
+
+
+def is_native_record(obj: Any) -> bool:
+    if not isinstance(obj, dict):
+        return False
+    if _NATIVE_KEYS & set(obj) or ("id" in obj and "task_id" in obj and "messages" not in obj):
+        return True
+    # only trajudge's own field names: meant as its JSON Lines, so the reader names the field
+    # that is missing or wrong rather than "unrecognised format"; with a list of messages or
+    # items it is a conversation, told by the tests ranked after this one
+    return (
+        bool(obj)
+        and set(obj) <= _TRAJECTORY_FIELDS
+        and not isinstance(obj.get("messages"), list)
+        and not isinstance(obj.get("items"), list)
+    )
+
+
+def _first_message(obj: Any) -> Any:
+    """The first message of a conversation record: of an object's ``messages`` list, or of a
+    line that is a list (JSON Lines of conversations); None when there is none."""
+    inner = obj.get("messages") if isinstance(obj, dict) else obj
+    return inner[0] if isinstance(inner, list) and inner else None
+
+
+def is_langchain_conversation(obj: Any) -> bool:
+    return is_langchain_message(_first_message(obj))
+
+
 def is_openhands_event(obj: Any) -> bool:
     if not isinstance(obj, dict):
         return False
@@ -46,49 +96,64 @@ def is_openhands_event(obj: Any) -> bool:
     return "source" in obj and ("action" in obj or "observation" in obj)
 
 
+def is_openhands_conversation(obj: Any) -> bool:
+    return isinstance(obj, list) and bool(obj) and is_openhands_event(obj[0])
+
+
+def is_responses_conversation(obj: Any) -> bool:
+    first = _first_message(obj)
+    if is_responses_item(first) and not is_chat_message(first):
+        return True
+    return (
+        isinstance(obj, dict)
+        and not isinstance(obj.get("messages"), list)
+        and isinstance(obj.get("items"), list)
+    )
+
+
+def is_chat_conversation(obj: Any) -> bool:
+    if isinstance(obj, dict):
+        return isinstance(obj.get("messages"), list)
+    return isinstance(obj, list) and bool(obj) and is_chat_message(obj[0])
+
+
+def responses_item_sign(obj: Any) -> bool | None:
+    """What a record says of a file that is one list of Responses items: True for an item with
+    a type; None for one that fits but tells nothing alone, an item without a type (a chat
+    message may look the same) or an object of another type (an item of a kind trajudge does
+    not read, which the reader counts); False for neither."""
+    item = is_responses_item(obj)
+    if item and isinstance(obj.get("type"), str):
+        return True
+    if item or (isinstance(obj, dict) and "type" in obj):
+        return None
+    return False
+
+
+_Test = Callable[[Any], bool | None]
+
+
+@cache
+def _first_tests() -> tuple[tuple[str, _Test], ...]:
+    return _ranked([(r.first, r.name) for r in READERS if r.first is not None])
+
+
+@cache
+def _every_tests() -> tuple[tuple[str, _Test], ...]:
+    return _ranked([(r.every, r.name) for r in READERS if r.every is not None])
+
+
+def _ranked(tests: list[tuple[Rule, str]]) -> tuple[tuple[str, _Test], ...]:
+    ranked = sorted(tests, key=lambda t: t[0].rank)
+    return tuple((name, cast(_Test, resolve(t.test))) for t, name in ranked)
+
+
 def first_record_format(first: Any) -> str | None:
     """The format told by a file's first record alone, or None when the other records must
     be looked at too (see :func:`records_format`)."""
-    if container_of(first) is not None:
-        return "otel"
-    if is_tau2_results(first):
-        return "tau2-bench"
-    if is_inspect_log(first):
-        return "inspect"
-    if is_swe_agent(first):
-        return "swe-agent"
-    if isinstance(first, dict):
-        if "traj" in first and "info" in first and "reward" in first:
-            return "tau-bench"
-        if _NATIVE_KEYS & set(first) or (
-            "id" in first and "task_id" in first and "messages" not in first
-        ):
-            return "jsonl"
-        for key, fmt in (("messages", None), ("items", "responses")):
-            inner = first.get(key)
-            if isinstance(inner, list):
-                if fmt is not None:
-                    return fmt
-                if inner and is_langchain_message(inner[0]):
-                    return "langchain"
-                if inner and is_responses_item(inner[0]) and not is_chat_message(inner[0]):
-                    return "responses"
-                return "openai"
-        if first and set(first) <= _TRAJECTORY_FIELDS:
-            # only trajudge's own field names: meant as its JSON Lines, so the reader names
-            # the field that is missing or wrong rather than "unrecognised format"
-            return "jsonl"
-    if isinstance(first, list) and first:
-        # JSON Lines of conversations: one list of items per line
-        inner = first[0]
-        if is_langchain_message(inner):
-            return "langchain"
-        if is_openhands_event(inner):
-            return "openhands"
-        if is_chat_message(inner):
-            return "openai"
-        if is_responses_item(inner):
-            return "responses"
+    for name, test in _first_tests():
+        if test(first):
+            return name
     return None
 
 
@@ -98,31 +163,29 @@ class EveryRecord:
     a time so that none is kept."""
 
     def __init__(self) -> None:
-        self.openhands = self.langchain = self.chat = self.typed = True
-        self.responses = False  # one Responses item with a type, at least
+        self._open = _every_tests()  # the tests that no record so far failed, in rank order
+        self._told: set[str] = set()  # the formats that a record told
 
     def add(self, obj: Any) -> None:
-        self.openhands = self.openhands and is_openhands_event(obj)
-        self.langchain = self.langchain and is_langchain_message(obj)
-        self.chat = self.chat and is_chat_message(obj)
-        item = is_responses_item(obj)
-        self.typed = self.typed and (item or (isinstance(obj, dict) and "type" in obj))
-        self.responses = self.responses or (item and isinstance(obj.get("type"), str))
+        failed: list[str] | None = None  # made only when needed: this runs for every record
+        for name, test in self._open:
+            said = test(obj)
+            if said:
+                self._told.add(name)
+            elif said is not None:
+                failed = [name] if failed is None else [*failed, name]
+        if failed is not None:
+            self._open = tuple(t for t in self._open if t[0] not in failed)
 
     def possible(self) -> bool:
         """Whether records still to come could make the records so far a format."""
-        return self.openhands or self.langchain or self.chat or self.typed
+        return bool(self._open)
 
     def format(self) -> str | None:
         """The format of the records given so far (at least one), or None."""
-        if self.openhands:
-            return "openhands"
-        if self.langchain:
-            return "langchain"
-        if self.chat:
-            return "openai"
-        if self.responses and self.typed:
-            return "responses"  # items of kinds trajudge does not read are counted by the reader
+        for name, _ in self._open:
+            if name in self._told:
+                return name
         return None
 
 
@@ -142,10 +205,9 @@ def records_format(records: list[Record]) -> str | None:
 def detect(data: bytes, path: Path | None = None) -> str | None:
     """The format told by a file's magic bytes (``data`` holds its first bytes, or the whole
     file when ``path`` is not given), or None: Parquet, or a zip that is an Inspect log."""
-    if data[:4] == PARQUET_MAGIC:
-        return "parquet"
-    if data[:4] == ZIP_MAGIC:
-        return "inspect" if _zip_is_inspect(data if path is None else path) else None
+    for r in READERS:
+        if r.magic is not None and resolve(r.magic)(data, path):
+            return r.name
     return None
 
 
@@ -161,23 +223,9 @@ def _zip_is_inspect(source: bytes | Path) -> bool:
     return "header.json" in names or any(n.startswith("_journal/") for n in names)
 
 
-_DESCRIPTIONS = {
-    "jsonl": "trajudge's native JSON Lines",
-    "parquet": "trajudge's native Parquet",
-    "openai": "OpenAI chat messages",
-    "responses": "OpenAI Responses API items",
-    "langchain": "LangChain messages_to_dict dumps",
-    "otel": "an OpenTelemetry trace export",
-    "tau-bench": "a τ-bench result file",
-    "tau2-bench": "a τ²-bench result file",
-    "inspect": "an Inspect AI eval log",
-    "swe-agent": "a SWE-agent .traj file",
-    "openhands": "an OpenHands trajectory",
-}
-
-
 def format_name(fmt: str) -> str:
-    return _DESCRIPTIONS.get(fmt, fmt)
+    reader = BY_NAME.get(fmt)
+    return fmt if reader is None else reader.description
 
 
 def describe(data: bytes, first: Record | None, count: int = 1, *, more: bool = False) -> str:

@@ -2,20 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Literal, get_args
+from typing import Literal
 
-Format = Literal[
-    "auto",
-    "jsonl",
-    "parquet",
-    "openai",
-    "responses",
-    "langchain",
-    "otel",
-    "tau-bench",
-    "tau2-bench",
-    "inspect",
-    "swe-agent",
-    "openhands",
-]
-FORMATS: tuple[str, ...] = get_args(Format)
+from trajudge.trajectories._readers import READERS, ReaderName
+
+Format = Literal["auto", ReaderName]
+FORMATS: tuple[str, ...] = ("auto", *(r.name for r in READERS))

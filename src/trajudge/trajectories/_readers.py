@@ -1,0 +1,269 @@
+"""The one table of input readers: each format's name, what it is, how a file in it is told
+and how it is read. Adding a reader is adding its module and one :data:`READERS` entry.
+
+``trajudge --help`` lists the names, so this module stays light: the tests that tell a format
+are named ``"module:function"`` (imported once, when detection first runs) and each read
+function imports its reader inside.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from trajudge.trajectories._models import Trajectory
+    from trajudge.trajectories._options import Ignored, ReadOptions
+    from trajudge.trajectories._spec import TaskSpec
+
+ReaderName = Literal[
+    "jsonl",
+    "parquet",
+    "openai",
+    "responses",
+    "langchain",
+    "otel",
+    "tau-bench",
+    "tau2-bench",
+    "inspect",
+    "swe-agent",
+    "openhands",
+]
+
+
+@dataclass(frozen=True)
+class Source:
+    """What a read function is given: the file (or folder), its JSON records (parsed as they
+    are taken: a reader of the file itself never takes them), the options, where to count
+    what it does not use, and where to put the task specs it finds."""
+
+    path: Path
+    records: Iterator[tuple[str, Any]]
+    options: ReadOptions
+    ignored: Ignored
+    specs: dict[str, TaskSpec]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A test of one parsed JSON value: ``test`` names a function, value -> bool.
+
+    The shapes overlap (a bare chat message is a Responses item too; a record of only
+    trajudge's field names is a conversation when it holds a list of messages), so the tests
+    of all readers are tried in ``rank`` order, lowest first, and the first that passes tells
+    the format. A test of every record may also answer None for a record that fits but tells
+    nothing alone: the format needs one record that passes.
+    """
+
+    rank: int
+    test: str
+
+
+@dataclass(frozen=True)
+class Reader:
+    """One input format: its ``--format`` name and everything else that names it."""
+
+    name: ReaderName
+    # in hints on errors: "the file looks like {description}: use --format {name}"
+    description: str
+    # (record label, trajectory) pairs from a source (see the read functions below)
+    read: Callable[[Source], Iterator[tuple[str, Trajectory]]]
+    # gives one trajectory at a time: ids are checked for repeats as they come (a reader that
+    # takes the whole file first checks its own)
+    streams: bool
+    # names a test of a file's first bytes and path; a format so told (or named by
+    # ``suffixes``) is read from the file itself, without parsing its JSON first
+    magic: str | None = None
+    # under ``auto``, a file so named is read with this reader whatever its bytes
+    suffixes: tuple[str, ...] = ()
+    # whether ``detect_format`` names a file by its suffix alone too: for Inspect only, so it
+    # names a ``.parquet`` file whose bytes are not Parquet by their JSON (``auto`` reads it
+    # as Parquet and fails)
+    detect_by_suffix: bool = False
+    # a test of the first record, which alone tells the format
+    first: Rule | None = None
+    # a test of each record, for a file that all its records together tell (one
+    # conversation, a record each message)
+    every: Rule | None = None
+    # a folder holding files so named (glob) is one input, a JSON record each, in name order
+    folder: str | None = None
+
+
+# Each read function imports its reader when called and is a generator, so nothing is read
+# until the iteration starts (a bad record raises from the iteration, see TrajectoryStream).
+# The formats that stream read one record at a time; the others take all the records (a
+# τ²-bench, SWE-agent or OpenHands file is one document) or the file itself.
+
+
+def _jsonl(src: Source) -> Iterator[tuple[str, Trajectory]]:
+    from trajudge.trajectories._jsonl import iter_native
+
+    yield from iter_native(src.path, src.records)
+
+
+def _parquet(src: Source) -> Iterator[tuple[str, Trajectory]]:
+    from trajudge.trajectories._parquet import iter_parquet
+
+    yield from iter_parquet(src.path)
+
+
+def _openai(src: Source) -> Iterator[tuple[str, Trajectory]]:
+    from trajudge.trajectories._openai import iter_openai
+
+    yield from iter_openai(src.path, src.records, src.ignored)
+
+
+def _responses(src: Source) -> Iterator[tuple[str, Trajectory]]:
+    from trajudge.trajectories._responses import iter_responses
+
+    yield from iter_responses(src.path, src.records, src.ignored)
+
+
+def _langchain(src: Source) -> Iterator[tuple[str, Trajectory]]:
+    from trajudge.trajectories._langchain import iter_langchain
+
+    yield from iter_langchain(src.path, src.records, src.ignored)
+
+
+def _otel(src: Source) -> Iterator[tuple[str, Trajectory]]:
+    # a trace's spans may be anywhere in the file
+    from trajudge.trajectories._otel import otel_from_records
+
+    yield from otel_from_records(src.path, src.records, src.options, src.ignored)
+
+
+def _tau_bench(src: Source) -> Iterator[tuple[str, Trajectory]]:
+    from trajudge.trajectories._tau_bench import iter_tau_bench
+
+    yield from iter_tau_bench(src.path, src.records, src.specs)
+
+
+def _tau2_bench(src: Source) -> Iterator[tuple[str, Trajectory]]:
+    from trajudge.trajectories._tau2_bench import tau2_from_records
+
+    items, specs = tau2_from_records(src.path, list(src.records), src.ignored)
+    src.specs.update(specs)
+    yield from items
+
+
+def _inspect(src: Source) -> Iterator[tuple[str, Trajectory]]:
+    from trajudge.trajectories._inspect import read_inspect
+
+    yield from read_inspect(src.path, src.ignored)
+
+
+def _swe_agent(src: Source) -> Iterator[tuple[str, Trajectory]]:
+    from trajudge.trajectories._swe_agent import swe_agent_from_records
+
+    yield from swe_agent_from_records(src.path, list(src.records), src.ignored)
+
+
+def _openhands(src: Source) -> Iterator[tuple[str, Trajectory]]:
+    from trajudge.trajectories._openhands import openhands_from_records
+
+    yield from openhands_from_records(src.path, list(src.records), src.ignored)
+
+
+_D = "trajudge.trajectories._detect"
+
+#: In the order ``--format`` lists them.
+READERS: tuple[Reader, ...] = (
+    Reader(
+        "jsonl",
+        "trajudge's native JSON Lines",
+        _jsonl,
+        streams=True,
+        first=Rule(60, f"{_D}:is_native_record"),
+    ),
+    Reader(
+        "parquet",
+        "trajudge's native Parquet",
+        _parquet,
+        streams=True,
+        magic=f"{_D}:is_parquet",
+        suffixes=(".parquet", ".pq"),
+    ),
+    Reader(
+        "openai",
+        "OpenAI chat messages",
+        _openai,
+        streams=True,
+        first=Rule(100, f"{_D}:is_chat_conversation"),
+        every=Rule(30, "trajudge.trajectories._openai:is_chat_message"),
+    ),
+    Reader(
+        "responses",
+        "OpenAI Responses API items",
+        _responses,
+        streams=True,
+        first=Rule(90, f"{_D}:is_responses_conversation"),
+        every=Rule(40, f"{_D}:responses_item_sign"),
+    ),
+    Reader(
+        "langchain",
+        "LangChain messages_to_dict dumps",
+        _langchain,
+        streams=True,
+        first=Rule(70, f"{_D}:is_langchain_conversation"),
+        every=Rule(20, "trajudge.trajectories._langchain:is_langchain_message"),
+    ),
+    Reader(
+        "otel",
+        "an OpenTelemetry trace export",
+        _otel,
+        streams=False,
+        first=Rule(10, f"{_D}:is_trace_export"),
+    ),
+    Reader(
+        "tau-bench",
+        "a τ-bench result file",
+        _tau_bench,
+        streams=True,
+        first=Rule(50, f"{_D}:is_tau_bench_result"),
+    ),
+    Reader(
+        "tau2-bench",
+        "a τ²-bench result file",
+        _tau2_bench,
+        streams=False,
+        first=Rule(20, "trajudge.trajectories._tau2_bench:is_tau2_results"),
+    ),
+    Reader(
+        "inspect",
+        "an Inspect AI eval log",
+        _inspect,
+        streams=False,
+        magic=f"{_D}:is_inspect_zip",
+        suffixes=(".eval",),
+        detect_by_suffix=True,
+        first=Rule(30, f"{_D}:is_inspect_log"),
+    ),
+    Reader(
+        "swe-agent",
+        "a SWE-agent .traj file",
+        _swe_agent,
+        streams=False,
+        first=Rule(40, f"{_D}:is_swe_agent"),
+    ),
+    Reader(
+        "openhands",
+        "an OpenHands trajectory",
+        _openhands,
+        streams=False,
+        first=Rule(80, f"{_D}:is_openhands_conversation"),
+        every=Rule(10, f"{_D}:is_openhands_event"),
+        folder="event-*.json",  # an OpenHands SDK ``events`` folder
+    ),
+)
+BY_NAME: dict[str, Reader] = {r.name: r for r in READERS}
+
+
+@cache
+def resolve(ref: str) -> Any:
+    """The function a ``"module:function"`` reference names."""
+    module, _, name = ref.partition(":")
+    return getattr(importlib.import_module(module), name)
