@@ -5,31 +5,21 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from trajudge.core import InputError
 from trajudge.trajectories._detect import detect, format_name
 from trajudge.trajectories._formats import FORMATS
-from trajudge.trajectories._inspect import read_inspect
 from trajudge.trajectories._io import Record, check_file, decode_utf8, unique_items
 from trajudge.trajectories._json import load_json
-from trajudge.trajectories._jsonl import iter_native
-from trajudge.trajectories._langchain import iter_langchain
 from trajudge.trajectories._models import Trajectory
-from trajudge.trajectories._openai import iter_openai
-from trajudge.trajectories._openhands import openhands_from_records
 from trajudge.trajectories._options import Ignored, ReadOptions, iter_options
-from trajudge.trajectories._otel import otel_from_records
-from trajudge.trajectories._parquet import iter_parquet
-from trajudge.trajectories._responses import iter_responses
+from trajudge.trajectories._readers import BY_NAME, READERS, Reader, Source
 from trajudge.trajectories._sniff import Sniffed, refusal, sniff
 from trajudge.trajectories._spec import TaskSpec
 from trajudge.trajectories._stream import iter_json_records
-from trajudge.trajectories._swe_agent import swe_agent_from_records
-from trajudge.trajectories._tau2_bench import tau2_from_records
-from trajudge.trajectories._tau_bench import iter_tau_bench
 
 Item = tuple[str, Trajectory]  # (record label, trajectory)
 Specs = dict[str, TaskSpec]
@@ -97,35 +87,10 @@ class TrajectoryStream:
             raise InputError(self.source, reason="; ".join(self.ignored.lines()) + " (--strict)")
 
 
-def _reader(
-    fmt: str, p: Path, records: Iterator[Record], opts: ReadOptions, ignored: Ignored, specs: Specs
-) -> Iterator[Item]:
-    """The trajectories of a JSON file's records in format ``fmt``.
-
-    Formats with one trajectory per record are read one record at a time; the others (an OTel
-    trace's spans may be anywhere in the file, a τ²-bench, SWE-agent or OpenHands file is one
-    document) take the records as they come and give their trajectories at the end.
-    """
-    file = str(p)
-    streamed = {
-        "jsonl": lambda: iter_native(p, records),
-        "tau-bench": lambda: iter_tau_bench(p, records, specs),
-        "openai": lambda: iter_openai(p, records, ignored),
-        "responses": lambda: iter_responses(p, records, ignored),
-        "langchain": lambda: iter_langchain(p, records, ignored),
-    }
-    if fmt in streamed:
-        yield from unique_items(file, streamed[fmt]())
-    elif fmt == "otel":
-        yield from otel_from_records(p, records, opts, ignored)
-    elif fmt == "tau2-bench":
-        items, found = tau2_from_records(p, list(records), ignored)
-        specs.update(found)
-        yield from items
-    elif fmt == "swe-agent":
-        yield from swe_agent_from_records(p, list(records), ignored)
-    else:
-        yield from openhands_from_records(p, list(records), ignored)
+def _items(reader: Reader, src: Source) -> Iterator[Item]:
+    """The trajectories ``reader`` reads from ``src``, ids checked for repeats."""
+    items = reader.read(src)
+    return unique_items(str(src.path), items) if reader.streams else items
 
 
 def _hinted(items: Iterator[Item], detected: str) -> Iterator[Item]:
@@ -177,45 +142,53 @@ def stream_trajectories(
         )
     opts = options or ReadOptions()
     folder = Path(path)
-    if folder.is_dir() and fmt in ("auto", "openhands") and any(folder.glob("event-*.json")):
-        return _event_folder(folder, opts, strict)
+    if folder.is_dir():
+        for r in READERS:
+            if r.folder is not None and fmt in ("auto", r.name) and any(folder.glob(r.folder)):
+                return _folder_stream(r, folder, r.folder, opts, strict)
     p = check_file(path)
     file = str(p)
     head = _head(p)
     ignored = Ignored()
     auto = fmt == "auto"
     specs: Specs = {}
-    items: Iterator[Item]
-    suffix = p.suffix.lower()
-    if fmt == "parquet" or (
-        auto and (detect(head, p) == "parquet" or suffix in (".parquet", ".pq"))
-    ):
-        items = unique_items(file, iter_parquet(p))
-        chosen = "parquet"
-    elif fmt == "inspect" or (auto and (detect(head, p) == "inspect" or suffix == ".eval")):
-        items = _later(lambda: read_inspect(p, ignored))
-        chosen = "inspect"
+    src = Source(p, iter_json_records(p), opts, ignored, specs)
+    reader = _file_reader(fmt, head, p)
+    if reader is not None:
+        items = _items(reader, src)
     else:
         found = _sniff_json(p, head, auto)
         detected = None if found is None else found.fmt
         if auto and detected is None:
             raise refusal(file, head, found)
-        chosen = detected if auto and detected is not None else fmt
-        if chosen == "inspect":
-            items = _later(lambda: read_inspect(p, ignored))
-        else:
-            items = _reader(chosen, p, iter_json_records(p), opts, ignored, specs)
-        if detected is not None and detected != chosen:
+        reader = BY_NAME[detected if auto and detected is not None else fmt]
+        items = _items(reader, src)
+        if detected is not None and detected != reader.name:
             items = _hinted(items, detected)
     return TrajectoryStream(
         iter_options(file, items, opts),
         source=file,
-        fmt=chosen,
+        fmt=reader.name,
         sha256=_file_sha256(p),
         specs=specs,
         ignored=ignored,
         strict=strict,
     )
+
+
+def _file_reader(fmt: str, head: bytes, p: Path) -> Reader | None:
+    """The reader, of those told before any JSON is parsed (by magic bytes or file name), that
+    reads ``p``: the one ``fmt`` names, or under ``auto`` the first that ``head`` or the suffix
+    tells."""
+    auto = fmt == "auto"
+    magic = detect(head, p) if auto else None
+    suffix = p.suffix.lower()
+    for reader in READERS:
+        if reader.magic is None and not reader.suffixes:
+            continue
+        if fmt == reader.name or (auto and (magic == reader.name or suffix in reader.suffixes)):
+            return reader
+    return None
 
 
 def _sniff_json(p: Path, head: bytes, auto: bool) -> Sniffed | None:
@@ -228,11 +201,6 @@ def _sniff_json(p: Path, head: bytes, auto: bool) -> Sniffed | None:
         if auto and start and start not in (b"{", b"["):
             return None  # binary or other text
         raise
-
-
-def _later(read: Callable[[], list[Item]]) -> Iterator[Item]:
-    """The items of a reader that reads a whole file, read when the iteration starts."""
-    yield from read()
 
 
 def read_trajectories(
@@ -261,13 +229,16 @@ def read_trajectories(
     )
 
 
-def _event_folder(folder: Path, opts: ReadOptions, strict: bool) -> TrajectoryStream:
-    """An OpenHands SDK ``events`` folder: one JSON file per event, in file-name order."""
+def _folder_stream(
+    reader: Reader, folder: Path, pattern: str, opts: ReadOptions, strict: bool
+) -> TrajectoryStream:
+    """A folder that is one input: a JSON record in each file named ``pattern``, in file-name
+    order (an OpenHands SDK ``events`` folder)."""
     import json
 
     records: list[Record] = []
     digest = hashlib.sha256()
-    for f in sorted(folder.glob("event-*.json")):
+    for f in sorted(folder.glob(pattern)):
         data = f.read_bytes()
         digest.update(data)
         try:
@@ -277,13 +248,14 @@ def _event_folder(folder: Path, opts: ReadOptions, strict: bool) -> TrajectorySt
                 str(f), reason=f"invalid JSON: {exc.msg} (line {exc.lineno})"
             ) from None
     ignored = Ignored()
-    items = _later(lambda: openhands_from_records(folder, records, ignored))
+    specs: Specs = {}
+    items = _items(reader, Source(folder, iter(records), opts, ignored, specs))
     return TrajectoryStream(
         iter_options(str(folder), items, opts),
         source=str(folder),
-        fmt="openhands",
+        fmt=reader.name,
         sha256=digest.hexdigest(),
-        specs={},
+        specs=specs,
         ignored=ignored,
         strict=strict,
     )
@@ -294,8 +266,12 @@ def detect_format(path: str | os.PathLike[str]) -> str | None:
     in none that its first ``TRAJUDGE_MAX_SNIFF_BYTES`` tell)."""
     p = check_file(path)
     found = detect(_head(p), p)
-    if found is not None or p.suffix.lower() == ".eval":
-        return found or "inspect"
+    if found is not None:
+        return found
+    suffix = p.suffix.lower()
+    for reader in READERS:
+        if reader.detect_by_suffix and suffix in reader.suffixes:
+            return reader.name
     try:
         return sniff(p).fmt
     except InputError:
