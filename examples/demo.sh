@@ -9,9 +9,9 @@ echo
 # Align the judge with the reference labels (no model call): fit on the dev tasks, every
 # figure on the holdout tasks. Five tasks are few: half of them go to dev (salt "demo" puts
 # tasks 1 and 13 there, 3 passes in 8 runs; 0, 37 and 38 are the holdout), so expect wide
-# intervals and "no measurable gain". The aligned judge is saved in the demo's store unless
-# dev says it is worse than the judge or its cut is degenerate: then align prints why and
-# exits 1 (refused by the data, nothing saved), which the demo shows and goes past.
+# intervals. Two dev tasks are too few to choose a method by cross-validation (it takes 3), so
+# align prints why and exits 1 (refused by the data, nothing saved), which the demo shows and
+# goes past; with more labelled tasks it saves the method dev chooses.
 status=0
 .venv/bin/trajudge align tau_airline_demo --config examples/tau_airline/trajudge.yaml \
   --judge gemma-270m --method threshold,calibrate,stack --dev-share 0.5 --salt demo || status=$?

@@ -273,3 +273,37 @@ def test_trajudge_run_says_why_nothing_was_saved_and_goes_on(tmp_path: Path) -> 
     assert summary.to_dict()["align_refused"] == summary.align_refused
     assert f"align: {summary.align_refused}" in text.getvalue()
     assert _saved(url) == []
+
+
+def _with_dev_tasks(items: object, n_dev: int) -> object:
+    """``items`` with ``n_dev`` of its dev tasks (by the split's own hash) and every holdout
+    task."""
+    frame = items  # a DataFrame from cv_worlds
+    tasks = sorted(set(frame["task_id"]))  # type: ignore[index]
+    dev = [t for t in tasks if split_of(t, dev_share=w.SHARE, salt=w.SALT) == "dev"]
+    keep = set(dev[:n_dev]) | {t for t in tasks if t not in dev}
+    return frame[frame["task_id"].isin(keep)]  # type: ignore[index]
+
+
+def test_two_dev_tasks_are_too_few_to_choose_a_method(tmp_path: Path) -> None:
+    """With two dev tasks each fold fits on one task and is scored on the other: whatever the
+    figures, nothing is saved, and the refusal says why and what to do."""
+    items = _with_dev_tasks(w.lenient(), 2)
+    dev_tasks = {
+        t for t in items["task_id"] if split_of(t, dev_share=w.SHARE, salt=w.SALT) == "dev"
+    }  # type: ignore[index]
+    assert len(dev_tasks) == 2
+    url = _store(tmp_path, items)
+    result = _align(url, "--method", "threshold,calibrate")
+    assert result.exit_code == 1, result.output
+    assert _last_line(result) == (
+        "not saved: dev holds 2 tasks, and telling a method from the judge by cross-validation "
+        "takes at least 3 (whole tasks per fold): label more tasks or give dev a larger share "
+        "(--dev-share)"
+    )
+    assert _saved(url) == []
+    # three dev tasks: the same world is judged on its figures, not refused for its size
+    three = tmp_path / "three"
+    three.mkdir()
+    url3 = _store(three, _with_dev_tasks(w.lenient(), 3))
+    assert "takes at least 3" not in _align(url3, "--method", "threshold,calibrate").output

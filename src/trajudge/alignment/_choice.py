@@ -11,7 +11,9 @@ best of several draws, not a test.
   take new calls), so it is saved only when asked (``use``) or when it is the only method run.
 * ``stack`` is cross-validated and shown, never saved: an aligned judge's verdict is a cut on
   the score, and the stack's needs the rule checks and the spread of every item too.
-* Refused (nothing saved): a method dev says is worse than the judge as it stands (its
+* Refused (nothing saved): every method when dev holds fewer than :data:`MIN_DEV_TASKS`
+  tasks (a cross-validated comparison over two tasks is one task against one); a method dev
+  says is worse than the judge as it stands (its
   cross-validated kappa below the judge's), and a degenerate cut, one that no score on the
   rubric's scale reaches or that every score passes, or that gives every labelled dev item the
   same verdict: it would be saved as an "aligned judge" that does not judge.
@@ -33,6 +35,9 @@ from trajudge.alignment._methods import AlignmentResult
 from trajudge.alignment._options import AlignOptions
 from trajudge.alignment._threshold import ThresholdFit
 
+#: The fewest dev tasks a method is chosen over: with two, each fold fits on one task and is
+#: scored on the other, so "better than the judge" is one task against one (noise).
+MIN_DEV_TASKS = 3
 #: Methods saved as a cut and cross-validated on dev, in the order ties go.
 CUT_METHODS = ("calibrate", "threshold")
 ORDER = ("threshold", "calibrate", "fewshot", "stack")
@@ -198,8 +203,15 @@ def choose(
         assert cv is not None
         order = [opts.use] if opts.use is not None else cands
         ok = [m for m in order if blocked[m] is None]
-        chosen = ok[0] if ok else None
-        if chosen is None:
+        chosen = ok[0] if ok and cv.n_tasks >= MIN_DEV_TASKS else None
+        if cv.n_tasks < MIN_DEV_TASKS:
+            refusal = reason = (
+                f"not saved: dev holds {cv.n_tasks} task{'s' if cv.n_tasks != 1 else ''}, and "
+                "telling a method from the judge by cross-validation takes at least "
+                f"{MIN_DEV_TASKS} (whole tasks per fold): label more tasks or give dev a "
+                "larger share (--dev-share)"
+            )
+        elif chosen is None:
             refusal = "not saved: " + "; ".join(str(blocked[m]) for m in order)
             if "stack" in cv.kappa and not math.isnan(cv.kappa["stack"]):
                 refusal += f"; stack (reported only, never saved): κ {cv.kappa['stack']:.2f}"
