@@ -5,7 +5,7 @@ The batch engine sends, for each call, the very body the local engine's call wou
 litellm's request transformation, run by ``return_raw_request`` without the network. For
 Anthropic (which moves the system message out of the messages) it costs 20-70 ms a call, so
 the engine builds such bodies from a template checked against litellm's own
-(:mod:`trajudge.judges._provider_batch_template`). This builds the bodies of the
+(:mod:`trajudge.judges.engines.batch._template`). This builds the bodies of the
 pointwise calls on the τ-bench trajectories of ``examples/`` for each model both ways,
 alternating in rounds, checks that both ways give the same bodies, and prints the medians and
 their ratio. Offline: nothing is sent.
@@ -59,7 +59,7 @@ def main() -> int:
                     if side == "template":
                         built[side] = [engine.body(c) for c in calls]
                     else:
-                        built[side] = [engine._request(c)[0] for c in calls]
+                        built[side] = [engine.request(c)[0] for c in calls]
                     times[side].append(time.perf_counter() - t0)
                 if built["template"] != built["litellm"]:
                     raise SystemExit(f"{model}: the template's bodies differ from litellm's")

@@ -97,7 +97,7 @@ def server_calls(api_base: str, since: int | None = None) -> dict[str, Any]:
 # -- data (built once by the parent, read by every side) --------------------------------------
 def write_data(folder: Path, n: int, concurrency: int, api_base: str) -> None:
     from trajudge.judges import Judge, JudgeSpec, build_prompt, response_schema
-    from trajudge.judges._prompt import Shown
+    from trajudge.judges.prompts._prompt import Shown
     from trajudge.trajectories import from_tau_bench
 
     base, _ = from_tau_bench(TAU)

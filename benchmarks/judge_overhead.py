@@ -45,7 +45,7 @@ from trajudge.judges import (
     shared_local_server,
     stop_shared_servers,
 )
-from trajudge.judges._prompt import Shown
+from trajudge.judges.prompts._prompt import Shown
 from trajudge.store import Store
 from trajudge.trajectories import Trajectory, from_tau_bench
 

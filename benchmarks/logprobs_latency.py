@@ -25,7 +25,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 import litellm
 
 from trajudge.judges import LocalModelServer
-from trajudge.judges._logprobs import TOP_LOGPROBS
+from trajudge.judges.calls._logprobs import TOP_LOGPROBS
 
 SCHEMA = {
     "type": "object",

@@ -161,7 +161,7 @@ def rules_side(engine: str, data: Path, cpus: int) -> dict[str, Any]:
 # -- judging sides ----------------------------------------------------------------------------
 def write_judge_data(folder: Path, calls: int, api_base: str) -> None:
     from trajudge.judges import Judge, JudgeSpec, build_prompt, response_schema
-    from trajudge.judges._prompt import Shown
+    from trajudge.judges.prompts._prompt import Shown
 
     items = list(trajectories(calls + 8))
     bench, warm = items[:calls], items[calls:]

@@ -5,6 +5,29 @@ The names most users need, re-exported from the subpackages::
     from trajudge import Store, read_trajectories, run_checks, score_dataset, build_report
 
 Each is imported on first use (see :mod:`trajudge.core._lazy`), so ``import trajudge`` is quick.
+
+Glossary (one word per concept, in code, messages and docs):
+
+- **run**: one attempt of an agent at a task, stored as a *trajectory* (``task_id``, ``trial``);
+  a *dataset* is a named set of trajectories.
+- **gate**: a rule check whose failure fails the run before any judge sees it.
+- **judge**: a model with a rubric and settings (a ``JudgeSpec``); a **call** is one request to
+  it (one *order* and one *sample*); a **judgment** is the stored outcome of a call: a verdict
+  or an error, never both.
+- **verdict kind**: binary · ordinal · pairwise · nominal (:mod:`trajudge.rubrics._kinds`);
+  pairwise and nominal verdicts are *categories*.
+- **order**: ``ab`` or ``ba``, which trajectory (or the reference) is shown first. A **flip** is
+  an item whose two orders disagree; its aggregate verdict is *inconsistent* (a nominal
+  judge) or a tie (a pairwise judge, by default). "Inconsistent" names the verdict, "flip"
+  the event.
+- **threshold**: the pass/fail boundary of an ordinal score (``score >= threshold`` passes),
+  declared by the rubric, given by ``--threshold`` or fitted on dev labels. The alignment
+  and report code also calls a fitted threshold a *cut*; it is the same thing.
+- **aggregate**: the one verdict per item over its orders and samples; every figure uses it.
+- **engine**: what sends a run's calls to the models (``local``, ``ray``, ``batch``); the word
+  is for judging engines. The store's SQLAlchemy object is its *SQL engine*.
+- **dev / holdout**: the split of tasks an alignment fits on / is proven on.
+- **label**: a human's verdict on an item, signed by its annotator.
 """
 
 from typing import TYPE_CHECKING

@@ -1,7 +1,7 @@
 """The check of the provider batch engine's body templates, shared by the provider tests.
 
 Bodies of a provider whose messages litellm reshapes (Anthropic, Vertex AI) come from a
-template once the first one is litellm's own (:mod:`trajudge.judges._provider_batch_template`):
+template once the first one is litellm's own (:mod:`trajudge.judges.engines.batch._template`):
 each must be exactly what litellm builds, even for content that looks like the template's
 placeholders, quotes, escapes or non-ASCII text.
 """
@@ -31,7 +31,7 @@ def check_template_bodies(
     for text in tricky:
         messages = [{**m, "content": m["content"] + text} for m in call.messages]
         changed = dataclasses.replace(call, messages=messages)
-        bodies.append((engine.body(changed), engine._request(changed)[0]))
+        bodies.append((engine.body(changed), engine.request(changed)[0]))
     assert [ours for ours, _ in bodies] == [theirs for _, theirs in bodies]
     assert any(t is not None for t in engine._shaped.known.values())  # the template was used
     assert len({json.dumps(ours) for ours, _ in bodies}) == len(tricky)

@@ -367,7 +367,7 @@ def test_an_answer_is_stored_while_later_calls_are_still_in_flight(
 def test_each_prompt_is_rendered_once_for_every_sample_and_judge_sharing_it(
     fake_llm: FakeLLM, db_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import trajudge.judges._judge as judge_module
+    import trajudge.judges.calls._judge as judge_module
 
     rendered: list[tuple[str, ...]] = []
     real = judge_module.build_prompt

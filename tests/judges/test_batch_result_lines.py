@@ -30,7 +30,7 @@ from test_provider_batch_bedrock import _bedrock_judge, aws  # noqa: F401  (a fi
 from test_provider_batch_vertex import _key_pem, _vertex_judge, vertex  # noqa: F401  (fixtures)
 
 from trajudge.judges import Judge, score_dataset
-from trajudge.judges._provider_batch_vertex import LABEL
+from trajudge.judges.engines.batch._vertex import LABEL
 
 pytestmark = pytest.mark.timeout(300)
 Record = dict[str, Any]
@@ -218,7 +218,7 @@ def test_a_bad_result_line_is_an_error_for_its_request_alone(
 def test_lines_split_at_newlines_only_and_bad_bytes_are_charged_to_their_request() -> None:
     """A JSON text may hold U+2028 or a form feed raw (str.splitlines would cut there); a line
     that is not UTF-8 is an error for the request it names; the rest are read."""
-    from trajudge.judges._batch_lines import ResultLines
+    from trajudge.judges.engines.batch._lines import ResultLines
 
     lines = ResultLines("b1", "custom_id", lambda r: r.get("custom_id"))
     answer = {"custom_id": "r0", "text": "one\u2028two\x0cthree\u0085four"}

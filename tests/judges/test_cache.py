@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from trajudge.judges._cache import ResponseCache
+from trajudge.judges.calls._cache import ResponseCache
 from trajudge.store import StoreError
 
 

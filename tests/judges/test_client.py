@@ -78,7 +78,7 @@ def test_a_server_off_this_machine_costs_what_litellm_stamped_priced_once(
     fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch, model: str
 ) -> None:
     # the fake server stands in for one on another host (a cloud API, a vLLM box)
-    monkeypatch.setattr("trajudge.judges._client.is_local_base", lambda base: False)
+    monkeypatch.setattr("trajudge.judges.calls._client.is_local_base", lambda base: False)
     import litellm
 
     priced_again: list[str] = []
@@ -374,7 +374,7 @@ def test_the_cache_key_is_the_hash_of_the_request_description(fake_llm: FakeLLM)
     """``request_key`` reuses the schema's JSON per verdict model; it must equal the SHA-256
     of the canonical JSON of ``describe``, the documented key (keys of existing caches)."""
     from trajudge.judges import build_prompt, request_key
-    from trajudge.judges._prompt import Shown
+    from trajudge.judges.prompts._prompt import Shown
 
     judge = _judge(fake_llm, seed=3)
     client = judge.client()
@@ -393,7 +393,7 @@ def test_the_cache_key_is_the_hash_of_the_request_description(fake_llm: FakeLLM)
 def test_retries_back_off_exponentially_with_jitter_up_to_the_cap() -> None:
     """Retry n waits backoff * 2**(n-1) plus up to one backoff of jitter, at most the cap
     (bounds computed by hand for backoff 1 s and a 30 s cap)."""
-    from trajudge.judges._client import LLMClient
+    from trajudge.judges.calls._client import LLMClient
 
     client = LLMClient("openai/fake", backoff_s=1.0, backoff_max_s=30.0)
     for retry, (low, high) in {1: (1, 2), 2: (2, 3), 3: (4, 5), 5: (16, 17), 6: (30, 30)}.items():
@@ -422,7 +422,7 @@ def test_a_placeholder_key_goes_only_to_openai_compatible_servers(
 ) -> None:
     """With an ``api_base`` and no ``api_key_env``, an OpenAI-format server gets a placeholder
     key (never OPENAI_API_KEY); any other provider keeps the credentials litellm finds."""
-    from trajudge.judges._client import LLMClient
+    from trajudge.judges.calls._client import LLMClient
 
     kwargs = LLMClient(model, api_base="https://gateway.example/v1")._request_kwargs({})
     assert kwargs["api_base"] == "https://gateway.example/v1"

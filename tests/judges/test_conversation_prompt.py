@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from trajudge.judges import build_prompt, load_rubric, render_trajectory
-from trajudge.judges._prompt import Shown
+from trajudge.judges.prompts._prompt import Shown
 from trajudge.trajectories import Trajectory, from_tau_bench
 
 

@@ -108,8 +108,8 @@ def test_a_cached_rerun_into_a_new_dataset_parses_gates_and_renders_nothing(
         raise AssertionError("a cached re-run gated or rendered a trajectory")
 
     monkeypatch.setattr(store, "iter_hashed_trajectories", spy)
-    monkeypatch.setattr("trajudge.judges._items.iter_check_dataset", never)
-    monkeypatch.setattr("trajudge.judges._judge.build_prompt", never)
+    monkeypatch.setattr("trajudge.judges.runs._items.iter_check_dataset", never)
+    monkeypatch.setattr("trajudge.judges.calls._judge.build_prompt", never)
     again = score_dataset(store, "copy", _judges(fake_llm, cache))
     assert seen == [] and fake_llm.calls == calls
     assert (again.judged, again.cache_hits, again.errors) == (first.judged, first.judged, 0)
@@ -244,7 +244,7 @@ def test_new_rendering_code_misses(
         store, [_judge(fake_llm, cache, "point", "trajectory_reasonableness")], TRAJECTORIES
     )
     calls = fake_llm.calls
-    monkeypatch.setattr("trajudge.judges._inputs.render_code_sha256", lambda: "0" * 64)
+    monkeypatch.setattr("trajudge.judges.prompts._inputs.render_code_sha256", lambda: "0" * 64)
     again = score_dataset(
         store, "copy", [_judge(fake_llm, cache, "point", "trajectory_reasonableness")]
     )
@@ -315,7 +315,7 @@ def test_cached_gate_results_are_reused_across_datasets(
         gated.extend(t.id for t in ts)
         return iter_check_dataset(ts, *args, **kwargs)
 
-    monkeypatch.setattr("trajudge.judges._items.iter_check_dataset", spy)
+    monkeypatch.setattr("trajudge.judges.runs._items.iter_check_dataset", spy)
     calls = fake_llm.calls
     again = score_dataset(
         store, "copy", [_judge(fake_llm, cache, "point", "trajectory_reasonableness")]
@@ -340,8 +340,8 @@ def test_new_rules_code_gates_again(
         gated.extend(t.id for t in ts)
         return iter_check_dataset(ts, *args, **kwargs)
 
-    monkeypatch.setattr("trajudge.judges._items.iter_check_dataset", spy)
-    monkeypatch.setattr("trajudge.judges._inputs.rules_code_sha256", lambda: "0" * 64)
+    monkeypatch.setattr("trajudge.judges.runs._items.iter_check_dataset", spy)
+    monkeypatch.setattr("trajudge.judges.prompts._inputs.rules_code_sha256", lambda: "0" * 64)
     calls = fake_llm.calls
     again = score_dataset(
         store, "copy", [_judge(fake_llm, cache, "point", "trajectory_reasonableness")]

@@ -16,7 +16,7 @@ from trajudge.judges import (
     render_trajectory,
     spec_reference,
 )
-from trajudge.judges._prompt import Shown
+from trajudge.judges.prompts._prompt import Shown
 from trajudge.trajectories import ExpectedCall, Step, Trajectory
 
 

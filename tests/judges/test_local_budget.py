@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from trajudge.judges import Judge, JudgeSpec, build_prompt
-from trajudge.judges._local import DEFAULT_N_CTX, DEFAULT_N_PARALLEL
-from trajudge.judges._prompt import Shown
+from trajudge.judges.calls._local import DEFAULT_N_CTX, DEFAULT_N_PARALLEL
+from trajudge.judges.prompts._prompt import Shown
 from trajudge.trajectories import from_tau_bench
 
 DENSEST = 2.7  # characters per gemma-3 token on τ-bench trajectories (measured 2.7-2.9)

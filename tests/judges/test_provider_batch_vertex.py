@@ -312,7 +312,7 @@ def test_judges_in_different_buckets_get_one_job_each_staged_in_their_own_bucket
 def test_the_endpoints_are_googles_unless_overridden_the_standard_way(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from trajudge.judges._vertex_api import storage_base, vertex_base
+    from trajudge.judges.engines.batch._vertex_api import storage_base, vertex_base
 
     monkeypatch.delenv("STORAGE_EMULATOR_HOST", raising=False)
     assert storage_base() == "https://storage.googleapis.com"

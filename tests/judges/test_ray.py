@@ -334,7 +334,7 @@ def test_a_worker_that_misbehaves_gives_errors_never_verdicts(
     """The driver checks what each worker answers: a score of 999 on the 1..5 scale (task 1's
     answers), a worker whose task raises (task 3) and one that answers nothing (task 4) are
     stored as errors naming what happened, never as a pass or a fail, and the run goes on."""
-    from trajudge.judges._ray_worker import WorkerActor
+    from trajudge.judges.engines._ray_worker import WorkerActor
 
     class Misbehaving(WorkerActor):  # a local class: Ray ships it to the workers by value
         async def call(self, idx: int, key: str, messages: Any, params: Any) -> Any:

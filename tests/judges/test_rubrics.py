@@ -15,7 +15,7 @@ from trajudge.judges import (
     load_rubric_file,
     verdict_model,
 )
-from trajudge.judges._prompt import Shown
+from trajudge.judges.prompts._prompt import Shown
 from trajudge.trajectories import Step, Trajectory
 
 SHIPPED = {

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from trajudge.judges import JudgeSpec, build_judges, load_rubric
-from trajudge.judges._call import PreparedCall, finish
-from trajudge.judges._client import CallResult
+from trajudge.judges.calls._call import PreparedCall, finish
+from trajudge.judges.calls._client import CallResult
 
 CRITERIA = {c.id: 4 for c in load_rubric("trajectory_reasonableness").criteria}
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from trajudge.judges._local import DEFAULT_N_CTX, DEFAULT_N_PARALLEL
+from trajudge.judges.calls._local import DEFAULT_N_CTX, DEFAULT_N_PARALLEL
 from trajudge.pipeline import run_pipeline
 from trajudge.store import Store
 

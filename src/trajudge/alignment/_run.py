@@ -34,7 +34,7 @@ from trajudge.alignment._items import JudgeItems, judge_items
 from trajudge.alignment._methods import AlignmentResult, align
 from trajudge.alignment._options import AlignOptions
 from trajudge.core import InputError
-from trajudge.judges import BatchProgress, JudgeSpec, ResponseCache
+from trajudge.judges import BatchProgress, Judge, JudgeSpec, ResponseCache, load_rubric_file
 from trajudge.store import Store
 from trajudge.trajectories import TaskSpec
 
@@ -178,8 +178,6 @@ def align_judge(
     )
     notes = list(data.notes)
     if spec is not None and data.config_sha256 is not None:
-        from trajudge.judges import Judge
-
         mine = Judge(spec, rubric=data.rubric).config_sha256
         if mine != data.config_sha256:
             notes.append(
@@ -287,8 +285,6 @@ def _record(
         aligned_spec = spec.model_copy(update={"name": opts.aligned_name, "rubric": rubric_ref})
     rubric = data.rubric
     if used_fewshot and fewshot is not None:
-        from trajudge.judges import load_rubric_file
-
         rubric = load_rubric_file(fewshot.rubric_path)
     hold = data.items[data.items["split"] == "holdout"].set_index("item")
     labels, tasks = hold["label"], hold["task_id"]

@@ -7,7 +7,6 @@ so importing calibration never imports alignment (which imports calibration).
 
 from typing import TYPE_CHECKING
 
-from trajudge._lazy import lazy_exports
 from trajudge.calibration._agreement import (
     BinaryRates,
     ac1_from_counts,
@@ -127,6 +126,7 @@ from trajudge.calibration._verdicts import (
     label_threshold,
     row_passes,
 )
+from trajudge.core import lazy_exports
 from trajudge.rubrics._kinds import (
     CATEGORICAL,
     INCONSISTENT,

@@ -78,6 +78,7 @@ def existing_store_url(ctx: typer.Context, db: str, config_db: str | None) -> st
 def require_store(url: str) -> str:
     """``url``, checked to name a store that exists: a command that reads a dataset must not
     create an empty SQLite file (and its folder) where a mistyped ``--db`` points."""
+    # imported on use: `trajudge --help` and the other commands do not load this room
     from trajudge.core import InputError
     from trajudge.store import sqlite_path  # SQLAlchemy: not for --help
 
@@ -143,6 +144,7 @@ def main() -> None:
 def handle_user_errors(func: Callable[P, R]) -> Callable[P, R]:
     """Decorator for commands: an InputError becomes one red line and exit code 2, a store
     fault one line and exit code 3."""
+    # imported on use: `trajudge --help` and the other commands do not load this room
     from trajudge.core import InputError
     from trajudge.store._faults import STORE_FAULT_EXIT, check_fault_exit
 

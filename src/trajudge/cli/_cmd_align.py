@@ -27,6 +27,7 @@ from trajudge.core import InputError, pydantic_field
 
 def _spec(judge: str, cfg: TrajudgeConfig | None) -> tuple[str, JudgeSpec | None]:
     """The judge's name and spec: ``NAME=MODEL:RUBRIC``, or a name looked up in the config."""
+    # imported on use: `trajudge --help` and the other commands do not load this room
     from trajudge.judges import parse_judge_arg
 
     if "=" in judge:
@@ -37,6 +38,7 @@ def _spec(judge: str, cfg: TrajudgeConfig | None) -> tuple[str, JudgeSpec | None
 
 
 def _methods(text: str) -> list[str]:
+    # imported on use: `trajudge --help` and the other commands do not load this room
     from trajudge.alignment import METHODS
 
     out = [m.strip() for m in text.split(",") if m.strip()]
@@ -135,6 +137,7 @@ def align_cmd(
     worse than the judge as it stands, or its cut is degenerate, nothing is saved (exit 1)."""
     from pydantic import ValidationError
 
+    # imported on use: `trajudge --help` and the other commands do not load this room
     from trajudge.alignment import AlignOptions, align_judge
     from trajudge.config import load_config
     from trajudge.judges import ResponseCache

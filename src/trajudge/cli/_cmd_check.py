@@ -101,6 +101,7 @@ def check_command(
     overrides them: the file's defaults sit below the stored spec of a task, the file's entry
     for a task on top of it.
     """
+    # imported on use: `trajudge --help` and the other commands do not load this room
     from trajudge.rules import check_stored_dataset
     from trajudge.store import Store
 
@@ -180,6 +181,7 @@ def _check_file(
     fail_on_gate: bool,
 ) -> None:
     """``trajudge check --parquet``: the summary of a file checked block by block."""
+    # imported on use: `trajudge --help` and the other commands do not load this room
     from trajudge.rules import RULE_ENGINES, check_parquet, load_specs, resolve_specs
 
     if engine not in RULE_ENGINES:

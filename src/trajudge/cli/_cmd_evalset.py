@@ -78,6 +78,7 @@ def add_case_cmd(
     db: DbOption = DEFAULT_DB,
 ) -> None:
     """Turn a (failed) run into an eval case: input, trajectory, expectations, label, tags."""
+    # imported on use: `trajudge --help` and the other commands do not load this room
     from trajudge.evalset import add_case
     from trajudge.store import Store
 
@@ -111,6 +112,7 @@ def add_case_cmd(
 @handle_user_errors
 def split_cmd(evalset: EvalsetArg, dev_share: DevShareOption = DEV_SHARE) -> None:
     """Write each case's dev / holdout split (by a hash of its task id) into the set."""
+    # imported on use: `trajudge --help` and the other commands do not load this room
     from trajudge.evalset import split_evalset
 
     cases = split_evalset(evalset, dev_share=dev_share)
@@ -135,6 +137,7 @@ def rotate_cmd(
     db: DbOption = DEFAULT_DB,
 ) -> None:
     """Replace a share of the non-core cases with new runs, keeping the strata counts."""
+    # imported on use: `trajudge --help` and the other commands do not load this room
     from trajudge.evalset import rotate_evalset
     from trajudge.store import Store
 
@@ -166,6 +169,7 @@ def sample_cmd(
     db: DbOption = DEFAULT_DB,
 ) -> None:
     """Add a stratified sample of a dataset's runs to an eval set."""
+    # imported on use: `trajudge --help` and the other commands do not load this room
     from trajudge.evalset import sample_evalset
     from trajudge.store import Store
 
@@ -253,6 +257,7 @@ def show_cmd(
     ] = "outcome",
 ) -> None:
     """Counts by stratum, split and label, and boundary coverage with pass^k per kind."""
+    # imported on use: `trajudge --help` and the other commands do not load this room
     from trajudge.evalset import read_evalset, summarize
 
     if success not in ("outcome", "label"):
@@ -275,12 +280,15 @@ def fingerprint_cmd(
 
     A moved fingerprint means a full re-run of the eval set is due, not just the core set.
     """
+    # imported on use: `trajudge --help` and the other commands do not load this room
     from trajudge.evalset import (
         diff_fingerprints,
         fingerprint_dataset,
         read_fingerprint,
         write_fingerprint,
     )
+
+    # imported on use: `trajudge --help` and the other commands do not load this room
     from trajudge.store import Store
 
     fp = fingerprint_dataset(Store(require_store(db)), dataset)

@@ -63,6 +63,7 @@ def import_command(
     in memory) and then stored in one transaction; importing the same file again changes
     nothing. What a reader did not use is counted and printed.
     """
+    # imported on use: `trajudge --help` and the other commands do not load this room
     from trajudge.store import Store
     from trajudge.trajectories import ReadOptions, load_mapping, stream_trajectories
 

@@ -32,6 +32,7 @@ def _specs(
     any argument, the config's judges (else the default judge)."""
     from pydantic import ValidationError
 
+    # imported on use: `trajudge --help` and the other commands do not load this room
     from trajudge.core import pydantic_field
     from trajudge.judges import JudgeSpec, parse_judge_arg
 
@@ -62,6 +63,7 @@ def _aligned(
     url: str, names: list[str], overrides: dict[str, object], cache: ResponseCache | None
 ) -> list[Judge]:
     """Aligned judges by name (their latest version), with the command line's overrides."""
+    # imported on use: `trajudge --help` and the other commands do not load this room
     from trajudge.alignment import aligned_judge
     from trajudge.store import Store
 
@@ -217,6 +219,7 @@ def judge_command(
     store is --db, else TRAJUDGE_DB, else the config's db:; command-line options override the
     config's values for every judge.
     """
+    # imported on use: `trajudge --help` and the other commands do not load this room
     from trajudge.config import load_config
     from trajudge.judges import (
         ResponseCache,
@@ -225,6 +228,8 @@ def judge_command(
         make_engine,
         score_dataset,
     )
+
+    # imported on use: `trajudge --help` and the other commands do not load this room
     from trajudge.pipeline import dataset_name, judge_progress
     from trajudge.rules import load_specs, resolve_specs
     from trajudge.store import Store

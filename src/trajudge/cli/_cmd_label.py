@@ -71,6 +71,7 @@ def label_cmd(
     --rubric trajectory_preference) it labels pairs of trials of the same task."""
     from rich.markup import escape
 
+    # imported on use: `trajudge --help` and the other commands do not load this room
     from trajudge.judges import load_rubric
     from trajudge.labeling_app import AppConfig, escalation_scores, is_loopback, serve
     from trajudge.store import Store
@@ -136,6 +137,7 @@ def labels_export_cmd(
 ) -> None:
     """Write a dataset's labels (or, with --pairs, its pair labels) to CSV, JSONL or Parquet
     (atomically)."""
+    # imported on use: `trajudge --help` and the other commands do not load this room
     from trajudge.store import Store, export_labels, export_pair_labels
 
     store = Store(require_store(db))
@@ -171,6 +173,7 @@ def labels_import_cmd(
 ) -> None:
     """Import labels (or, with --pairs, pair labels) made elsewhere: every row is checked
     first, then all are written."""
+    # imported on use: `trajudge --help` and the other commands do not load this room
     from trajudge.store import Store, import_labels, import_pair_labels
 
     load = import_pair_labels if pairs else import_labels

@@ -106,6 +106,7 @@ def _inconsistent(value: str | None) -> str | None:
 
 
 def _finish(report: Report, out: Path, fmt: list[str]) -> None:
+    # imported on use: `trajudge --help` and the other commands do not load this room
     from trajudge.report import print_report, write_report
 
     print_report(report, console)
@@ -168,6 +169,7 @@ def report_cmd(
     Without --config the rule severity that gates is `gate` (what `trajudge judge` skips by
     default); with it, the config's `gates`, as in `trajudge run`.
     """
+    # imported on use: `trajudge --help` and the other commands do not load this room
     from trajudge.cli._app import existing_store_url, given_on_command_line
     from trajudge.config import load_config
     from trajudge.pipeline import config_report, dataset_name
@@ -270,6 +272,7 @@ def calibrate_cmd(
     inconsistent_as: InconsistentOption = None,
 ) -> None:
     """The report's analysis on plain tables of judgments, labels and outcomes."""
+    # imported on use: `trajudge --help` and the other commands do not load this room
     from trajudge.report import calibrate_report, parse_formats, parse_gate
 
     ks = parse_ks(k)

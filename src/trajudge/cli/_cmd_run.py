@@ -61,6 +61,7 @@ def run_cmd(
     """The whole job: import, rule checks, judges (gates first, cache, resume), labels,
     calibration and reliability report; exits 1 when a CI gate fails. The store is --db,
     else TRAJUDGE_DB, else the config's db:."""
+    # imported on use: `trajudge --help` and the other commands do not load this room
     from trajudge.config import load_config
     from trajudge.pipeline import run_pipeline
     from trajudge.report import print_report

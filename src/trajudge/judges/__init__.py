@@ -8,42 +8,23 @@ from typing import TYPE_CHECKING
 from trajudge.core import lazy_exports
 
 if TYPE_CHECKING:
-    from trajudge.judges._aggregate import (
-        Aggregate,
-        JuryVerdict,
-        aggregate_frame,
-        aggregate_judgments,
-        aggregate_jury,
-    )
-    from trajudge.judges._batch import (
-        BatchProgress,
-        BatchSummary,
-        ascore_dataset,
-        prepare_items,
-        score_dataset,
-    )
-    from trajudge.judges._batch_results import batch_cost
-    from trajudge.judges._cache import (
+    from trajudge.judges.calls._cache import (
         DEFAULT_CACHE_PATH,
         CachedResponse,
         ResponseCache,
         request_key,
     )
-    from trajudge.judges._call import PreparedCall, finish
-    from trajudge.judges._client import CallResult, Limiter, LLMClient, RateLimiter, choose_mode
-    from trajudge.judges._engine import Engine, LocalEngine, make_engine
-    from trajudge.judges._engines import ENGINES, check_engine
-    from trajudge.judges._fewshot import (
-        EXAMPLE_CHARS,
-        example_text,
-        rubric_yaml,
-        with_examples,
-        write_rubric,
+    from trajudge.judges.calls._call import PreparedCall, finish
+    from trajudge.judges.calls._client import (
+        CallResult,
+        Limiter,
+        LLMClient,
+        RateLimiter,
+        choose_mode,
     )
-    from trajudge.judges._items import PlanItem, choose_reference, plan_items, task_pairs
-    from trajudge.judges._judge import Judge, JudgeResult, build_judges, run_sync
-    from trajudge.judges._judgment import Judgment, Order
-    from trajudge.judges._local import (
+    from trajudge.judges.calls._judge import Judge, JudgeResult, build_judges, run_sync
+    from trajudge.judges.calls._judgment import Judgment, Order
+    from trajudge.judges.calls._local import (
         LOCAL_MODELS,
         LOCAL_PREFIX,
         LocalModelServer,
@@ -51,11 +32,27 @@ if TYPE_CHECKING:
         shared_local_server,
         stop_shared_servers,
     )
-    from trajudge.judges._plan import BatchPlan, plan_batch
-    from trajudge.judges._prompt import SYSTEM_PROMPT, Prompt, Shown, build_prompt
-    from trajudge.judges._provider_batch import ProviderBatchEngine
-    from trajudge.judges._ray import RayEngine
-    from trajudge.judges._render import (
+    from trajudge.judges.calls._spec import (
+        LOCAL_DEFAULTS,
+        JudgeSpec,
+        parse_judge_arg,
+        reasoning_cap,
+    )
+    from trajudge.judges.engines._base import Engine, LocalEngine
+    from trajudge.judges.engines._make import make_engine
+    from trajudge.judges.engines._names import ENGINES, check_engine
+    from trajudge.judges.engines._ray import RayEngine
+    from trajudge.judges.engines.batch._engine import ProviderBatchEngine
+    from trajudge.judges.engines.batch._results import batch_cost
+    from trajudge.judges.prompts._fewshot import (
+        EXAMPLE_CHARS,
+        example_text,
+        rubric_yaml,
+        with_examples,
+        write_rubric,
+    )
+    from trajudge.judges.prompts._prompt import SYSTEM_PROMPT, Prompt, Shown, build_prompt
+    from trajudge.judges.prompts._render import (
         DELIMITER_TAGS,
         elide,
         elision_marker,
@@ -64,8 +61,23 @@ if TYPE_CHECKING:
         render_trajectory,
         spec_reference,
     )
-    from trajudge.judges._spec import LOCAL_DEFAULTS, JudgeSpec, parse_judge_arg, reasoning_cap
-    from trajudge.judges._writer import FLUSH_INTERVAL_S, FLUSH_MAX_ROWS, JudgmentWriter
+    from trajudge.judges.runs._aggregate import (
+        Aggregate,
+        JuryVerdict,
+        aggregate_frame,
+        aggregate_judgments,
+        aggregate_jury,
+    )
+    from trajudge.judges.runs._batch import (
+        BatchProgress,
+        BatchSummary,
+        ascore_dataset,
+        prepare_items,
+        score_dataset,
+    )
+    from trajudge.judges.runs._items import PlanItem, choose_reference, plan_items, task_pairs
+    from trajudge.judges.runs._plan import BatchPlan, plan_batch
+    from trajudge.judges.runs._writer import FLUSH_INTERVAL_S, FLUSH_MAX_ROWS, JudgmentWriter
     from trajudge.rubrics._rubric import (
         Criterion,
         Example,
@@ -175,91 +187,91 @@ __all__ = [
 
 # name -> the module it comes from: imported on first use (see trajudge.core._lazy)
 _EXPORTS = {
-    "EXAMPLE_CHARS": "trajudge.judges._fewshot",
-    "example_text": "trajudge.judges._fewshot",
-    "rubric_yaml": "trajudge.judges._fewshot",
-    "with_examples": "trajudge.judges._fewshot",
-    "write_rubric": "trajudge.judges._fewshot",
-    "Limiter": "trajudge.judges._client",
-    "RayEngine": "trajudge.judges._ray",
-    "ENGINES": "trajudge.judges._engines",
-    "check_engine": "trajudge.judges._engines",
-    "make_engine": "trajudge.judges._engine",
-    "batch_cost": "trajudge.judges._batch_results",
-    "ProviderBatchEngine": "trajudge.judges._provider_batch",
-    "Aggregate": "trajudge.judges._aggregate",
-    "BatchPlan": "trajudge.judges._plan",
-    "BatchProgress": "trajudge.judges._batch",
-    "BatchSummary": "trajudge.judges._batch",
-    "CachedResponse": "trajudge.judges._cache",
-    "CallResult": "trajudge.judges._client",
+    "EXAMPLE_CHARS": "trajudge.judges.prompts._fewshot",
+    "example_text": "trajudge.judges.prompts._fewshot",
+    "rubric_yaml": "trajudge.judges.prompts._fewshot",
+    "with_examples": "trajudge.judges.prompts._fewshot",
+    "write_rubric": "trajudge.judges.prompts._fewshot",
+    "Limiter": "trajudge.judges.calls._client",
+    "RayEngine": "trajudge.judges.engines._ray",
+    "ENGINES": "trajudge.judges.engines._names",
+    "check_engine": "trajudge.judges.engines._names",
+    "make_engine": "trajudge.judges.engines._make",
+    "batch_cost": "trajudge.judges.engines.batch._results",
+    "ProviderBatchEngine": "trajudge.judges.engines.batch._engine",
+    "Aggregate": "trajudge.judges.runs._aggregate",
+    "BatchPlan": "trajudge.judges.runs._plan",
+    "BatchProgress": "trajudge.judges.runs._batch",
+    "BatchSummary": "trajudge.judges.runs._batch",
+    "CachedResponse": "trajudge.judges.calls._cache",
+    "CallResult": "trajudge.judges.calls._client",
     "Criterion": "trajudge.rubrics._rubric",
-    "DEFAULT_CACHE_PATH": "trajudge.judges._cache",
+    "DEFAULT_CACHE_PATH": "trajudge.judges.calls._cache",
     "DEFAULT_TEMPLATES": "trajudge.rubrics._template",
-    "DELIMITER_TAGS": "trajudge.judges._render",
-    "Engine": "trajudge.judges._engine",
+    "DELIMITER_TAGS": "trajudge.judges.prompts._render",
+    "Engine": "trajudge.judges.engines._base",
     "Example": "trajudge.rubrics._rubric",
-    "FLUSH_INTERVAL_S": "trajudge.judges._writer",
-    "FLUSH_MAX_ROWS": "trajudge.judges._writer",
-    "Judge": "trajudge.judges._judge",
-    "JudgeResult": "trajudge.judges._judge",
-    "JudgeSpec": "trajudge.judges._spec",
-    "Judgment": "trajudge.judges._judgment",
-    "JudgmentWriter": "trajudge.judges._writer",
-    "JuryVerdict": "trajudge.judges._aggregate",
-    "LLMClient": "trajudge.judges._client",
-    "LOCAL_DEFAULTS": "trajudge.judges._spec",
-    "LOCAL_MODELS": "trajudge.judges._local",
-    "LOCAL_PREFIX": "trajudge.judges._local",
-    "LocalEngine": "trajudge.judges._engine",
-    "LocalModelServer": "trajudge.judges._local",
-    "LocalServerError": "trajudge.judges._local",
-    "Order": "trajudge.judges._judgment",
-    "PlanItem": "trajudge.judges._items",
-    "PreparedCall": "trajudge.judges._call",
-    "Prompt": "trajudge.judges._prompt",
-    "RateLimiter": "trajudge.judges._client",
-    "ResponseCache": "trajudge.judges._cache",
+    "FLUSH_INTERVAL_S": "trajudge.judges.runs._writer",
+    "FLUSH_MAX_ROWS": "trajudge.judges.runs._writer",
+    "Judge": "trajudge.judges.calls._judge",
+    "JudgeResult": "trajudge.judges.calls._judge",
+    "JudgeSpec": "trajudge.judges.calls._spec",
+    "Judgment": "trajudge.judges.calls._judgment",
+    "JudgmentWriter": "trajudge.judges.runs._writer",
+    "JuryVerdict": "trajudge.judges.runs._aggregate",
+    "LLMClient": "trajudge.judges.calls._client",
+    "LOCAL_DEFAULTS": "trajudge.judges.calls._spec",
+    "LOCAL_MODELS": "trajudge.judges.calls._local",
+    "LOCAL_PREFIX": "trajudge.judges.calls._local",
+    "LocalEngine": "trajudge.judges.engines._base",
+    "LocalModelServer": "trajudge.judges.calls._local",
+    "LocalServerError": "trajudge.judges.calls._local",
+    "Order": "trajudge.judges.calls._judgment",
+    "PlanItem": "trajudge.judges.runs._items",
+    "PreparedCall": "trajudge.judges.calls._call",
+    "Prompt": "trajudge.judges.prompts._prompt",
+    "RateLimiter": "trajudge.judges.calls._client",
+    "ResponseCache": "trajudge.judges.calls._cache",
     "Rubric": "trajudge.rubrics._rubric",
     "RubricMode": "trajudge.rubrics._rubric",
-    "SYSTEM_PROMPT": "trajudge.judges._prompt",
+    "SYSTEM_PROMPT": "trajudge.judges.prompts._prompt",
     "Scale": "trajudge.rubrics._rubric",
     "ScaleLevel": "trajudge.rubrics._rubric",
-    "Shown": "trajudge.judges._prompt",
-    "aggregate_frame": "trajudge.judges._aggregate",
-    "aggregate_judgments": "trajudge.judges._aggregate",
-    "aggregate_jury": "trajudge.judges._aggregate",
-    "ascore_dataset": "trajudge.judges._batch",
+    "Shown": "trajudge.judges.prompts._prompt",
+    "aggregate_frame": "trajudge.judges.runs._aggregate",
+    "aggregate_judgments": "trajudge.judges.runs._aggregate",
+    "aggregate_jury": "trajudge.judges.runs._aggregate",
+    "ascore_dataset": "trajudge.judges.runs._batch",
     "available_rubrics": "trajudge.rubrics._rubric",
-    "build_judges": "trajudge.judges._judge",
-    "build_prompt": "trajudge.judges._prompt",
+    "build_judges": "trajudge.judges.calls._judge",
+    "build_prompt": "trajudge.judges.prompts._prompt",
     "builtin_rubric_dir": "trajudge.rubrics._rubric",
     "check_rubric": "trajudge.rubrics._rubric",
     "find_rubric": "trajudge.rubrics._rubric",
-    "choose_mode": "trajudge.judges._client",
-    "choose_reference": "trajudge.judges._items",
-    "elide": "trajudge.judges._render",
-    "elision_marker": "trajudge.judges._render",
-    "estimate_tokens": "trajudge.judges._render",
-    "finish": "trajudge.judges._call",
+    "choose_mode": "trajudge.judges.calls._client",
+    "choose_reference": "trajudge.judges.runs._items",
+    "elide": "trajudge.judges.prompts._render",
+    "elision_marker": "trajudge.judges.prompts._render",
+    "estimate_tokens": "trajudge.judges.prompts._render",
+    "finish": "trajudge.judges.calls._call",
     "load_rubric": "trajudge.rubrics._rubric",
     "load_rubric_file": "trajudge.rubrics._rubric",
-    "neutralise": "trajudge.judges._render",
-    "parse_judge_arg": "trajudge.judges._spec",
+    "neutralise": "trajudge.judges.prompts._render",
+    "parse_judge_arg": "trajudge.judges.calls._spec",
     "parse_rubric": "trajudge.rubrics._rubric",
-    "plan_batch": "trajudge.judges._plan",
-    "plan_items": "trajudge.judges._items",
-    "task_pairs": "trajudge.judges._items",
-    "prepare_items": "trajudge.judges._batch",
-    "reasoning_cap": "trajudge.judges._spec",
-    "render_trajectory": "trajudge.judges._render",
-    "request_key": "trajudge.judges._cache",
+    "plan_batch": "trajudge.judges.runs._plan",
+    "plan_items": "trajudge.judges.runs._items",
+    "task_pairs": "trajudge.judges.runs._items",
+    "prepare_items": "trajudge.judges.runs._batch",
+    "reasoning_cap": "trajudge.judges.calls._spec",
+    "render_trajectory": "trajudge.judges.prompts._render",
+    "request_key": "trajudge.judges.calls._cache",
     "response_schema": "trajudge.rubrics._schema",
-    "run_sync": "trajudge.judges._judge",
-    "score_dataset": "trajudge.judges._batch",
-    "shared_local_server": "trajudge.judges._local",
-    "spec_reference": "trajudge.judges._render",
-    "stop_shared_servers": "trajudge.judges._local",
+    "run_sync": "trajudge.judges.calls._judge",
+    "score_dataset": "trajudge.judges.runs._batch",
+    "shared_local_server": "trajudge.judges.calls._local",
+    "spec_reference": "trajudge.judges.prompts._render",
+    "stop_shared_servers": "trajudge.judges.calls._local",
     "verdict_model": "trajudge.rubrics._schema",
 }
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -26,7 +26,7 @@ from typing import Any
 
 import pandas as pd
 
-from trajudge.judges._render import spec_reference
+from trajudge.judges.prompts._render import spec_reference
 from trajudge.labeling_app._config import AppConfig
 from trajudge.store import Store, labels_export_frame, pair_labels_export_frame
 from trajudge.trajectories import Trajectory

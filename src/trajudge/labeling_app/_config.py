@@ -86,6 +86,7 @@ class AppConfig:
     def from_env(cls, environ: Mapping[str, str] | None = None) -> AppConfig:
         """Read the configuration written by :meth:`to_env` (defaults for missing keys)."""
         env = os.environ if environ is None else environ
+        # imported on use: the store (SQLAlchemy) loads when the app starts, not for --help
         from trajudge.store import DEFAULT_URL
 
         try:

@@ -71,6 +71,7 @@ def streamlit_command(*, host: str = "127.0.0.1", port: int = 8501) -> list[str]
 def check_config(config: AppConfig) -> None:
     """Fail early (InputError) on a missing dataset, an unknown rubric, or adjudicators
     without the adjudicator password (anyone could sign in under their names)."""
+    # imported on use: the store (SQLAlchemy) loads when the app starts, not for --help
     from trajudge.judges import load_rubric
     from trajudge.store import Store
 

@@ -15,9 +15,9 @@ import pandas as pd
 
 from trajudge.calibration import RawTable, infer_kind, validate_table
 from trajudge.core import InputError
-from trajudge.rubrics import find_rubric
 from trajudge.report._categorical import CategoricalTables
 from trajudge.report._sources import StoreInputs
+from trajudge.rubrics import find_rubric
 from trajudge.rubrics._kinds import CATEGORICAL, KINDS
 
 OPTION = "--scale"

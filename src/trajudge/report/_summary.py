@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from trajudge.core import counted
-from trajudge.judges._local import LOCAL_DESCRIPTIONS, LOCAL_PREFIX
+from trajudge.judges.calls._local import LOCAL_DESCRIPTIONS, LOCAL_PREFIX
 from trajudge.report._alignment import alignment_summary
 from trajudge.report._model import JudgeRow, Report, SourceResult
 from trajudge.report._numbers import fmt, fmt_est

@@ -184,7 +184,7 @@ def check_rubric(rubric: Rubric, source: str) -> None:
     - every example's score is one of the scale's values;
     - criterion ids are unique;
     - the template, when given, is valid Jinja2 that renders with the documented variables
-      (see :mod:`trajudge.judges._prompt`).
+      (see :mod:`trajudge.judges.prompts._prompt`).
     """
     scale = rubric.scale
     if (rubric.mode == "pairwise") != (scale.kind == "pairwise"):

@@ -15,9 +15,7 @@ if TYPE_CHECKING:
     from trajudge.trajectories._json import json_deeper_than, load_json
     from trajudge.trajectories._jsonl import read_jsonl, write_jsonl
     from trajudge.trajectories._models import Message, Step, Trajectory, Usage
-    from trajudge.trajectories._openai import from_openai_messages, read_openai
     from trajudge.trajectories._options import Ignored, ReadOptions, load_mapping
-    from trajudge.trajectories._otel import from_otel
     from trajudge.trajectories._parquet import (
         parquet_blocks,
         read_parquet,
@@ -42,8 +40,10 @@ if TYPE_CHECKING:
         TaskSpec,
         parse_path,
     )
-    from trajudge.trajectories._tau_bench import from_tau_bench
     from trajudge.trajectories._yaml import load_yaml, read_yaml
+    from trajudge.trajectories.readers._openai import from_openai_messages, read_openai
+    from trajudge.trajectories.readers._otel import from_otel
+    from trajudge.trajectories.readers._tau_bench import from_tau_bench
 
 __all__ = [
     "FORMATS",
@@ -100,9 +100,9 @@ _EXPORTS = {
     "detect_format": "trajudge.trajectories._read",
     "ExpectedCall": "trajudge.trajectories._spec",
     "FORMATS": "trajudge.trajectories._formats",
-    "from_openai_messages": "trajudge.trajectories._openai",
-    "from_otel": "trajudge.trajectories._otel",
-    "from_tau_bench": "trajudge.trajectories._tau_bench",
+    "from_openai_messages": "trajudge.trajectories.readers._openai",
+    "from_otel": "trajudge.trajectories.readers._otel",
+    "from_tau_bench": "trajudge.trajectories.readers._tau_bench",
     "Ignored": "trajudge.trajectories._options",
     "json_deeper_than": "trajudge.trajectories._json",
     "load_json": "trajudge.trajectories._json",
@@ -114,7 +114,7 @@ _EXPORTS = {
     "parquet_blocks": "trajudge.trajectories._parquet",
     "parse_path": "trajudge.trajectories._spec",
     "read_jsonl": "trajudge.trajectories._jsonl",
-    "read_openai": "trajudge.trajectories._openai",
+    "read_openai": "trajudge.trajectories.readers._openai",
     "read_parquet": "trajudge.trajectories._parquet",
     "read_parquet_block": "trajudge.trajectories._parquet",
     "read_trajectories": "trajudge.trajectories._read",

@@ -13,12 +13,12 @@ from pathlib import Path
 from typing import Any, cast
 
 from trajudge.trajectories._io import Record
-from trajudge.trajectories._langchain import is_langchain_message
 from trajudge.trajectories._models import Trajectory
-from trajudge.trajectories._openai import is_chat_message
-from trajudge.trajectories._otel_spans import container_of
 from trajudge.trajectories._readers import BY_NAME, READERS, Rule, resolve
-from trajudge.trajectories._responses import is_responses_item
+from trajudge.trajectories.readers._langchain import is_langchain_message
+from trajudge.trajectories.readers._openai import is_chat_message
+from trajudge.trajectories.readers._otel_spans import container_of
+from trajudge.trajectories.readers._responses import is_responses_item
 
 PARQUET_MAGIC = b"PAR1"
 ZIP_MAGIC = b"PK\x03\x04"

@@ -22,6 +22,7 @@ from pydantic import ValidationError
 from trajudge.core import InputError
 from trajudge.trajectories._io import check_file, decode_utf8, kind, validation_error
 from trajudge.trajectories._models import Trajectory
+from trajudge.trajectories._yaml import load_yaml
 
 _MAP_FIELDS = ("task_id", "trial", "outcome")
 
@@ -110,8 +111,6 @@ def load_mapping(path: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
         for n, row in enumerate(reader, start=2):
             rows.append((f"line {n}", dict(row)))
     else:
-        from trajudge.trajectories._yaml import load_yaml
-
         doc = load_yaml(text, src)
         if not isinstance(doc, dict):
             raise InputError(src, reason=f"expected an object of id -> fields, got {kind(doc)}")

@@ -100,50 +100,57 @@ class Reader:
 
 
 def _jsonl(src: Source) -> Iterator[tuple[str, Trajectory]]:
+    # imported on use: naming the formats (--help) loads no reader
     from trajudge.trajectories._jsonl import iter_native
 
     yield from iter_native(src.path, src.records)
 
 
 def _parquet(src: Source) -> Iterator[tuple[str, Trajectory]]:
+    # imported on use: naming the formats (--help) loads no reader
     from trajudge.trajectories._parquet import iter_parquet
 
     yield from iter_parquet(src.path)
 
 
 def _openai(src: Source) -> Iterator[tuple[str, Trajectory]]:
-    from trajudge.trajectories._openai import iter_openai
+    # imported on use: naming the formats (--help) loads no reader
+    from trajudge.trajectories.readers._openai import iter_openai
 
     yield from iter_openai(src.path, src.records, src.ignored)
 
 
 def _responses(src: Source) -> Iterator[tuple[str, Trajectory]]:
-    from trajudge.trajectories._responses import iter_responses
+    # imported on use: naming the formats (--help) loads no reader
+    from trajudge.trajectories.readers._responses import iter_responses
 
     yield from iter_responses(src.path, src.records, src.ignored)
 
 
 def _langchain(src: Source) -> Iterator[tuple[str, Trajectory]]:
-    from trajudge.trajectories._langchain import iter_langchain
+    # imported on use: naming the formats (--help) loads no reader
+    from trajudge.trajectories.readers._langchain import iter_langchain
 
     yield from iter_langchain(src.path, src.records, src.ignored)
 
 
 def _otel(src: Source) -> Iterator[tuple[str, Trajectory]]:
     # a trace's spans may be anywhere in the file
-    from trajudge.trajectories._otel import otel_from_records
+    from trajudge.trajectories.readers._otel import otel_from_records
 
     yield from otel_from_records(src.path, src.records, src.options, src.ignored)
 
 
 def _tau_bench(src: Source) -> Iterator[tuple[str, Trajectory]]:
-    from trajudge.trajectories._tau_bench import iter_tau_bench
+    # imported on use: naming the formats (--help) loads no reader
+    from trajudge.trajectories.readers._tau_bench import iter_tau_bench
 
     yield from iter_tau_bench(src.path, src.records, src.specs)
 
 
 def _tau2_bench(src: Source) -> Iterator[tuple[str, Trajectory]]:
-    from trajudge.trajectories._tau2_bench import tau2_from_records
+    # imported on use: naming the formats (--help) loads no reader
+    from trajudge.trajectories.readers._tau2_bench import tau2_from_records
 
     items, specs = tau2_from_records(src.path, list(src.records), src.ignored)
     src.specs.update(specs)
@@ -151,19 +158,22 @@ def _tau2_bench(src: Source) -> Iterator[tuple[str, Trajectory]]:
 
 
 def _inspect(src: Source) -> Iterator[tuple[str, Trajectory]]:
-    from trajudge.trajectories._inspect import read_inspect
+    # imported on use: naming the formats (--help) loads no reader
+    from trajudge.trajectories.readers._inspect import read_inspect
 
     yield from read_inspect(src.path, src.ignored)
 
 
 def _swe_agent(src: Source) -> Iterator[tuple[str, Trajectory]]:
-    from trajudge.trajectories._swe_agent import swe_agent_from_records
+    # imported on use: naming the formats (--help) loads no reader
+    from trajudge.trajectories.readers._swe_agent import swe_agent_from_records
 
     yield from swe_agent_from_records(src.path, list(src.records), src.ignored)
 
 
 def _openhands(src: Source) -> Iterator[tuple[str, Trajectory]]:
-    from trajudge.trajectories._openhands import openhands_from_records
+    # imported on use: naming the formats (--help) loads no reader
+    from trajudge.trajectories.readers._openhands import openhands_from_records
 
     yield from openhands_from_records(src.path, list(src.records), src.ignored)
 
@@ -193,7 +203,7 @@ READERS: tuple[Reader, ...] = (
         _openai,
         streams=True,
         first=Rule(100, f"{_D}:is_chat_conversation"),
-        every=Rule(30, "trajudge.trajectories._openai:is_chat_message"),
+        every=Rule(30, "trajudge.trajectories.readers._openai:is_chat_message"),
     ),
     Reader(
         "responses",
@@ -209,7 +219,7 @@ READERS: tuple[Reader, ...] = (
         _langchain,
         streams=True,
         first=Rule(70, f"{_D}:is_langchain_conversation"),
-        every=Rule(20, "trajudge.trajectories._langchain:is_langchain_message"),
+        every=Rule(20, "trajudge.trajectories.readers._langchain:is_langchain_message"),
     ),
     Reader(
         "otel",
@@ -230,7 +240,7 @@ READERS: tuple[Reader, ...] = (
         "a τ²-bench result file",
         _tau2_bench,
         streams=False,
-        first=Rule(20, "trajudge.trajectories._tau2_bench:is_tau2_results"),
+        first=Rule(20, "trajudge.trajectories.readers._tau2_bench:is_tau2_results"),
     ),
     Reader(
         "inspect",

@@ -16,8 +16,8 @@ Two more tables let a re-run skip the work of finding a request's key (reading, 
 rendering each trajectory):
 
 - ``inputs`` maps an *input key* to the request key it was rendered into. The input key
-  (:func:`trajudge.judges._inputs.input_key`) is the SHA-256 of what the prompt is a function
-  of: the trajectory's content hash (SHA-256 of its canonical JSON, as the store keeps it),
+  (:func:`trajudge.judges.prompts._inputs.input_key`) is the SHA-256 of what the prompt is a
+  function of: the trajectory's content hash (SHA-256 of its canonical JSON, as the store keeps it),
   the other trajectory's (pairwise, reference), the judge configuration hash (model,
   endpoint, parameters, rubric version, prompt templates, budget, schema), order, sample and
   a hash of the rendering code. A hit is looked up through the request key (a join): an input entry

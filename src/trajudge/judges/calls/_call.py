@@ -17,13 +17,13 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from trajudge.judges._client import CallResult
-from trajudge.judges._judgment import Judgment, Order
-from trajudge.judges._logprobs import expected_score
+from trajudge.judges.calls._client import CallResult
+from trajudge.judges.calls._judgment import Judgment, Order
+from trajudge.judges.calls._logprobs import expected_score
 from trajudge.rubrics._kinds import SWAP
 
 if TYPE_CHECKING:
-    from trajudge.judges._judge import Judge
+    from trajudge.judges.calls._judge import Judge
 
 _log = logging.getLogger("trajudge.judges")
 
@@ -47,7 +47,8 @@ class PreparedCall:
     params: dict[str, Any]
     key: str | None
     error: str | None = None
-    #: the input key (:func:`trajudge.judges._inputs.input_key`) the answer is also filed under
+    #: the input key (:func:`trajudge.judges.prompts._inputs.input_key`) the answer is also
+    #: filed under
     input_key: str | None = None
 
     @property

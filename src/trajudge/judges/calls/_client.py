@@ -49,8 +49,8 @@ from urllib.parse import urlparse
 from pydantic import BaseModel
 
 from trajudge.core import canonical_json
-from trajudge.judges._cache import CachedResponse, ResponseCache
-from trajudge.judges._logprobs import completion_tokens, field_probabilities
+from trajudge.judges.calls._cache import CachedResponse, ResponseCache
+from trajudge.judges.calls._logprobs import completion_tokens, field_probabilities
 from trajudge.rubrics._schema import response_schema
 from trajudge.store import install_log_redaction, redact, register_secret
 
@@ -207,7 +207,7 @@ class CallResult:
     truncated: bool = False  # the last attempt's output was cut by ``max_tokens``
     stored: bool = False  # its judgment is already in the store (written by a Ray worker)
     #: ``{field: {value: probability}}`` read from the token log-probabilities (see
-    #: :func:`trajudge.judges._logprobs.field_probabilities`); None when there were none
+    #: :func:`trajudge.judges.calls._logprobs.field_probabilities`); None when there were none
     probs: dict[str, dict[str, float]] | None = None
 
     @classmethod
@@ -591,7 +591,7 @@ def _probabilities(
     response_model: type[BaseModel], completion: Any, content: str
 ) -> dict[str, dict[str, float]] | None:
     """The allowed values' probabilities of the verdict's enumerated fields, when the
-    completion carries token log-probabilities (see :mod:`trajudge.judges._logprobs`)."""
+    completion carries token log-probabilities (see :mod:`trajudge.judges.calls._logprobs`)."""
     tokens = completion_tokens(completion)
     if tokens is None:
         return None

@@ -27,20 +27,20 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from trajudge.core import InputError
-from trajudge.judges._aggregate import Aggregate, aggregate_judgments
-from trajudge.judges._cache import ResponseCache, request_key
-from trajudge.judges._call import PreparedCall, finish
-from trajudge.judges._client import CallResult, LLMClient, choose_mode
-from trajudge.judges._judgment import Judgment, Order
-from trajudge.judges._local import (
+from trajudge.judges.calls._cache import ResponseCache, request_key
+from trajudge.judges.calls._call import PreparedCall, finish
+from trajudge.judges.calls._client import CallResult, LLMClient, choose_mode
+from trajudge.judges.calls._judgment import Judgment, Order
+from trajudge.judges.calls._local import (
     DEFAULT_N_CTX,
     DEFAULT_N_PARALLEL,
     LOCAL_PREFIX,
     shared_local_server,
 )
-from trajudge.judges._logprobs import TOP_LOGPROBS
-from trajudge.judges._prompt import SYSTEM_PROMPT, Prompt, Shown, build_prompt
-from trajudge.judges._spec import JudgeSpec, reasoning_cap, vertex_params
+from trajudge.judges.calls._logprobs import TOP_LOGPROBS
+from trajudge.judges.calls._spec import JudgeSpec, reasoning_cap, vertex_params
+from trajudge.judges.prompts._prompt import SYSTEM_PROMPT, Prompt, Shown, build_prompt
+from trajudge.judges.runs._aggregate import Aggregate, aggregate_judgments
 from trajudge.rubrics._rubric import Rubric, load_rubric
 from trajudge.rubrics._schema import response_schema, verdict_model
 from trajudge.rubrics._template import default_template

@@ -8,7 +8,7 @@ through litellm as ``openai/gemma-3-270m`` with that ``api_base``. The server st
 
 The context (``n_ctx``) is split evenly across ``n_parallel`` slots (the defaults: 16384 over
 2 slots = 8192 tokens per request). A local judge's prompt budget is capped at what one slot
-holds with room for the verdict (:func:`trajudge.judges._judge.slot_budget`, counting gemma's
+holds with room for the verdict (:func:`trajudge.judges.calls._judge.slot_budget`, counting gemma's
 densest 2.6 characters per token), so a reference or pairwise prompt showing two long τ-bench
 trajectories is elided to fit instead of being refused by the server. Requests use JSON-schema
 constrained decoding (``response_format``), so even the 270M base model's output parses.

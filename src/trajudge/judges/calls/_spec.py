@@ -12,33 +12,15 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from trajudge.core import InputError, pydantic_field
-from trajudge.judges._local import LOCAL_PREFIX
+from trajudge.judges.calls._local import LOCAL_PREFIX
 from trajudge.rubrics._rubric import Rubric
 
 _ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
 
-#: Defaults of the embedded ``local/`` model (gemma-3-270m through xllamacpp), set from
-#: ``benchmarks/local_judge_latency.py``: reference-mode calls on the demo's τ-bench tasks with
-#: the demo's rubric, 2 calls in flight over the server's 2 slots, one CPU-spinning process
-#: beside it, on a 2-core machine that other work kept at a load average of 10-18 (2026-11-30):
-#:
-#: ====================  =====  =========  ======  ===================  ========  ==========
-#: settings              max    reasoning  budget  wall s/call med/max  CPU s     completion
-#:                       tokens cap chars  tokens                       per call  tokens max
-#: ====================  =====  =========  ======  ===================  ========  ==========
-#: before (512, 120 s)   512    800        7552    967 / 1595           90        252
-#: demo config           160    200        2000    696 / 801            48        92
-#: these defaults        160    224        7904    357 / 573            45        87
-#: ====================  =====  =========  ======  ===================  ========  ==========
-#:
-#: Not one of the 12 calls ended within the old 120 s. Generating a token costs far more than
-#: reading one (server counters of the demo run: 0.16 generated vs 11 prompt tokens/s per
-#: slot), so ``max_tokens`` (which caps the reasoning, see :func:`reasoning_cap`) is what
-#: makes a call slow: 160 leaves 1.8x the longest verdict seen (87-92 tokens) and halved the
-#: time per call on the same 3,986-token prompt (1016 and 1595 s -> 509 and 573 s). The
-#: timeout of 1800 s is 3x the slowest call at these defaults and above the slowest call of any
-#: setting measured; an in-process server is slow under load, not gone, and a timed-out call
-#: starts again from nothing.
+#: Defaults of the embedded ``local/`` model (gemma-3-270m through xllamacpp): generating a
+#: token costs far more than reading one, so ``max_tokens`` (which caps the reasoning) is what
+#: makes a call slow, and a timeout of 3x the slowest call measured; the figures are in README,
+#: Benchmarks (``benchmarks/local_judge_latency.py``).
 LOCAL_DEFAULTS: dict[str, Any] = {"timeout": 1800.0, "max_tokens": 160}
 
 
@@ -62,7 +44,7 @@ class JudgeSpec(BaseModel):
     ``api_key_env`` names an environment variable holding the key; keys are never stored.
     ``prompt_budget`` is the prompt size (tokens, estimated) that trajectory outputs are
     elided to fit; by default 12,000, and for a local model what its server's slot holds
-    besides ``max_tokens`` (never more, see :func:`trajudge.judges._judge.slot_budget`).
+    besides ``max_tokens`` (never more, see :func:`trajudge.judges.calls._judge.slot_budget`).
     ``reference`` (reference mode) says where the reference comes from: ``passing`` (a
     passing trial of the same task, else the spec's expected calls) or ``spec`` (always the
     task spec's expected calls: choosing a reference by outcome tells the judge something
@@ -79,7 +61,7 @@ class JudgeSpec(BaseModel):
     ``max_tokens`` default to :data:`LOCAL_DEFAULTS`, measured on a loaded 2-core machine.
     ``logprobs`` asks the provider for token log-probabilities, from which each judgment
     records the probability of every allowed score (or category) and the expected score
-    (G-Eval style; see :mod:`trajudge.judges._logprobs`); where the provider returns none,
+    (G-Eval style; see :mod:`trajudge.judges.calls._logprobs`); where the provider returns none,
     the judge says so once and leaves them empty. ``vertex`` says where a ``vertex_ai/``
     model runs (:class:`VertexSpec`).
     """

@@ -22,17 +22,11 @@ the same :meth:`Engine.run`.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Protocol
 
-from trajudge.core import InputError
-from trajudge.judges._call import PreparedCall
-from trajudge.judges._client import CallResult
-from trajudge.judges._engines import check_engine
-
-if TYPE_CHECKING:
-    from trajudge.judges._judge import Judge
-    from trajudge.store import Store
+from trajudge.judges.calls._call import PreparedCall
+from trajudge.judges.calls._client import CallResult
 
 Emit = Callable[[PreparedCall, CallResult], None]
 
@@ -57,57 +51,7 @@ class LocalEngine:
         self.concurrency = max(1, concurrency)
 
     async def run(self, calls: AsyncIterator[PreparedCall], emit: Emit) -> None:
-        queue: asyncio.Queue[PreparedCall | None] = asyncio.Queue(maxsize=2 * self.concurrency)
-
-        async def feed() -> None:
-            async for call in calls:
-                await queue.put(call)
-            for _ in range(self.concurrency):
-                await queue.put(None)
-
-        async def work() -> None:
-            while (call := await queue.get()) is not None:
-                emit(call, await call.judge.call(call))
-
-        await run_all([feed(), *(work() for _ in range(self.concurrency))])
-
-
-def make_engine(
-    name: str | None,
-    *,
-    store: Store | None = None,
-    dataset: str | None = None,
-    judges: Sequence[Judge] = (),
-    concurrency: int | None = None,
-    address: str | None = None,
-    notify: Callable[[str], None] | None = None,
-) -> Engine | None:
-    """The engine called ``name`` (one of :data:`trajudge.judges.ENGINES`; None is ``local``).
-    The one place that turns an engine name into an engine.
-
-    ``local`` gives None: the runner's default, a :class:`LocalEngine` of the batch's
-    concurrency. ``ray`` runs the calls on the Ray cluster at ``address`` (``auto``,
-    ``ray://host:10001``; default: start or join a local one) with ``concurrency`` calls in
-    flight (default: the largest judge ``concurrency``; on a PostgreSQL ``store`` its workers
-    write the judgments of ``dataset`` themselves). ``batch`` submits them through the
-    provider's batch API, recording its batches in ``store`` under ``dataset`` and telling
-    ``notify`` what it waits for.
-    """
-    name = "local" if name is None else check_engine(name)
-    if address is not None and name != "ray":
-        raise InputError("--address", reason="a cluster address applies to --engine ray")
-    if name == "ray":
-        from trajudge.judges._ray import RayEngine
-
-        width = concurrency or max((j.spec.concurrency for j in judges), default=1)
-        return RayEngine(width, address=address, store=store, dataset=dataset)
-    if name == "batch":
-        if store is None or dataset is None:
-            raise ValueError("the batch engine needs the store and the dataset")
-        from trajudge.judges._provider_batch import ProviderBatchEngine
-
-        return ProviderBatchEngine(store, dataset, notify=notify)
-    return None
+        await drain(calls, self.concurrency, lambda call: call.judge.call(call), emit)
 
 
 async def run_all(coros: list[Awaitable[None]], *, until_first: bool = False) -> None:
@@ -128,3 +72,26 @@ async def run_all(coros: list[Awaitable[None]], *, until_first: bool = False) ->
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def drain(
+    calls: AsyncIterator[PreparedCall],
+    width: int,
+    send: Callable[[PreparedCall], Awaitable[CallResult]],
+    emit: Emit,
+) -> None:
+    """``width`` workers that take calls from a bounded queue, ``send`` each and emit its
+    result: at most ``2 * width`` calls are held, so a plan of any size streams through."""
+    queue: asyncio.Queue[PreparedCall | None] = asyncio.Queue(maxsize=2 * width)
+
+    async def feed() -> None:
+        async for call in calls:
+            await queue.put(call)
+        for _ in range(width):
+            await queue.put(None)
+
+    async def work() -> None:
+        while (call := await queue.get()) is not None:
+            emit(call, await send(call))
+
+    await run_all([feed(), *(work() for _ in range(width))])

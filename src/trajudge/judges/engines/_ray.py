@@ -15,7 +15,7 @@ PostgreSQL store, the writing of their judgments:
   itself (its own connections, through the same :class:`~trajudge.store.Store` API) at the
   store URL without its password (libpq reads it from ``PGPASSWORD`` or ``~/.pgpass`` on
   the worker's node), makes
-  the judgment of each of its calls with the same :func:`~trajudge.judges._call.finish` the
+  the judgment of each of its calls with the same :func:`~trajudge.judges.calls._call.finish` the
   driver uses, and writes it before answering (the calls that finish while a write is in
   flight go in the next transaction: one commit for many judgments); the driver then only
   counts it and fills the response cache. A write that fails leaves the judgment to the
@@ -31,11 +31,11 @@ PostgreSQL store, the writing of their judgments:
   whose worker dies ``max_worker_failures + 1`` times is recorded as an error (a later run
   retries it, like any error);
 - what a worker answers is checked by the driver as any engine's answer is
-  (:func:`~trajudge.judges._call.finish` validates the verdict against the rubric's schema): a
+  (:func:`~trajudge.judges.calls._call.finish` validates the verdict against the rubric's schema): a
   worker whose task raises, or that answers anything but a call result, gives an error for
   that call naming what happened, never a verdict, and the run goes on.
 
-The workers (:mod:`trajudge.judges._ray_worker`) import trajudge: on a cluster of other
+The workers (:mod:`trajudge.judges.engines._ray_worker`) import trajudge: on a cluster of other
 machines, install the same trajudge version (with the ``judges`` extra) in the cluster's
 environment.
 """
@@ -50,13 +50,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from trajudge._cluster import connect
-from trajudge.judges._call import PreparedCall
-from trajudge.judges._client import CallResult, _one_line
-from trajudge.judges._engine import Emit, run_all
-from trajudge.judges._ray_worker import RateActor, WorkerActor, _Where, _Wire, _wire
+from trajudge.judges.calls._call import PreparedCall
+from trajudge.judges.calls._client import CallResult, _one_line
+from trajudge.judges.engines._base import Emit, drain
+from trajudge.judges.engines._ray_worker import RateActor, WorkerActor, _Where, _Wire, _wire
 
 if TYPE_CHECKING:
-    from trajudge.judges._judge import Judge
+    from trajudge.judges.calls._judge import Judge
     from trajudge.store import Store
 
 #: Seconds :meth:`RayEngine.close` waits at most for its killed workers to be gone.
@@ -237,20 +237,8 @@ class RayEngine:
                 max(1, min(size, self.concurrency)),
             )
         pool.begin()
-        queue: asyncio.Queue[PreparedCall | None] = asyncio.Queue(maxsize=2 * self.concurrency)
-
-        async def feed() -> None:
-            async for call in calls:
-                await queue.put(call)
-            for _ in range(self.concurrency):
-                await queue.put(None)
-
-        async def work() -> None:
-            while (call := await queue.get()) is not None:
-                emit(call, await self._call(pool, call))
-
         try:
-            await run_all([feed(), *(work() for _ in range(self.concurrency))])
+            await drain(calls, self.concurrency, lambda call: self._call(pool, call), emit)
         finally:
             if not self.keep_workers:
                 self.close()

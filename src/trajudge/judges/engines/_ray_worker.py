@@ -1,4 +1,4 @@
-"""What runs on the Ray cluster for :mod:`trajudge.judges._ray`: the worker actors that call
+"""What runs on the Ray cluster for :mod:`trajudge.judges.engines._ray`: the worker actors that call
 the judges' models (and, on a PostgreSQL store, write the judgments), and the per-judge rate
 actors. See that module's docstring."""
 
@@ -11,8 +11,8 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from trajudge.judges._call import PreparedCall, finish
-from trajudge.judges._client import (
+from trajudge.judges.calls._call import PreparedCall, finish
+from trajudge.judges.calls._client import (
     CallResult,
     LLMClient,
     _import_litellm,
@@ -22,8 +22,8 @@ from trajudge.rubrics._rubric import Rubric
 from trajudge.rubrics._schema import verdict_model
 
 if TYPE_CHECKING:
-    from trajudge.judges._judge import Judge
-    from trajudge.judges._spec import JudgeSpec
+    from trajudge.judges.calls._judge import Judge
+    from trajudge.judges.calls._spec import JudgeSpec
     from trajudge.store import Store
 
 #: LLMClient fields not copied to a worker (the cache stays with the driver).
@@ -32,7 +32,7 @@ _NOT_SENT = {"cache", "limiter", "_states", "rpm"}
 
 @dataclass(frozen=True)
 class _Facts:
-    """What :func:`~trajudge.judges._call.finish` reads of a judge, for a worker to make the
+    """What :func:`~trajudge.judges.calls._call.finish` reads of a judge, for a worker to make the
     judgment itself (the :class:`~trajudge.judges.Judge` holds its client and cache)."""
 
     name: str
@@ -102,6 +102,7 @@ class _Sink:
 
     def _write(self, rows: list[dict[str, Any]]) -> None:
         if self._store is None:
+            # imported on use: a worker opens the store only when it writes judgments itself
             from trajudge.store import Store
 
             self._store = Store(self.url)
@@ -132,7 +133,7 @@ class _Sink:
 
 
 class _SharedRate:
-    """A :class:`~trajudge.judges._client.Limiter` backed by a rate actor."""
+    """A :class:`~trajudge.judges.calls._client.Limiter` backed by a rate actor."""
 
     def __init__(self, handle: Any) -> None:
         self.handle = handle

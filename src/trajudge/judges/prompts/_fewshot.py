@@ -3,7 +3,7 @@
 An example shows the judge a trajectory and the score it should give. Its text is rendered as
 the judge sees any trajectory (:func:`render_trajectory`, tool outputs shortened) and kept in
 the rubric's ``examples``; the prompt puts it between ``<example>`` and ``</example>`` tags
-with every tag look-alike inside neutralised (:mod:`trajudge.judges._prompt`), so an example
+with every tag look-alike inside neutralised (:mod:`trajudge.judges.prompts._prompt`), so an example
 is data to the judge, never an instruction, whatever the trajectory or a note says.
 
 Adding examples changes the rubric's content, hence its version (a SHA-256 of the content),
@@ -18,7 +18,7 @@ from pathlib import Path
 import yaml
 
 from trajudge.core import atomic_write_bytes
-from trajudge.judges._render import elide, render_trajectory
+from trajudge.judges.prompts._render import elide, render_trajectory
 from trajudge.rubrics._rubric import Example, Rubric, check_rubric
 from trajudge.trajectories import Trajectory
 

@@ -3,7 +3,7 @@
 A request key (``request_sha256``) hashes the rendered request, so finding it means reading,
 gating and rendering the trajectory. The keys here hash what the request is a function of
 instead, so a re-run can look its answers up in bulk from the store's content hashes alone
-(see :mod:`trajudge.judges._cache`):
+(see :mod:`trajudge.judges.calls._cache`):
 
 - :func:`input_key`: the trajectory's content hash, the other trajectory's (or the task
   spec's expected calls, for a reference built from them), the judge configuration hash,
@@ -40,8 +40,8 @@ INPUT_KEY_VERSION = 1
 #: key; tests/judges/test_render_modules.py checks that every module they import is either here
 #: or such a content-hashed model, so moving rendering code elsewhere cannot keep stale keys.
 RENDER_MODULES = (
-    "trajudge.judges._prompt",
-    "trajudge.judges._render",
+    "trajudge.judges.prompts._prompt",
+    "trajudge.judges.prompts._render",
     "trajudge.rubrics._template",
 )
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from jinja2 import Template
 
-from trajudge.judges._render import (
+from trajudge.judges.prompts._render import (
     elide,
     estimate_tokens,
     fit_to_budget,

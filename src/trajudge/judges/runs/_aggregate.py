@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from trajudge.core import InputError
-from trajudge.judges._judgment import Judgment
+from trajudge.judges.calls._judgment import Judgment
 from trajudge.rubrics._kinds import pairwise_verdict
 from trajudge.rubrics._rubric import Rubric, load_rubric
 
@@ -70,6 +70,7 @@ def aggregate_judgments(
       first and loses when shown second: the judge followed the position);
     - reference: the sign of (candidate - reference) differs between the two orders.
     """
+    # imported on use: the statistics load pandas, which judging alone does not need
     from trajudge.calibration import categorical_items, item_means, item_verdicts
 
     ok = [

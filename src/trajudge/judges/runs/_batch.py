@@ -15,8 +15,8 @@
    the calls in flight and the last half second of answers, and a cancel only the calls in
    flight.
 
-See :mod:`trajudge.judges._items` for the items of each mode and the gates, and
-:mod:`trajudge.judges._engine` for what an engine must do.
+See :mod:`trajudge.judges.runs._items` for the items of each mode and the gates, and
+:mod:`trajudge.judges.engines._base` for what an engine must do.
 """
 
 from __future__ import annotations
@@ -29,16 +29,16 @@ import time
 from collections.abc import AsyncIterator, Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from trajudge.judges._cache import CachedResponse, ResponseCache
-from trajudge.judges._call import PreparedCall, finish
-from trajudge.judges._client import CallResult
-from trajudge.judges._engine import Engine, LocalEngine, run_all
-from trajudge.judges._items import PlanItem
-from trajudge.judges._judge import Judge, run_sync
-from trajudge.judges._judgment import Judgment
-from trajudge.judges._plan import BatchPlan, plan_batch
-from trajudge.judges._prompt import Prompt
-from trajudge.judges._writer import FLUSH_INTERVAL_S, JudgmentWriter
+from trajudge.judges.calls._cache import CachedResponse, ResponseCache
+from trajudge.judges.calls._call import PreparedCall, finish
+from trajudge.judges.calls._client import CallResult
+from trajudge.judges.calls._judge import Judge, run_sync
+from trajudge.judges.calls._judgment import Judgment
+from trajudge.judges.engines._base import Engine, LocalEngine, run_all
+from trajudge.judges.prompts._prompt import Prompt
+from trajudge.judges.runs._items import PlanItem
+from trajudge.judges.runs._plan import BatchPlan, plan_batch
+from trajudge.judges.runs._writer import FLUSH_INTERVAL_S, JudgmentWriter
 from trajudge.store import Store
 from trajudge.trajectories import TaskSpec
 

@@ -24,10 +24,10 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from trajudge.judges._inputs import input_key, spec_reference_sha256
-from trajudge.judges._judge import Judge
-from trajudge.judges._judgment import Order
-from trajudge.judges._render import spec_reference
+from trajudge.judges.calls._judge import Judge
+from trajudge.judges.calls._judgment import Order
+from trajudge.judges.prompts._inputs import input_key, spec_reference_sha256
+from trajudge.judges.prompts._render import spec_reference
 from trajudge.rules import iter_check_dataset
 from trajudge.trajectories import TaskSpec, Trajectory
 
@@ -42,7 +42,7 @@ class PlanItem:
     other_expected: bool
     order: Order
     sample: int
-    #: the call's input key (:func:`trajudge.judges._inputs.input_key`), None when a content
+    #: the call's input key (:func:`trajudge.judges.prompts._inputs.input_key`), None when a content
     #: hash or the judge's final configuration is not known at planning time
     input_key: str | None = None
 

@@ -12,7 +12,7 @@ trajectory of a pair, not as a reference. Gates are evaluated over every traject
 could show (the chosen ones and the other trials of their tasks), not only the chosen ones.
 
 The items of each mode, the references and the gates' effect are in
-:mod:`trajudge.judges._items`.
+:mod:`trajudge.judges.runs._items`.
 """
 
 from __future__ import annotations
@@ -21,9 +21,10 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from trajudge.judges._cache import CachedResponse, ResponseCache
-from trajudge.judges._inputs import gate_keys
-from trajudge.judges._items import (
+from trajudge.judges.calls._cache import CachedResponse, ResponseCache
+from trajudge.judges.calls._judge import Judge
+from trajudge.judges.prompts._inputs import gate_keys
+from trajudge.judges.runs._items import (
     PlanItem,
     failed_checks,
     gated_by,
@@ -31,7 +32,6 @@ from trajudge.judges._items import (
     select_trajectories,
     stub,
 )
-from trajudge.judges._judge import Judge
 from trajudge.rules import merge_specs
 from trajudge.store import Store
 from trajudge.trajectories import TaskSpec, Trajectory
@@ -136,7 +136,7 @@ def plan_batch(
 
     With a response cache, the open tasks are first looked up by content: their
     trajectories' content hashes (a column of the store) give each trajectory's gate key and
-    each call's input key (:mod:`trajudge.judges._inputs`), looked up in bulk. A task whose
+    each call's input key (:mod:`trajudge.judges.prompts._inputs`), looked up in bulk. A task whose
     trajectories all have a cached gate result and whose calls are all cached is planned
     from the hashes alone (``hits``: no trajectory parsed, gated or rendered), so a re-run of
     cached judgments into a new dataset costs about a read of ids, hashes and answers. The

@@ -21,8 +21,8 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from trajudge.judges._cache import CachedResponse, ResponseCache
-from trajudge.judges._judgment import Judgment
+from trajudge.judges.calls._cache import CachedResponse, ResponseCache
+from trajudge.judges.calls._judgment import Judgment
 from trajudge.store import Store
 
 #: Longest time an answer waits in memory before it is written (seconds).

@@ -21,9 +21,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from trajudge.core import InputError
-from trajudge.trajectories._conversation import Conversation
 from trajudge.trajectories._io import Record, kind, validate
 from trajudge.trajectories._models import Trajectory, Usage
+from trajudge.trajectories.readers._conversation import Conversation
 
 
 @dataclass

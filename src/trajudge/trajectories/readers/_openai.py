@@ -60,7 +60,6 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
 from trajudge.core import InputError
-from trajudge.trajectories._conversation import Conversation
 from trajudge.trajectories._io import (
     Record,
     check_file,
@@ -73,6 +72,7 @@ from trajudge.trajectories._json import load_json
 from trajudge.trajectories._models import Trajectory, Usage
 from trajudge.trajectories._options import Ignored
 from trajudge.trajectories._stream import iter_json_records
+from trajudge.trajectories.readers._conversation import Conversation
 
 _ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant"}
 _TEXT_PARTS = ("text", "input_text", "output_text")

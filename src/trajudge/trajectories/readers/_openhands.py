@@ -31,10 +31,10 @@ from typing import Any
 from pydantic import ValidationError
 
 from trajudge.core import InputError
-from trajudge.trajectories._conversation import Conversation
 from trajudge.trajectories._io import Record, kind, validation_error
 from trajudge.trajectories._models import Trajectory, Usage
 from trajudge.trajectories._options import Ignored, as_dict, as_json_text
+from trajudge.trajectories.readers._conversation import Conversation
 
 _TEXT_ACTIONS = {"message", "think"}
 _BOOKKEEPING = {"agent_state_changed", "null", "change_agent_state", "recall"}

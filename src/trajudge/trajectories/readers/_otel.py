@@ -1,7 +1,8 @@
 """Import OpenTelemetry traces of agent runs (``--format otel``).
 
-Containers: see :mod:`trajudge.trajectories._otel_spans` (OTLP JSON and JSON lines, Tempo
-exports, Jaeger JSON). Conventions: see :mod:`trajudge.trajectories._otel_conventions` (GenAI
+Containers: see :mod:`trajudge.trajectories.readers._otel_spans` (OTLP JSON and JSON lines,
+Tempo exports, Jaeger JSON). Conventions: see
+:mod:`trajudge.trajectories.readers._otel_conventions` (GenAI
 current and older forms, OpenInference, OpenLLMetry, pydantic-ai / logfire, Google ADK).
 
 Assembly:
@@ -40,7 +41,6 @@ from typing import Any
 from pydantic import ValidationError
 
 from trajudge.core import InputError, canonical_json
-from trajudge.trajectories._conversation import Conversation
 from trajudge.trajectories._io import (
     Record,
     check_file,
@@ -50,7 +50,9 @@ from trajudge.trajectories._io import (
 )
 from trajudge.trajectories._models import Trajectory, Usage
 from trajudge.trajectories._options import Ignored, ReadOptions
-from trajudge.trajectories._otel_conventions import (
+from trajudge.trajectories._stream import iter_json_records
+from trajudge.trajectories.readers._conversation import Conversation
+from trajudge.trajectories.readers._otel_conventions import (
     CONVERSATION_KEYS,
     TOKEN_KEYS,
     Msg,
@@ -60,8 +62,7 @@ from trajudge.trajectories._otel_conventions import (
     llm_messages,
     tool_call,
 )
-from trajudge.trajectories._otel_spans import Span, read_spans
-from trajudge.trajectories._stream import iter_json_records
+from trajudge.trajectories.readers._otel_spans import Span, read_spans
 
 
 def _set_depths(spans: list[Span]) -> None:

@@ -40,7 +40,7 @@ from typing import Any
 from trajudge.trajectories._json import json_deeper_than
 from trajudge.trajectories._limits import NESTING
 from trajudge.trajectories._options import as_dict
-from trajudge.trajectories._otel_spans import Span
+from trajudge.trajectories.readers._otel_spans import Span
 
 
 @dataclass

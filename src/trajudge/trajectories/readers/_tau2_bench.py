@@ -34,11 +34,11 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from trajudge.core import InputError
-from trajudge.trajectories._conversation import Conversation
 from trajudge.trajectories._io import Record, check_unique, kind, validate, validation_error
 from trajudge.trajectories._models import Trajectory, Usage
 from trajudge.trajectories._options import Ignored
 from trajudge.trajectories._spec import ExpectedCall, TaskSpec
+from trajudge.trajectories.readers._conversation import Conversation
 
 SUCCESS_TOLERANCE = 1e-6
 INFRASTRUCTURE_ERROR = "infrastructure_error"

@@ -31,9 +31,9 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 from trajudge.core import InputError, canonical_json
 from trajudge.trajectories._io import Record, check_file, check_unique, validate
 from trajudge.trajectories._models import Trajectory
-from trajudge.trajectories._openai import content_text, from_openai_messages
 from trajudge.trajectories._spec import ExpectedCall, TaskSpec
 from trajudge.trajectories._stream import iter_json_records
+from trajudge.trajectories.readers._openai import content_text, from_openai_messages
 
 SUCCESS_TOLERANCE = 1e-6
 NO_WRITE = "no_write"

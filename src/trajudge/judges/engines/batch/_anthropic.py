@@ -12,26 +12,27 @@ anthropic SDK (its ``base_url`` is the judge's ``api_base``, as litellm's is):
   ``ended``, then its results (JSONL at ``results_url``: one ``{"custom_id", "result"}``
   per request, ``result.type`` ``succeeded`` with the ``message``, ``errored`` with the
   API's error object, ``canceled`` or ``expired``) are read line by line
-  (:class:`~trajudge.judges._batch_lines.ResultLines`) and turned into call results by
-  :func:`~trajudge.judges._batch_results.anthropic_result`.
+  (:class:`~trajudge.judges.engines.batch._lines.ResultLines`) and turned into call results by
+  :func:`~trajudge.judges.engines.batch._results.anthropic_result`.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from trajudge.judges._batch_lines import ResultLines
-from trajudge.judges._batch_results import anthropic_result
-from trajudge.judges._client import LLMClient
-from trajudge.judges._engine import Emit
-from trajudge.judges._provider_batch import (
-    ProviderBatchEngine,
-    _Chunk,
-    _Job,
-    _Target,
-)
-from trajudge.judges._provider_batch_steps import _retrying, poll, refuse
+from trajudge.core import InputError
+from trajudge.judges.calls._call import PreparedCall
+from trajudge.judges.calls._client import LLMClient
+from trajudge.judges.engines._base import Emit
+from trajudge.judges.engines.batch._jobs import ENDPOINT, Chunk, Job, Target
+from trajudge.judges.engines.batch._lines import ResultLines
+from trajudge.judges.engines.batch._results import anthropic_result
+from trajudge.judges.engines.batch._steps import poll, refuse, retrying
+
+if TYPE_CHECKING:
+    from trajudge.judges.engines.batch._engine import ProviderBatchEngine
 
 ENDED = "ended"
 #: Stored as the batch's input file: the requests travel inline, no file is uploaded.
@@ -80,27 +81,54 @@ class AnthropicBatches:
         await self.sdk.close()
 
 
+def check(where: str, call: PreparedCall) -> tuple[str | None, ...]:
+    """Refuse a judge when the anthropic SDK, which sends the batches, is not installed."""
+    if importlib.util.find_spec("anthropic") is None:
+        raise InputError(
+            where,
+            field="model",
+            reason="Anthropic batches need the anthropic SDK: pip install 'trajudge[anthropic]'",
+        )
+    return ()
+
+
+def chunk(engine: ProviderBatchEngine, target: Target, call: PreparedCall) -> Chunk:
+    """An input file of Message Batches requests (``{"custom_id", "params"}``) with the
+    ``anthropic-beta`` header litellm sends for the model."""
+    return Chunk(ENDPOINT, anthropic=True, beta=engine.request(call)[1])
+
+
+def body(engine: ProviderBatchEngine, call: PreparedCall) -> dict[str, Any]:
+    """What the local engine would send, as litellm builds it for Anthropic."""
+    return engine.body(call)
+
+
+def resume(engine: ProviderBatchEngine, job: Job, call: PreparedCall) -> None:
+    """The request's ``tools`` (the rubric's schema as a tool): reading an answer needs them."""
+    job.tools = engine.body(call).get("tools")
+
+
 async def submit(
-    engine: ProviderBatchEngine, litellm: Any, target: _Target, chunk: _Chunk, emit: Emit
-) -> _Job | None:
+    engine: ProviderBatchEngine, litellm: Any, target: Target, chunk: Chunk, emit: Emit
+) -> Job | None:
     """Create the Message Batch of ``chunk`` and record it (None: it was refused, and its
     requests are errors this run)."""
     client = chunk.calls[0][1].judge.client()
     api = AnthropicBatches(client)
     requests = [json.loads(line) for line in chunk.lines]
     try:
-        batch = await _retrying(client, lambda: api.create(requests, chunk.beta))
+        batch = await retrying(client, lambda: api.create(requests, chunk.beta))
     except Exception as exc:  # nothing was accepted
         refuse(chunk, exc, emit)
         return None
     finally:
         await api.close()
-    job = engine._record(target, chunk, batch.id, INLINE, batch.processing_status)
+    job = engine.record(target, chunk, batch.id, INLINE, batch.processing_status)
     job.tools = requests[0]["params"].get("tools")
     return job
 
 
-async def collect(engine: ProviderBatchEngine, litellm: Any, job: _Job, emit: Emit) -> None:
+async def collect(engine: ProviderBatchEngine, litellm: Any, job: Job, emit: Emit) -> None:
     """Poll the batch of ``job`` until it has ended, then emit each request's result."""
     api = AnthropicBatches(job.client)
     try:
@@ -111,7 +139,7 @@ async def collect(engine: ProviderBatchEngine, litellm: Any, job: _Job, emit: Em
             lambda b: (b.processing_status, {}),
             (ENDED,),
         )
-        entries = await _retrying(job.client, lambda: api.results(job.batch_id))
+        entries = await retrying(job.client, lambda: api.results(job.batch_id))
     finally:
         await api.close()
     params = {"tools": job.tools}
@@ -127,4 +155,4 @@ async def collect(engine: ProviderBatchEngine, litellm: Any, job: _Job, emit: Em
             job.batch_id,
         ),
     )
-    engine._finish(job, status, results, emit)
+    engine.finish(job, status, results, emit)

@@ -43,17 +43,19 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from trajudge.core import InputError
-from trajudge.judges._batch_lines import ResultLines
-from trajudge.judges._batch_results import anthropic_result
-from trajudge.judges._call import PreparedCall
-from trajudge.judges._client import CallResult, LLMClient, _one_line
-from trajudge.judges._engine import Emit
+from trajudge.judges.calls._call import PreparedCall
+from trajudge.judges.calls._client import CallResult, LLMClient, _one_line
+from trajudge.judges.engines._base import Emit
+from trajudge.judges.engines.batch._jobs import Chunk, Job, Target, endpoint_of
+from trajudge.judges.engines.batch._lines import ResultLines
+from trajudge.judges.engines.batch._results import anthropic_result, litellm_error
+from trajudge.judges.engines.batch._steps import poll, retrying, submit_file
 from trajudge.store import redact
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-    from trajudge.judges._provider_batch import ProviderBatchEngine, _Chunk, _Job, _Target
+    from trajudge.judges.engines.batch._engine import ProviderBatchEngine
 
 #: The settings a Bedrock batch needs, read by litellm from the environment.
 REQUIRED = {
@@ -77,7 +79,7 @@ def model_id(model: str) -> str:
     return bare
 
 
-def check(where: str, model: str) -> None:
+def check_model(where: str, model: str) -> None:
     """Refuse, before anything is sent, a judge whose Bedrock batch cannot be made or read."""
     if importlib.util.find_spec("boto3") is None:  # litellm polls jobs and signs with it
         raise InputError(
@@ -116,7 +118,7 @@ def settings(client: LLMClient) -> dict[str, Any]:
     return out
 
 
-def body(call: PreparedCall) -> dict[str, Any]:
+def request_body(call: PreparedCall) -> dict[str, Any]:
     """The OpenAI chat body of ``call`` for litellm's Bedrock batch transformation: the
     arguments the local engine gives ``litellm.acompletion``, the model as its Bedrock id."""
     client = call.judge.client()
@@ -128,13 +130,31 @@ def body(call: PreparedCall) -> dict[str, Any]:
     return {**kwargs, "model": model_id(client.model)}
 
 
+def check(where: str, call: PreparedCall) -> tuple[str | None, ...]:
+    """Refuse a model or a setup Bedrock's batch jobs cannot take (:func:`check_model`)."""
+    check_model(where, call.judge.client().model)
+    return ()
+
+
+def chunk(engine: ProviderBatchEngine, target: Target, call: PreparedCall) -> Chunk:
+    """An input file of InvokeModel records (``{"recordId", "modelInput"}``, no beta header)."""
+    return Chunk(endpoint_of(target.provider))
+
+
+def body(engine: ProviderBatchEngine, call: PreparedCall) -> dict[str, Any]:
+    """The InvokeModel body of ``call`` (:func:`request_body`)."""
+    return request_body(call)
+
+
+def resume(engine: ProviderBatchEngine, job: Job, call: PreparedCall) -> None:
+    """Nothing beyond the recorded batch: its answers are read with the judge's client."""
+
+
 async def submit(
-    engine: ProviderBatchEngine, litellm: Any, target: _Target, chunk: _Chunk, emit: Emit
-) -> _Job | None:
+    engine: ProviderBatchEngine, litellm: Any, target: Target, chunk: Chunk, emit: Emit
+) -> Job | None:
     """Upload the chunk and create its model invocation job, and record it (None: it was
     refused, and its requests are errors this run)."""
-    from trajudge.judges._provider_batch_steps import submit_file
-
     where = {
         "custom_llm_provider": "bedrock",
         "model": "bedrock/" + model_id(target.model),
@@ -146,10 +166,8 @@ async def submit(
     )
 
 
-async def collect(engine: ProviderBatchEngine, litellm: Any, job: _Job, emit: Emit) -> None:
+async def collect(engine: ProviderBatchEngine, litellm: Any, job: Job, emit: Emit) -> None:
     """Poll the job until it has ended, then emit each request's result."""
-    from trajudge.judges._provider_batch_steps import _retrying, poll
-
     extra = settings(job.client)
 
     def state(batch: Any) -> tuple[str, dict[str, Any]]:
@@ -171,7 +189,7 @@ async def collect(engine: ProviderBatchEngine, litellm: Any, job: _Job, emit: Em
     records = ResultLines(job.batch_id, "recordId", lambda record: record.get("recordId"))
     uri = meta.get("output_file_uri")
     if status in WITH_OUTPUT and uri:
-        content = await _retrying(job.client, _download(litellm, uri, extra, status))
+        content = await retrying(job.client, _download(litellm, uri, extra, status))
         if content:
             records.read(f"output file {uri}", content)
     why = meta.get("failure_message") or None
@@ -192,7 +210,7 @@ async def collect(engine: ProviderBatchEngine, litellm: Any, job: _Job, emit: Em
             missing=missing,
         ),
     )
-    engine._finish(job, status, results, emit)
+    engine.finish(job, status, results, emit)
 
 
 def _download(litellm: Any, uri: str, extra: dict[str, Any], status: str | None) -> Any:
@@ -240,7 +258,6 @@ def record_result(
 def _bedrock_error(model: str, error: dict[str, Any]) -> BaseException:
     """What litellm raises on a direct InvokeModel call answered with this error (Bedrock's
     error responses carry ``{"message"}`` with the status)."""
-    from litellm.litellm_core_utils.exception_mapping_utils import exception_type
     from litellm.llms.bedrock.common_utils import BedrockError
 
     try:
@@ -249,10 +266,4 @@ def _bedrock_error(model: str, error: dict[str, Any]) -> BaseException:
         status = 500
     message = json.dumps({"message": str(error.get("errorMessage") or "no message")})
     original = BedrockError(status_code=status, message=message)
-    try:
-        exception_type(  # type: ignore[no-untyped-call]
-            model=model, original_exception=original, custom_llm_provider="bedrock"
-        )
-    except Exception as mapped:
-        return mapped
-    return original  # pragma: no cover - exception_type always raises
+    return litellm_error(model, "bedrock", original)

@@ -17,7 +17,7 @@ runner could not answer from the cache and
 3. **polls** ``litellm.aretrieve_batch`` every ``poll_interval_s`` until the batch is
    ``completed``, ``expired``, ``failed`` or ``cancelled``, downloads the output and error
    files (``litellm.afile_content``) and hands each request's result to ``emit``: a 200 answer
-   is parsed exactly as the local engine parses one (:func:`~trajudge.judges._client.
+   is parsed exactly as the local engine parses one (:func:`~trajudge.judges.calls._client.
    parse_json_schema`, the rubric's verdict model); an error line, or a request left without
    an answer by a batch that failed, expired or was cancelled, becomes an error result.
 
@@ -26,7 +26,7 @@ requests of recorded batches (by judgment key AND request hash, so a changed pro
 configuration is submitted anew) and collects those batches instead of submitting again.
 
 Each line of a result file is its own result, for every provider
-(:mod:`trajudge.judges._batch_lines`): a line that is not JSON, not an object or not in the
+(:mod:`trajudge.judges.engines.batch._lines`): a line that is not JSON, not an object or not in the
 provider's format, and a request answered twice with different answers, is an error for its
 request alone; the other answers are stored.
 
@@ -47,10 +47,10 @@ Latency is not measured per request in a batch (None).
 Providers: litellm's OpenAI-format batches (``openai``, ``azure`` (Azure OpenAI's global
 batches), ``litellm_proxy``, and any OpenAI-compatible server through ``api_base``),
 Anthropic's Message Batches (``anthropic``, through the anthropic SDK:
-:mod:`trajudge.judges._provider_batch_anthropic`), Vertex AI batch prediction jobs
-(``vertex_ai`` Gemini models: :mod:`trajudge.judges._provider_batch_vertex`) and Amazon
+:mod:`trajudge.judges.engines.batch._anthropic`), Vertex AI batch prediction jobs
+(``vertex_ai`` Gemini models: :mod:`trajudge.judges.engines.batch._vertex`) and Amazon
 Bedrock's batch inference jobs (``bedrock``, Claude models, through litellm's Bedrock files
-and batches over S3: :mod:`trajudge.judges._provider_batch_bedrock`), with judges whose
+and batches over S3: :mod:`trajudge.judges.engines.batch._bedrock`), with judges whose
 requests are ``json_schema_mode`` (an ``api_base``, or ``mode: json_schema_mode``; OpenAI,
 Azure OpenAI, Anthropic and Claude on Bedrock (through litellm's forced tool or
 ``output_format``), Gemini and vLLM honour it).
@@ -58,102 +58,30 @@ Azure OpenAI, Anthropic and Claude on Bedrock (through litellm's forced tool or
 
 from __future__ import annotations
 
-import dataclasses
-import importlib.util
-import json
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from trajudge.core import InputError, canonical_json
-from trajudge.judges import _provider_batch_bedrock as bedrock
-from trajudge.judges._call import PreparedCall
-from trajudge.judges._client import (
+from trajudge.judges.calls._call import PreparedCall
+from trajudge.judges.calls._client import (
     CallResult,
-    LLMClient,
     _import_litellm,
 )
-from trajudge.judges._engine import Emit, run_all
-from trajudge.judges._provider_batch_template import BodyTemplates
+from trajudge.judges.engines._base import Emit, run_all
+from trajudge.judges.engines.batch._jobs import (
+    MAX_BYTES,
+    MAX_REQUESTS,
+    Chunk,
+    Job,
+    Target,
+    without_prompt,
+)
+from trajudge.judges.engines.batch._provider import SUPPORTED_PROVIDERS, provider_of
+from trajudge.judges.engines.batch._template import BodyTemplates
 from trajudge.store._batches import ITEM_KEY
 
 if TYPE_CHECKING:
     from trajudge.store import Store
-
-#: litellm providers whose batches the engine sends: OpenAI's JSONL format, Anthropic's
-#: Message Batches (:mod:`trajudge.judges._provider_batch_anthropic`), Vertex AI batch
-#: prediction jobs (:mod:`trajudge.judges._provider_batch_vertex`) and Bedrock's model
-#: invocation jobs (:mod:`trajudge.judges._provider_batch_bedrock`).
-SUPPORTED_PROVIDERS = ("openai", "azure", "litellm_proxy", "anthropic", "vertex_ai", "bedrock")
-#: Requests per batch (OpenAI's limit: 50,000 requests and 200 MB per input file).
-MAX_REQUESTS = 50_000
-MAX_BYTES = 190 * 1024 * 1024
-ENDPOINT = "/v1/chat/completions"
-#: The batch endpoint (and each line's ``url``) where a provider's differs from OpenAI's:
-#: Azure OpenAI's global batches name it without the version prefix.
-ENDPOINTS = {"azure": "/chat/completions"}
-#: The module of each provider whose batches are not OpenAI's files and batches format.
-PROVIDER_MODULES = {
-    "anthropic": "_provider_batch_anthropic",
-    "vertex_ai": "_provider_batch_vertex",
-    "bedrock": "_provider_batch_bedrock",
-}
-
-
-def endpoint_of(provider: str) -> str:
-    """The chat completions endpoint of ``provider``'s batches (:data:`ENDPOINTS`)."""
-    return ENDPOINTS.get(provider, ENDPOINT)
-
-
-@dataclass(frozen=True)
-class _Target:
-    """Where a batch goes: one provider endpoint, model and set of credentials."""
-
-    provider: str
-    model: str
-    api_base: str | None
-    api_key_env: str | None
-    headers: tuple[tuple[str, str], ...]
-    place: tuple[str | None, ...] = ()  # Vertex AI: project, location, bucket
-
-
-@dataclass
-class _Job:
-    pk: int
-    batch_id: str
-    provider: str
-    client: LLMClient
-    calls: dict[str, PreparedCall]
-    tools: Any = None  # Anthropic: the request's ``tools`` (the rubric's schema as a tool)
-
-
-@dataclass
-class _Chunk:
-    """A batch input file being filled: its JSONL lines and the calls (without prompts)."""
-
-    url: str = ENDPOINT
-    anthropic: bool = False  # Message Batches requests: ``{"custom_id", "params"}``
-    beta: str | None = None  # the ``anthropic-beta`` header the requests need
-    calls: list[tuple[str, PreparedCall]] = field(default_factory=list)
-    lines: list[bytes] = field(default_factory=list)
-    size: int = 0
-
-    def add(self, call: PreparedCall, body: dict[str, Any]) -> None:
-        cid = f"r{len(self.calls)}"
-        request = (
-            {"custom_id": cid, "params": body}
-            if self.anthropic
-            else {"custom_id": cid, "method": "POST", "url": self.url, "body": body}
-        )
-        line = json.dumps(request, ensure_ascii=False).encode()
-        self.calls.append((cid, _without_prompt(call)))
-        self.lines.append(line)
-        self.size += len(line) + 1
-
-
-def _without_prompt(call: PreparedCall) -> PreparedCall:
-    """``call`` without its messages: all a judgment needs once the request is sent."""
-    return dataclasses.replace(call, messages=[])
 
 
 class ProviderBatchEngine:
@@ -180,9 +108,10 @@ class ProviderBatchEngine:
         self.completion_window = completion_window
         self.notify = notify
         self._templates: dict[tuple[int, str], tuple[dict[str, Any], str | None]] = {}
-        self._shaped = BodyTemplates(lambda call: self._request(call)[0])
+        self._shaped = BodyTemplates(lambda call: self.request(call)[0])
 
-    def _say(self, line: str) -> None:
+    def say(self, line: str) -> None:
+        """Tell ``notify`` one line about a batch."""
         if self.notify is not None:
             self.notify(line)
 
@@ -193,8 +122,8 @@ class ProviderBatchEngine:
         litellm: Any = None
         recorded: dict[tuple[Any, ...], tuple[int, str]] = {}
         rows: dict[int, dict[str, Any]] = {}
-        jobs: dict[int, _Job] = {}
-        filling: dict[_Target, _Chunk] = {}
+        jobs: dict[int, Job] = {}
+        filling: dict[Target, Chunk] = {}
         async for call in calls:
             if litellm is None:
                 litellm = _import_litellm()
@@ -211,39 +140,34 @@ class ProviderBatchEngine:
                 job = jobs.get(hit[0])
                 if job is None:
                     row = rows[hit[0]]
-                    job = _Job(hit[0], row["batch_id"], row["provider"], call.judge.client(), {})
-                    if job.provider == "anthropic":
-                        job.tools = self.body(call).get("tools")
+                    job = Job(hit[0], row["batch_id"], row["provider"], call.judge.client(), {})
+                    provider_of(job.provider).resume(self, job, call)
                     jobs[hit[0]] = job
-                job.calls[hit[1]] = _without_prompt(call)
+                job.calls[hit[1]] = without_prompt(call)
                 continue
             target = self._target(litellm, call)
             chunk = filling.get(target)
             if chunk is None:
-                chunk = filling[target] = _Chunk(
-                    endpoint_of(target.provider),
-                    anthropic=target.provider == "anthropic",
-                    beta=None if target.provider == "bedrock" else self._request(call)[1],
-                )
-            chunk.add(call, bedrock.body(call) if target.provider == "bedrock" else self.body(call))
+                chunk = filling[target] = provider_of(target.provider).chunk(self, target, call)
+            chunk.add(call, provider_of(target.provider).body(self, call))
             if len(chunk.calls) >= self.max_requests or chunk.size >= MAX_BYTES:
                 await self._submit_into(jobs, litellm, target, filling.pop(target), emit)
         for target, chunk in filling.items():
             await self._submit_into(jobs, litellm, target, chunk, emit)
         if jobs:
             for job in jobs.values():
-                self._say(f"waiting for batch {job.batch_id} ({len(job.calls)} requests)")
+                self.say(f"waiting for batch {job.batch_id} ({len(job.calls)} requests)")
             await run_all([self._collect(litellm, job, emit) for job in jobs.values()])
 
     async def _submit_into(
-        self, jobs: dict[int, _Job], litellm: Any, target: _Target, chunk: _Chunk, emit: Emit
+        self, jobs: dict[int, Job], litellm: Any, target: Target, chunk: Chunk, emit: Emit
     ) -> None:
         job = await self._submit(litellm, target, chunk, emit)
         if job is not None:
             jobs[job.pk] = job
 
     # -- requests ----------------------------------------------------------------------------
-    def _target(self, litellm: Any, call: PreparedCall) -> _Target:
+    def _target(self, litellm: Any, call: PreparedCall) -> Target:
         client = call.judge.client()
         where = f"judge {call.judge.name}"
         try:
@@ -260,21 +184,7 @@ class ProviderBatchEngine:
                 reason=f"--engine batch sends batches to {', '.join(SUPPORTED_PROVIDERS)} "
                 f"(or any OpenAI-compatible api_base); {why}: use the local engine",
             )
-        if provider == "anthropic" and importlib.util.find_spec("anthropic") is None:
-            raise InputError(
-                where,
-                field="model",
-                reason="Anthropic batches need the anthropic SDK: "
-                "pip install 'trajudge[anthropic]'",
-            )
-        place: tuple[str | None, ...] = ()
-        if provider == "vertex_ai":
-            from trajudge.judges._provider_batch_vertex import place_of
-
-            at = place_of(call)  # refused here when the judge names no bucket
-            place = (at.project, at.location, at.bucket)
-        if provider == "bedrock":
-            bedrock.check(where, client.model)
+        place = provider_of(provider).check(where, call)
         if client.instructor_mode != "json_schema_mode":
             raise InputError(
                 where,
@@ -283,7 +193,7 @@ class ProviderBatchEngine:
                 f"{client.instructor_mode}: set `mode: json_schema_mode` (OpenAI and Azure "
                 "honour it) or use the local engine",
             )
-        return _Target(
+        return Target(
             provider,
             client.model,
             client.api_base,
@@ -298,12 +208,12 @@ class ProviderBatchEngine:
         its result for a judge and parameters is reused with each call's messages when litellm
         passed the messages through unchanged; where litellm moves them, as for Anthropic and
         Vertex AI, from a template checked against litellm's own body,
-        :mod:`trajudge.judges._provider_batch_template`)."""
+        :mod:`trajudge.judges.engines.batch._template`)."""
         if call.messages and (id(call.judge), canonical_json(call.params)) not in self._templates:
             return self._shaped.body(call)
-        return self._request(call)[0]
+        return self.request(call)[0]
 
-    def _request(self, call: PreparedCall) -> tuple[dict[str, Any], str | None]:
+    def request(self, call: PreparedCall) -> tuple[dict[str, Any], str | None]:
         """:meth:`body`, and the ``anthropic-beta`` header litellm sends with it (None)."""
         sig = (id(call.judge), canonical_json(call.params))
         template = self._templates.get(sig)
@@ -333,18 +243,18 @@ class ProviderBatchEngine:
     async def _submit(
         self,
         litellm: Any,
-        target: _Target,
-        chunk: _Chunk,
+        target: Target,
+        chunk: Chunk,
         emit: Emit,
-    ) -> _Job | None:
-        job: _Job | None = await _provider(target.provider).submit(
+    ) -> Job | None:
+        job: Job | None = await provider_of(target.provider).submit(
             self, litellm, target, chunk, emit
         )
         return job
 
-    def _record(
-        self, target: _Target, chunk: _Chunk, batch_id: str, input_file_id: str, status: str
-    ) -> _Job:
+    def record(
+        self, target: Target, chunk: Chunk, batch_id: str, input_file_id: str, status: str
+    ) -> Job:
         """Store the batch the provider accepted, and the job that collects it."""
         items = [
             {
@@ -366,16 +276,16 @@ class ProviderBatchEngine:
             },
             items,
         )
-        self._say(f"submitted batch {batch_id} ({len(chunk.calls)} requests to {target.model})")
+        self.say(f"submitted batch {batch_id} ({len(chunk.calls)} requests to {target.model})")
         client = chunk.calls[0][1].judge.client()
-        return _Job(pk, batch_id, target.provider, client, dict(chunk.calls))
+        return Job(pk, batch_id, target.provider, client, dict(chunk.calls))
 
     # -- collect ----------------------------------------------------------------------------
-    async def _collect(self, litellm: Any, job: _Job, emit: Emit) -> None:
-        await _provider(job.provider).collect(self, litellm, job, emit)
+    async def _collect(self, litellm: Any, job: Job, emit: Emit) -> None:
+        await provider_of(job.provider).collect(self, litellm, job, emit)
 
-    def _finish(
-        self, job: _Job, status: str | None, results: dict[str, CallResult], emit: Emit
+    def finish(
+        self, job: Job, status: str | None, results: dict[str, CallResult], emit: Emit
     ) -> None:
         """Mark the failed requests of a finished batch, and emit every result."""
         self.store.mark_batch_items_failed(
@@ -384,12 +294,6 @@ class ProviderBatchEngine:
         for cid, result in results.items():
             emit(job.calls[cid], result)
         failed = sum(r.error is not None for r in results.values())
-        self._say(
+        self.say(
             f"batch {job.batch_id} {status}: {len(results) - failed} answered, {failed} errors"
         )
-
-
-def _provider(name: str) -> Any:
-    """The module that submits and collects ``name``'s batches (``submit``, ``collect``)."""
-    module = PROVIDER_MODULES.get(name, "_provider_batch_openai")
-    return importlib.import_module(f"trajudge.judges.{module}")

@@ -30,11 +30,11 @@ import re
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from trajudge.judges._client import CallResult
+from trajudge.judges.calls._client import CallResult
 from trajudge.store import redact
 
 if TYPE_CHECKING:
-    from trajudge.judges._call import PreparedCall
+    from trajudge.judges.calls._call import PreparedCall
 
 Build = Callable[[dict[str, Any] | None], CallResult]
 

@@ -7,19 +7,18 @@ judge's endpoint and credentials; the output and error files are read back by
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from trajudge.judges._batch_lines import ResultLines
-from trajudge.judges._batch_results import batch_errors, line_result
-from trajudge.judges._client import LLMClient
-from trajudge.judges._engine import Emit
-from trajudge.judges._provider_batch import (
-    ProviderBatchEngine,
-    _Chunk,
-    _Job,
-    _Target,
-)
-from trajudge.judges._provider_batch_steps import _retrying, poll, submit_file
+from trajudge.judges.calls._call import PreparedCall
+from trajudge.judges.calls._client import LLMClient
+from trajudge.judges.engines._base import Emit
+from trajudge.judges.engines.batch._jobs import Chunk, Job, Target, endpoint_of
+from trajudge.judges.engines.batch._lines import ResultLines
+from trajudge.judges.engines.batch._results import batch_errors, line_result
+from trajudge.judges.engines.batch._steps import poll, retrying, submit_file
+
+if TYPE_CHECKING:
+    from trajudge.judges.engines.batch._engine import ProviderBatchEngine
 
 
 def _credentials(client: LLMClient) -> dict[str, Any]:
@@ -30,9 +29,28 @@ def _credentials(client: LLMClient) -> dict[str, Any]:
     return {**creds, "timeout": client.timeout}  # per file or batch call
 
 
+def check(where: str, call: PreparedCall) -> tuple[str | None, ...]:
+    """Every judge in ``json_schema_mode`` can be batched here: no place beyond the endpoint."""
+    return ()
+
+
+def chunk(engine: ProviderBatchEngine, target: Target, call: PreparedCall) -> Chunk:
+    """An input file of OpenAI batch lines for the target's endpoint."""
+    return Chunk(endpoint_of(target.provider), beta=engine.request(call)[1])
+
+
+def body(engine: ProviderBatchEngine, call: PreparedCall) -> dict[str, Any]:
+    """What the local engine would send, as litellm builds it."""
+    return engine.body(call)
+
+
+def resume(engine: ProviderBatchEngine, job: Job, call: PreparedCall) -> None:
+    """Nothing beyond the recorded batch: its files are read with the judge's credentials."""
+
+
 async def submit(
-    engine: ProviderBatchEngine, litellm: Any, target: _Target, chunk: _Chunk, emit: Emit
-) -> _Job | None:
+    engine: ProviderBatchEngine, litellm: Any, target: Target, chunk: Chunk, emit: Emit
+) -> Job | None:
     """Upload ``chunk`` and create its batch, and record it (None: it was refused)."""
     where = {
         "custom_llm_provider": target.provider,
@@ -47,7 +65,7 @@ async def submit(
     return await submit_file(engine, litellm, target, chunk, emit, data, where, create)
 
 
-async def collect(engine: ProviderBatchEngine, litellm: Any, job: _Job, emit: Emit) -> None:
+async def collect(engine: ProviderBatchEngine, litellm: Any, job: Job, emit: Emit) -> None:
     """Poll the batch until it has ended, then read its output and error files and emit each
     request's result."""
     where = {"custom_llm_provider": job.provider, **_credentials(job.client)}
@@ -68,7 +86,7 @@ async def collect(engine: ProviderBatchEngine, litellm: Any, job: _Job, emit: Em
     for name, fid in (("output file", batch.output_file_id), ("error file", batch.error_file_id)):
         if not fid:
             continue
-        content = await _retrying(job.client, functools.partial(_content, litellm, fid, where))
+        content = await retrying(job.client, functools.partial(_content, litellm, fid, where))
         lines.read(f"{name} {fid}", bytes(content.content))
     results = lines.results(
         job.calls,
@@ -82,7 +100,7 @@ async def collect(engine: ProviderBatchEngine, litellm: Any, job: _Job, emit: Em
             batch=batch,
         ),
     )
-    engine._finish(job, status, results, emit)
+    engine.finish(job, status, results, emit)
 
 
 async def _content(litellm: Any, file_id: str, where: dict[str, Any]) -> Any:

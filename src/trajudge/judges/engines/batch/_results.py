@@ -3,7 +3,7 @@
 :func:`line_result` turns one line of a batch's output or error file (OpenAI's format:
 ``{"custom_id", "response": {"status_code", "body"}, "error"}``) into the
 :class:`~trajudge.judges.CallResult` the local engine would have made of the same answer: a
-200 is parsed by :func:`~trajudge.judges._client.parse_json_schema` with the rubric's verdict
+200 is parsed by :func:`~trajudge.judges.calls._client.parse_json_schema` with the rubric's verdict
 model, an HTTP error becomes the exception litellm raises for it on a direct call, and a
 request without an answer (an expired, failed or cancelled batch) becomes an error naming
 the batch. :func:`batch_cost` prices an answer at the batch price.
@@ -12,11 +12,12 @@ the batch. :func:`batch_cost` prices an answer at the batch price.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel
 
-from trajudge.judges._client import (
+from trajudge.judges.calls._client import (
     CallResult,
     LLMClient,
     _is_truncated,
@@ -56,15 +57,45 @@ def line_result(
     if status != 200:
         result.error = _one_line(_http_error(litellm, client.model, provider, status, body), 1)
         return result
-    completion = litellm.ModelResponse(**body)
+    return completion_result(
+        result, litellm, client, verdict_model, lambda: litellm.ModelResponse(**body)
+    )
+
+
+def completion_result(
+    result: CallResult,
+    litellm: Any,
+    client: LLMClient,
+    verdict_model: type[BaseModel],
+    completion: Callable[[], Any],
+) -> CallResult:
+    """``result`` filled from the completion ``completion()`` builds out of a provider's
+    answer, as the local engine fills it (verdict, tokens, batch cost); an answer that cannot
+    be built, parsed or was cut is the local engine's error for it, after one attempt."""
     try:
-        verdict = parse_json_schema(completion, verdict_model)
-    except Exception as exc:  # unparseable or cut: the local engine's error, one attempt
+        made = completion()
+        verdict = parse_json_schema(made, verdict_model)
+    except Exception as exc:
         result.error = _one_line(exc, 1)
         result.truncated = _is_truncated(exc)
         return result
-    client.fill(result, verdict, completion, batch_cost(litellm, client, completion))
+    client.fill(result, verdict, made, batch_cost(litellm, client, made))
     return result
+
+
+def litellm_error(model: str, provider: str, original: BaseException) -> BaseException:
+    """The exception litellm raises on a direct call that failed with ``original`` (its
+    mapping of a provider's error to ``RateLimitError``, ``BadRequestError`` and the rest), so a
+    batch's error reads as the same call's error would."""
+    from litellm.litellm_core_utils.exception_mapping_utils import exception_type
+
+    try:
+        exception_type(  # type: ignore[no-untyped-call]
+            model=model, original_exception=original, custom_llm_provider=provider
+        )
+    except Exception as mapped:
+        return mapped
+    return original  # pragma: no cover - exception_type always raises
 
 
 def batch_cost(litellm: Any, client: LLMClient, completion: Any) -> float | None:
@@ -90,19 +121,12 @@ def _http_error(
 ) -> BaseException:
     """The exception litellm raises for this HTTP status and body on a direct call, so that
     the stored error reads as the local engine's."""
-    from litellm.litellm_core_utils.exception_mapping_utils import exception_type
     from litellm.llms.openai.common_utils import OpenAIError
 
     error = body.get("error") if isinstance(body, dict) else None
     message = error.get("message") if isinstance(error, dict) else None
     original = OpenAIError(status_code=status, message=str(message or json.dumps(body)))
-    try:
-        exception_type(  # type: ignore[no-untyped-call]
-            model=model, original_exception=original, custom_llm_provider=provider
-        )
-    except Exception as mapped:
-        return mapped
-    return original  # pragma: no cover - exception_type always raises
+    return litellm_error(model, provider, original)
 
 
 def _get(obj: Any, name: str) -> Any:
@@ -167,37 +191,28 @@ def anthropic_result(
     from litellm.llms.anthropic.chat.transformation import AnthropicConfig, JsonModeRequest
 
     message = entry.get("message") or {}
-    try:
-        completion = AnthropicConfig().transform_parsed_response(
+    return completion_result(
+        result,
+        litellm,
+        client,
+        verdict_model,
+        lambda: AnthropicConfig().transform_parsed_response(
             completion_response=message,
             raw_response=httpx.Response(200, json=message),
             model_response=litellm.ModelResponse(),
             json_mode=True,  # every batch request carries the rubric's schema
             response_format_schema=JsonModeRequest.model_validate(params).tool_schema(),
-        )
-        verdict = parse_json_schema(completion, verdict_model)
-    except Exception as exc:  # unparseable or cut: the local engine's error, one attempt
-        result.error = _one_line(exc, 1)
-        result.truncated = _is_truncated(exc)
-        return result
-    client.fill(result, verdict, completion, batch_cost(litellm, client, completion))
-    return result
+        ),
+    )
 
 
 def _anthropic_error(litellm: Any, model: str, error: Any) -> BaseException:
     """What litellm raises on a direct call answered with this error object (the body
     ``{"type": "error", "error": {"type", "message"}}`` of the API's error responses)."""
-    from litellm.litellm_core_utils.exception_mapping_utils import exception_type
     from litellm.llms.anthropic.common_utils import AnthropicError
 
     inner = error.get("error") if isinstance(error, dict) else None
     kind = inner.get("type") if isinstance(inner, dict) else None
     status = ANTHROPIC_STATUS.get(str(kind), 500)
     original = AnthropicError(status_code=status, message=json.dumps(error))
-    try:
-        exception_type(  # type: ignore[no-untyped-call]
-            model=model, original_exception=original, custom_llm_provider="anthropic"
-        )
-    except Exception as mapped:
-        return mapped
-    return original  # pragma: no cover - exception_type always raises
+    return litellm_error(model, "anthropic", original)

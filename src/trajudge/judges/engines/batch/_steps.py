@@ -9,18 +9,19 @@ import asyncio
 from collections.abc import Awaitable, Callable, Container
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from trajudge.judges._client import CallResult, LLMClient, _one_line, _retryable
-from trajudge.judges._engine import Emit
+from trajudge.judges.calls._client import CallResult, LLMClient, _one_line, _retryable
+from trajudge.judges.engines._base import Emit
 
 if TYPE_CHECKING:
-    from trajudge.judges._provider_batch import ProviderBatchEngine, _Chunk, _Job, _Target
+    from trajudge.judges.engines.batch._engine import ProviderBatchEngine
+    from trajudge.judges.engines.batch._jobs import Chunk, Job, Target
 
 #: Where an OpenAI-format batch (as litellm reports any provider's) has ended.
 TERMINAL = ("completed", "expired", "failed", "cancelled")
 T = TypeVar("T")
 
 
-async def _retrying(client: LLMClient, make: Callable[[], Any]) -> Any:
+async def retrying(client: LLMClient, make: Callable[[], Any]) -> Any:
     """``await make()``, retried on transient failures (429, 5xx, connection) with the
     client's ``max_retries`` and backoff."""
     attempt = 0
@@ -34,7 +35,7 @@ async def _retrying(client: LLMClient, make: Callable[[], Any]) -> Any:
             await asyncio.sleep(min(client.backoff_max_s, client.backoff_s * 2 ** (attempt - 1)))
 
 
-def refuse(chunk: _Chunk, exc: BaseException, emit: Emit) -> None:
+def refuse(chunk: Chunk, exc: BaseException, emit: Emit) -> None:
     """The provider accepted nothing of ``chunk``: every request is an error this run (the
     next run plans them again)."""
     error = "could not submit the batch: " + _one_line(exc, 1)
@@ -45,25 +46,25 @@ def refuse(chunk: _Chunk, exc: BaseException, emit: Emit) -> None:
 async def submit_file(
     engine: ProviderBatchEngine,
     litellm: Any,
-    target: _Target,
-    chunk: _Chunk,
+    target: Target,
+    chunk: Chunk,
     emit: Emit,
     data: bytes,
     upload: dict[str, Any],
     create: dict[str, Any],
-) -> _Job | None:
+) -> Job | None:
     """Upload ``data`` as the batch input file (``litellm.acreate_file`` with ``upload``),
     create the batch over it (``litellm.acreate_batch`` with ``create``) and record it;
     None when the provider refused (:func:`refuse`)."""
     client = chunk.calls[0][1].judge.client()
     try:
-        uploaded = await _retrying(
+        uploaded = await retrying(
             client,
             lambda: litellm.acreate_file(
                 file=("trajudge-batch.jsonl", data, "application/jsonl"), purpose="batch", **upload
             ),
         )
-        batch = await _retrying(
+        batch = await retrying(
             client,
             lambda: litellm.acreate_batch(
                 completion_window=engine.completion_window, input_file_id=uploaded.id, **create
@@ -72,12 +73,12 @@ async def submit_file(
     except Exception as exc:
         refuse(chunk, exc, emit)
         return None
-    return engine._record(target, chunk, batch.id, uploaded.id, batch.status)
+    return engine.record(target, chunk, batch.id, uploaded.id, batch.status)
 
 
 async def poll(
     engine: ProviderBatchEngine,
-    job: _Job,
+    job: Job,
     retrieve: Callable[[], Awaitable[T]],
     state: Callable[[T], tuple[str, dict[str, Any]]],
     ended: Container[str] = TERMINAL,
@@ -87,7 +88,7 @@ async def poll(
     answer and its status."""
     status = None
     while True:
-        batch = await _retrying(job.client, retrieve)
+        batch = await retrying(job.client, retrieve)
         now, fields = state(batch)
         if now != status:
             status = now

@@ -1,6 +1,6 @@
 """Provider batch request bodies from a template, for providers whose request litellm reshapes.
 
-:meth:`~trajudge.judges._provider_batch.ProviderBatchEngine.body` builds each request the way
+:meth:`~trajudge.judges.engines.batch._engine.ProviderBatchEngine.body` builds each request the way
 the local engine's call would be sent: litellm's ``return_raw_request``, which costs 20-70 ms
 a call for Anthropic's and Vertex AI's transformations (a 10,000-request batch: minutes of
 CPU before anything is sent). Where litellm passes the messages through unchanged (OpenAI
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from trajudge.core import canonical_json
-from trajudge.judges._call import PreparedCall
+from trajudge.judges.calls._call import PreparedCall
 
 Build = Callable[[PreparedCall], dict[str, Any]]
 

@@ -4,8 +4,8 @@ A batch is a Vertex ``batchPredictionJob`` over a JSONL file in Cloud Storage:
 
 - each row is ``{"request": <GenerateContentRequest>}``: the very ``generateContent`` body
   the local engine sends for the call (litellm's own request transformation, through
-  :meth:`~trajudge.judges._provider_batch.ProviderBatchEngine.body` and its templates,
-  :mod:`trajudge.judges._provider_batch_template`), with the row's
+  :meth:`~trajudge.judges.engines.batch._engine.ProviderBatchEngine.body` and its templates,
+  :mod:`trajudge.judges.engines.batch._template`), with the row's
   ``custom_id`` as the label :data:`LABEL` (Vertex echoes each request in its output row);
 - the file is uploaded with ``litellm.acreate_file(purpose="batch", passthrough=True)``
   (litellm's upload of a native Vertex batch file, named by the model, into the judge's
@@ -19,7 +19,7 @@ A batch is a Vertex ``batchPredictionJob`` over a JSONL file in Cloud Storage:
   by :func:`vertex_result`: a response goes through litellm's own Gemini response
   transformation (the one a direct call's answer goes through), then the local engine's
   parsing; a row whose ``status`` carries an error becomes the error litellm raises for it
-  (:mod:`trajudge.judges._vertex_api`).
+  (:mod:`trajudge.judges.engines.batch._vertex_api`).
 
 Why trajudge reads the job and the output itself: litellm's ``afile_content`` for Vertex
 downloads from a hard-coded ``https://storage.googleapis.com`` (no endpoint override: tests
@@ -34,7 +34,7 @@ tests run this very code against a fake on loopback through ``api_base`` and
 ``STORAGE_EMULATOR_HOST``, with a service-account key whose ``token_uri`` is the fake's.
 
 Where a judge runs: its ``vertex:`` ``project``, ``location`` and ``bucket``
-(:class:`~trajudge.judges._spec.VertexSpec`), else litellm's ``VERTEXAI_PROJECT``,
+(:class:`~trajudge.judges.calls._spec.VertexSpec`), else litellm's ``VERTEXAI_PROJECT``,
 ``VERTEXAI_LOCATION`` (default ``us-central1``) and ``GCS_BUCKET_NAME``. No credential or
 token is ever stored: the store keeps the job id and the ``gs://`` input file.
 """
@@ -44,20 +44,20 @@ from __future__ import annotations
 import functools
 import json
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trajudge.core import InputError
-from trajudge.judges._batch_lines import ResultLines
-from trajudge.judges._call import PreparedCall
-from trajudge.judges._engine import Emit
-from trajudge.judges._provider_batch import (
-    ProviderBatchEngine,
-    _Chunk,
-    _Job,
-    _Target,
-)
-from trajudge.judges._provider_batch_steps import _retrying, poll, submit_file
-from trajudge.judges._vertex_api import (
+from trajudge.judges.calls._call import PreparedCall
+from trajudge.judges.engines._base import Emit
+from trajudge.judges.engines.batch._jobs import Chunk, Job, Target
+from trajudge.judges.engines.batch._lines import ResultLines
+
+# Vertex takes OpenAI-format request lines (rewritten to its own format on submit)
+from trajudge.judges.engines.batch._openai import body as body
+from trajudge.judges.engines.batch._openai import chunk as chunk
+from trajudge.judges.engines.batch._openai import resume as resume
+from trajudge.judges.engines.batch._steps import poll, retrying, submit_file
+from trajudge.judges.engines.batch._vertex_api import (
     DEFAULT_LOCATION,
     Place,
     VertexREST,
@@ -66,6 +66,9 @@ from trajudge.judges._vertex_api import (
     storage_base,
     vertex_result,
 )
+
+if TYPE_CHECKING:
+    from trajudge.judges.engines.batch._engine import ProviderBatchEngine
 
 #: The request label that carries a row's ``custom_id`` (a GCP label: lowercase, digits).
 LABEL = "trajudge_custom_id"
@@ -102,9 +105,15 @@ def place_of(call: PreparedCall) -> Place:
     return Place(project, location, bucket)
 
 
+def check(where: str, call: PreparedCall) -> tuple[str | None, ...]:
+    """The project, location and bucket of the judge's batches (:func:`place_of`)."""
+    at = place_of(call)  # refused here when the judge names no bucket
+    return (at.project, at.location, at.bucket)
+
+
 async def submit(
-    engine: ProviderBatchEngine, litellm: Any, target: _Target, chunk: _Chunk, emit: Emit
-) -> _Job | None:
+    engine: ProviderBatchEngine, litellm: Any, target: Target, chunk: Chunk, emit: Emit
+) -> Job | None:
     """Upload ``chunk`` as a Vertex batch file, create its job and record it (None: it was
     refused, and its requests are errors this run)."""
     first = chunk.calls[0][1]
@@ -137,7 +146,7 @@ async def submit(
     return await submit_file(engine, litellm, target, chunk, emit, bytes(rows), upload, create)
 
 
-async def collect(engine: ProviderBatchEngine, litellm: Any, job: _Job, emit: Emit) -> None:
+async def collect(engine: ProviderBatchEngine, litellm: Any, job: Job, emit: Emit) -> None:
     """Poll the job of ``job`` until it has ended, then emit each request's result."""
     from litellm.llms.vertex_ai.batches.transformation import VertexAIBatchTransformation
 
@@ -161,9 +170,9 @@ async def collect(engine: ProviderBatchEngine, litellm: Any, job: _Job, emit: Em
         rows = ResultLines(job.batch_id, LABEL, lambda row: None)
         directory = (raw.get("outputInfo") or {}).get("gcsOutputDirectory")
         if directory:
-            for uri in await _retrying(job.client, lambda: api.outputs(directory)):
+            for uri in await retrying(job.client, lambda: api.outputs(directory)):
                 read = functools.partial(api.rows, uri, LABEL, job.batch_id)
-                rows.merge(await _retrying(job.client, read))
+                rows.merge(await retrying(job.client, read))
     finally:
         await api.close()
     failure = job_error(raw)
@@ -180,4 +189,4 @@ async def collect(engine: ProviderBatchEngine, litellm: Any, job: _Job, emit: Em
             failure=failure,
         ),
     )
-    engine._finish(job, status, results, emit)
+    engine.finish(job, status, results, emit)

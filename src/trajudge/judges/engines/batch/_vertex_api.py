@@ -1,4 +1,4 @@
-"""Vertex AI's REST calls and output rows, for :mod:`trajudge.judges._provider_batch_vertex`.
+"""Vertex AI's REST calls and output rows, for :mod:`trajudge.judges.engines.batch._vertex`.
 
 :class:`VertexREST` gets a batch prediction job and reads a job's output from Cloud Storage
 (why trajudge makes these calls itself: see that module's docstring), with the token of
@@ -17,15 +17,13 @@ from urllib.parse import quote
 
 from pydantic import BaseModel
 
-from trajudge.judges._batch_lines import ResultLines
-from trajudge.judges._batch_results import batch_cost
-from trajudge.judges._client import (
+from trajudge.judges.calls._client import (
     CallResult,
     LLMClient,
-    _is_truncated,
     _one_line,
-    parse_json_schema,
 )
+from trajudge.judges.engines.batch._lines import ResultLines
+from trajudge.judges.engines.batch._results import completion_result, litellm_error
 from trajudge.store import redact
 
 STORAGE = "https://storage.googleapis.com"
@@ -213,15 +211,9 @@ def vertex_result(
         result.error = _one_line(_row_error(litellm, client.model, row.get("status")), 1)
         return result
     response = row["response"]
-    try:
-        completion = _completion(litellm, client.model, response)
-        verdict = parse_json_schema(completion, verdict_model)
-    except Exception as exc:  # unparseable or cut: the local engine's error, one attempt
-        result.error = _one_line(exc, 1)
-        result.truncated = _is_truncated(exc)
-        return result
-    client.fill(result, verdict, completion, batch_cost(litellm, client, completion))
-    return result
+    return completion_result(
+        result, litellm, client, verdict_model, lambda: _completion(litellm, client.model, response)
+    )
 
 
 def _completion(litellm: Any, model: str, response: dict[str, Any]) -> Any:
@@ -252,7 +244,6 @@ def _completion(litellm: Any, model: str, response: dict[str, Any]) -> Any:
 def _row_error(litellm: Any, model: str, status: Any) -> BaseException:
     """What litellm raises on a direct call that Vertex answered with the error in a row's
     ``status`` (Google's ``{"error": {"code", "message", "status"}}``, or its text)."""
-    from litellm.litellm_core_utils.exception_mapping_utils import exception_type
     from litellm.llms.vertex_ai.common_utils import VertexAIError
 
     text = str(status or "no response")
@@ -264,10 +255,4 @@ def _row_error(litellm: Any, model: str, status: Any) -> BaseException:
     except (ValueError, AttributeError):
         pass
     original = VertexAIError(status_code=code, message=text)
-    try:
-        exception_type(  # type: ignore[no-untyped-call]
-            model=model, original_exception=original, custom_llm_provider="vertex_ai"
-        )
-    except Exception as mapped:
-        return mapped
-    return original  # pragma: no cover - exception_type always raises
+    return litellm_error(model, "vertex_ai", original)

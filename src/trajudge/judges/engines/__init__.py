@@ -1,0 +1,4 @@
+"""Judges, layer 4: engines, what sends a run's prepared calls to the models: in this process
+(:class:`~trajudge.judges.LocalEngine`), on a Ray cluster, or through a provider's batch API
+(:mod:`trajudge.judges.engines.batch`). Every engine implements the one
+:class:`~trajudge.judges.Engine` protocol."""
