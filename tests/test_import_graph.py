@@ -73,3 +73,24 @@ def test_the_graph_reads_every_module() -> None:
         ast.parse(path.read_text(encoding="utf-8"))  # every file is read as source
         assert module.startswith("trajudge")
     assert "trajudge.rubrics._kinds" in graph.files
+
+
+def test_the_rooms_import_each_other_in_one_order() -> None:
+    """Between rooms (subpackages) too the imports form no cycle: each room stands on the ones
+    below it (DESIGN.md lists the order)."""
+    graph = _imports.build()
+    rooms: dict[str, set[str]] = {}
+    for source, targets in graph.edges.items():
+        for target in targets:
+            a, b = _room(source), _room(target)
+            if a != b:
+                rooms.setdefault(a, set()).add(b)
+    assert _imports.cycles(rooms) == []
+    # the base room stands on nothing of ours, and the model room only on it
+    assert rooms.get("core", set()) == set()
+    assert rooms.get("trajectories", set()) == {"core"}
+
+
+def _room(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
