@@ -60,6 +60,13 @@ def test_import_trajudge_loads_no_heavy_library(tmp_path: Path) -> None:
     assert _imported(["--import-only"], HEAVY | {"pandas", "sqlalchemy"}, tmp_path) == set()
 
 
+def test_import_trajudge_loads_only_the_lazy_tables_of_the_base_room(tmp_path: Path) -> None:
+    """The base room is lazy too: ``import trajudge`` runs none of its modules but the lazy
+    helper (tempfile, json and datetime behind them cost about 45 ms)."""
+    core = {f"trajudge.core.{m}" for m in ("_errors", "_files", "_json", "_time", "_words")}
+    assert _imported(["--import-only"], core | {"tempfile"}, tmp_path) == set()
+
+
 def test_help_loads_no_heavy_library(tmp_path: Path) -> None:
     # nor pandas and SQLAlchemy: listing the commands opens no store and reads no table; nor
     # pydantic: no trajectory, option or config model is built to list them

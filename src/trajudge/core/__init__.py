@@ -2,15 +2,20 @@
 
 The one error type for bad user input, canonical JSON (what every hash is made from), atomic
 file writes, timestamps, counts in words and the lazy-export helper. Every module here imports
-only the standard library, so any room can use it without an import cycle or start-up cost.
+only the standard library, so any room can use it without an import cycle; its names are
+imported on first use too (``import trajudge`` must not pay for ``tempfile`` or ``json``).
 """
 
-from trajudge.core._errors import InputError, pydantic_field
-from trajudge.core._files import atomic_write, atomic_write_bytes
-from trajudge.core._json import canonical_json
+from typing import TYPE_CHECKING
+
 from trajudge.core._lazy import lazy_exports
-from trajudge.core._time import now_iso
-from trajudge.core._words import counted
+
+if TYPE_CHECKING:
+    from trajudge.core._errors import InputError, pydantic_field
+    from trajudge.core._files import atomic_write, atomic_write_bytes
+    from trajudge.core._json import canonical_json
+    from trajudge.core._time import now_iso
+    from trajudge.core._words import counted
 
 __all__ = [
     "InputError",
@@ -22,3 +27,16 @@ __all__ = [
     "now_iso",
     "pydantic_field",
 ]
+
+# name -> the module it comes from: imported on first use (see trajudge.core._lazy)
+_EXPORTS = {
+    "InputError": "trajudge.core._errors",
+    "pydantic_field": "trajudge.core._errors",
+    "atomic_write": "trajudge.core._files",
+    "atomic_write_bytes": "trajudge.core._files",
+    "canonical_json": "trajudge.core._json",
+    "now_iso": "trajudge.core._time",
+    "counted": "trajudge.core._words",
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
