@@ -301,7 +301,7 @@ __all__ = [
     "win_rates",
 ]
 
-# names of trajudge.alignment, imported from there on first use (see trajudge._lazy)
+# names of trajudge.alignment, imported from there on first use (see trajudge.core._lazy)
 _ALIGNMENT = (
     "AlignmentResult",
     "CalibrationFit",

@@ -10,6 +10,7 @@ provider is added by writing its module and one line of :data:`PROVIDERS`.
 
 from __future__ import annotations
 
+import functools
 import importlib
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
@@ -70,6 +71,7 @@ class BatchProvider(Protocol):
         ...
 
 
+@functools.cache  # looked up for every call the engine batches
 def provider_of(name: str) -> BatchProvider:
     """The module that sends ``name``'s batches (imported on first use: the Vertex AI and
     Bedrock modules bring HTTP and AWS clients a run on OpenAI never needs)."""
