@@ -165,7 +165,7 @@ def fill_store(url: str, n: int) -> None:
         for j in range(OTHER_LABELS)
     ]
     unique = {(r["trajectory_id"], r["annotator"]): r for r in rows}
-    with store.write_engine.begin() as conn:
+    with store.sql_write_engine.begin() as conn:
         conn.execute(insert(labels), list(unique.values()))
     store.close()
     print(f"store filled in {time.perf_counter() - t0:.0f} s" + " " * 20)

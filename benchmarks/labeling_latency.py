@@ -129,7 +129,7 @@ def populate(store: Store, n: int) -> None:
                     "created_at": ts,
                 }
             )
-    with store.write_engine.begin() as conn:
+    with store.sql_write_engine.begin() as conn:
         for s in range(0, len(rows), 5000):
             conn.execute(insert(judgments), rows[s : s + 5000])
     took = time.perf_counter() - t0

@@ -21,11 +21,15 @@ Glossary (one word per concept, in code, messages and docs):
   judge) or a tie (a pairwise judge, by default). "Inconsistent" names the verdict, "flip"
   the event.
 - **threshold**: the pass/fail boundary of an ordinal score (``score >= threshold`` passes),
-  declared by the rubric, given by ``--threshold`` or fitted on dev labels. The alignment
-  and report code also calls a fitted threshold a *cut*; it is the same thing.
+  declared by the rubric, given by ``--threshold`` or fitted on dev labels (an aligned
+  judge's rule); trust or escalate fits a threshold on confidence (items at or above it keep
+  the judge's verdict). The older name *cut* survives only as aliases (``TrustCut``,
+  ``fit_trust_cut``, ``pass_cut``); a store from before schema version 8 has its aligned
+  judges rewritten in these words when it is opened.
 - **aggregate**: the one verdict per item over its orders and samples; every figure uses it.
-- **engine**: what sends a run's calls to the models (``local``, ``ray``, ``batch``); the word
-  is for judging engines. The store's SQLAlchemy object is its *SQL engine*.
+- **engine**: what runs a command's work: the judge calls (``local``, ``ray``, ``batch``) or
+  the rule checks of a Parquet file (``local``, ``ray``). The store's SQLAlchemy objects are
+  *SQL engines* (``Store.sql_engine``, ``make_sql_engine``), never a bare "engine".
 - **dev / holdout**: the split of tasks an alignment fits on / is proven on.
 - **label**: a human's verdict on an item, signed by its annotator.
 """

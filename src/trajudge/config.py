@@ -46,7 +46,7 @@ class DatasetConfig(_Section):
 
 
 class SpecsConfig(_Section):
-    """Task specs (YAML) checked by the rules engine."""
+    """Task specs (YAML) that the rule checks read."""
 
     path: Path
 

@@ -14,7 +14,7 @@ Phases, in order, each resumable:
 6. **align** (with an ``align:`` block): the judge is aligned with the labels on the dev
    tasks and measured on the holdout ones; the aligned judge is saved (a new version when
    anything changed) and the report shows it (:func:`trajudge.alignment.align_judge`), unless
-   dev says the chosen method is worse than the judge or its cut is degenerate: then the run
+   dev says the chosen method is worse than the judge or its threshold is degenerate: then the run
    says why and goes on, nothing saved;
 7. **report**: calibration and reliability, written as Markdown, HTML and JSON; the exit code
    is the report's gate result.

@@ -39,7 +39,7 @@ def _items(seed: int = 5) -> pd.DataFrame:
 def _fitted(r: object) -> dict[str, object]:
     """Everything fitted on dev: the methods' parameters and the trust cut."""
     out: dict[str, object] = {m: r.methods[m].params.to_dict() for m in METHODS}  # type: ignore[attr-defined]
-    out["trust"] = r.trust.cut.to_dict()  # type: ignore[attr-defined]
+    out["trust"] = r.trust.threshold.to_dict()  # type: ignore[attr-defined]
     return out
 
 
@@ -133,7 +133,7 @@ def test_result_shapes_and_the_escalation_queue() -> None:
     d = r.to_dict()
     assert d["methods"]["threshold"]["verdicts"]["kappa"]["verdict"] in {
         "gain", "loss", "no measurable gain"}  # fmt: skip
-    assert d["trust"]["cut"]["target"] == 0.9
+    assert d["trust"]["threshold"]["target"] == 0.9
     votes = align(items, methods=["threshold"], trust="votes", n_boot=50)
     assert votes.trust_source == "votes" and votes.trust is not None
     with pytest.raises(ValueError, match="stack method"):

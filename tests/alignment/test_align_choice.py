@@ -147,7 +147,7 @@ def test_a_lenient_judge_gets_the_threshold_dev_chooses_and_it_is_saved(tmp_path
         assert choice["dev_cv"]["kappa"][m] == pytest.approx(cv[m], abs=1e-12)
     # the saved cut is the one fitted on all of dev; the holdout measures it, untouched
     cut = w._kappa_cut(d["score"].to_numpy(float), d["label"].to_numpy())
-    assert record["rule"]["cut"] == cut  # type: ignore[index]
+    assert record["rule"]["threshold"] == cut  # type: ignore[index]
     hold = items[[split_of(t, w.SHARE, w.SALT) == "holdout" for t in items["task_id"]]]
     y = (hold["level"] >= w.PASS).astype(int)
     after = ((hold["ab"] + hold["ba"]) / 2 >= cut).astype(int)
@@ -168,7 +168,7 @@ def test_a_cut_off_the_scale_is_flagged_everywhere_and_never_saved(tmp_path: Pat
     out = _flat(result.output)
     assert ("Its verdict would have been: calibrated probability of pass >= 0.5 (isotonic on "
             f"the mean score), the same as mean score >= 6.00: {never}.") in out  # fmt: skip
-    assert _last_line(result) == f"not saved: calibrate's cut (mean score >= 6.00) {never}"
+    assert _last_line(result) == f"not saved: calibrate fits mean score >= 6.00, which {never}"
     assert _saved(url) == []
     # beside a threshold that dev finds no worse, the threshold is saved and the flag shows
     # in every format the alignment is shown in: terminal, Markdown, HTML and JSON
@@ -187,7 +187,7 @@ def test_a_cut_off_the_scale_is_flagged_everywhere_and_never_saved(tmp_path: Pat
     (aligned,) = json.loads((out_dir / "report.json").read_text())["alignment"]
     rows = {r["method"]: r for r in aligned["choice"]["rows"]}
     assert rows["calibrate"]["flag"] == never and rows["threshold"]["flag"] is None
-    assert rows["calibrate"]["decision"] == "degenerate cut"
+    assert rows["calibrate"]["decision"] == "degenerate threshold"
 
 
 def test_a_cut_every_score_passes_is_flagged_and_refused(tmp_path: Path) -> None:
@@ -197,7 +197,7 @@ def test_a_cut_every_score_passes_is_flagged_and_refused(tmp_path: Path) -> None
     result = _align(url, "--method", "threshold")
     assert result.exit_code == 1, result.output
     flag = "passes every score on this 1..5 scale: every item passes"
-    assert _last_line(result) == f"not saved: threshold's cut (mean score >= 1.00) {flag}"
+    assert _last_line(result) == f"not saved: threshold fits mean score >= 1.00, which {flag}"
     assert (
         f"Its verdict would have been: mean score >= 1.00 (the threshold fitted on dev): {flag}."
         in _flat(result.output)
@@ -214,7 +214,7 @@ def test_a_holdout_that_contradicts_dev_is_reported_not_used(tmp_path: Path) -> 
     result = _align(url, "--method", "threshold")
     assert result.exit_code == 0, result.output  # dev decides: saved
     (record,) = _saved(url)
-    assert record["rule"]["cut"] == 5.0  # type: ignore[index]
+    assert record["rule"]["threshold"] == 5.0  # type: ignore[index]
     # the holdout (exact scores, level-4 passes scored 4) says the opposite
     hold = items[[split_of(t, w.SHARE, w.SALT) == "holdout" for t in items["task_id"]]]
     y = (hold["level"] >= w.PASS).astype(int)

@@ -98,7 +98,7 @@ def test_align_on_expected_scores_separates_what_the_sampled_score_cannot(
             assert record is not None and record["rule"]["feature"] == feature
             if method == "threshold":
                 cut = EXPECTED["GOOD"] if feature == "expected_score" else 4.0
-                assert record["rule"]["cut"] == pytest.approx(cut)
+                assert record["rule"]["threshold"] == pytest.approx(cut)
     assert after == {
         ("calibrate", "expected_score"): "1.00",
         ("calibrate", "score"): k0,

@@ -62,7 +62,7 @@ def test_threshold_cannot_fix_what_the_scores_do_not_separate(
     assert cal.predict_proba([1.0, 5.0]).tolist() == pytest.approx([0.0, p5])
     # the aligned judge's verdict is p >= 0.5, as a cut on the mean score
     assert run.record["rule"]["method"] == "calibrate"
-    assert run.record["rule"]["cut"] == pytest.approx(1 + 4 * 0.5 / p5)
+    assert run.record["rule"]["threshold"] == pytest.approx(1 + 4 * 0.5 / p5)
     assert run.version == 1
     again = align_judge(store, DATASET, opts, spec=spec(fake_llm), n_boot=BOOT)
     assert again.version == 1  # the same alignment is not saved twice
@@ -150,7 +150,7 @@ def test_no_holdout_label_reaches_a_fit(tmp_path: Path, fake_llm: FakeLLM) -> No
             "stack": methods["stack"]["params"],
             "examples": methods["fewshot"]["params"]["examples"],
             "rubric": r["rubric_version"],
-            "trust": (r["trust"] or {})["cut"],  # type: ignore[index]
+            "trust": (r["trust"] or {})["threshold"],  # type: ignore[index]
         }
 
     first = align_judge(store, DATASET, AlignOptions(**opts, name="a1"), spec=spec(fake_llm),
@@ -214,7 +214,7 @@ def test_report_applies_the_calibrated_rule_on_the_holdout_only(tmp_path: Path) 
     row = next(j for j in report.judges if j.name == "hasty-aligned")
     assert row.calibration.confusion == expected.tolist()
     assert row.calibration.n_items == len(hold)
-    assert row.calibration.threshold.value == record["rule"]["cut"]
+    assert row.calibration.threshold.value == record["rule"]["threshold"]
     assert any("measured on its holdout tasks only" in n for n in report.notes)
 
 

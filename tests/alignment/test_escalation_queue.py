@@ -38,7 +38,7 @@ def test_escalated_items_are_queued_first(tmp_path: Path, fake_llm: FakeLLM) -> 
     trajs = build(store, fake_llm, n_tasks=100, unlabelled=unlabelled)
     opts = AlignOptions(judge="fake", methods=["calibrate"], dev_share=0.5, target=0.85)
     record = align_judge(store, DATASET, opts, n_boot=200).record
-    cut = record["trust"]["cut"]
+    cut = record["trust"]["threshold"]
     assert cut["certified"], record["trust"]  # the BAD runs (confidence 1, all right)
     # expected from the kinds: every non-BAD run outside the labelled dev set
     outside = [t for t in trajs if split_of(t.task_id, 0.5) == "holdout"]

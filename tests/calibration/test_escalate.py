@@ -13,12 +13,12 @@ from _align_worlds import labelled_items, many_worlds
 from trajudge.calibration import (
     Calibrator,
     SyntheticJudge,
-    TrustCut,
+    TrustThreshold,
     align,
     clopper_pearson_lower,
     escalated_items,
     evaluate_trust,
-    fit_trust_cut,
+    fit_trust_threshold,
 )
 
 
@@ -38,13 +38,13 @@ def test_fit_trust_cut_by_hand() -> None:
     # n_min = ceil(ln .05 / ln .9) = ceil(28.43) = 29 items before any cut can pass
     conf = np.r_[np.full(40, 0.95), np.full(40, 0.7)]
     ok = np.r_[np.ones(40), np.tile([1.0, 0.0], 20)]
-    t = fit_trust_cut(conf, ok, target=0.9, alpha=0.05, grid=None)
+    t = fit_trust_threshold(conf, ok, target=0.9, alpha=0.05, grid=None)
     # cut .95: 40 / 40, L = .05 ** (1/40) = .9278 >= .9; cut .7: 60 / 80 fails
-    assert (t.cut, t.n_kept, t.agreement, t.n_tested, t.certified) == (0.95, 40, 1.0, 2, True)
+    assert (t.value, t.n_kept, t.agreement, t.n_tested, t.certified) == (0.95, 40, 1.0, 2, True)
     assert t.lower_bound == pytest.approx(0.05 ** (1 / 40))
     # 28 perfect items are too few (.05 ** (1/28) = .8985): nothing is certified
-    none = fit_trust_cut(np.full(28, 0.99), np.ones(28), target=0.9, alpha=0.05)
-    assert not none.certified and math.isinf(none.cut) and none.n_tested == 0
+    none = fit_trust_threshold(np.full(28, 0.99), np.ones(28), target=0.9, alpha=0.05)
+    assert not none.certified and math.isinf(none.value) and none.n_tested == 0
     assert escalated_items([0.99, 0.5], none, ["a", "b"]) == ["a", "b"]
 
 
@@ -55,22 +55,22 @@ def test_fixed_sequence_stops_at_the_first_failure() -> None:
     conf = np.r_[np.full(50, 0.9), np.full(50, 0.8), np.full(400, 0.6)]
     ok = np.r_[np.ones(50), np.r_[np.ones(20), np.zeros(30)], np.ones(400)]
     assert float(clopper_pearson_lower(470, 500, alpha=0.05)) >= 0.9  # the last cut would pass
-    t = fit_trust_cut(conf, ok, target=0.9, alpha=0.05, grid=None)
-    assert (t.cut, t.n_kept, t.n_tested) == (0.9, 50, 2)
+    t = fit_trust_threshold(conf, ok, target=0.9, alpha=0.05, grid=None)
+    assert (t.value, t.n_kept, t.n_tested) == (0.9, 50, 2)
 
 
 def test_grid_of_kept_shares() -> None:
     conf = np.linspace(1.0, 0.5, 1000)
     ok = np.ones(1000)
-    t = fit_trust_cut(conf, ok, target=0.9, alpha=0.05, grid=10)
+    t = fit_trust_threshold(conf, ok, target=0.9, alpha=0.05, grid=10)
     # every cut passes (no error): the last of the grid keeps all 1,000 items
-    assert (t.n_kept, t.n_tested, t.cut) == (1000, 10, 0.5)
+    assert (t.n_kept, t.n_tested, t.value) == (1000, 10, 0.5)
     with pytest.raises(ValueError, match="grid"):
-        fit_trust_cut(conf, ok, grid=0)
+        fit_trust_threshold(conf, ok, grid=0)
 
 
 def test_evaluate_trust_by_hand() -> None:
-    cut = TrustCut(0.9, 0.9, 0.05, True, 100, 50, 0.96, 0.91, 3)
+    cut = TrustThreshold(0.9, 0.9, 0.05, True, 100, 50, 0.96, 0.91, 3)
     out = evaluate_trust(cut, [0.95, 0.92, 0.5, 0.99, 0.1], [1, 1, 0, 0, 1], [1, 1, 2, 3, 3],
                          items=["a", "b", "c", "d", "e"], n_boot=200)  # fmt: skip
     assert (out.coverage.value, out.agreement.value, out.n_kept) == (0.6, 2 / 3, 3)
@@ -88,13 +88,13 @@ def _calibrated_world(seed: int, n: int) -> tuple[np.ndarray, np.ndarray]:
 def test_guarantee_holds_in_95_percent_of_worlds() -> None:
     worlds, kept, coverage = 300, 0, []
     for w in range(worlds):
-        t = fit_trust_cut(*_calibrated_world(w, 1000), target=0.9, alpha=0.05)
+        t = fit_trust_threshold(*_calibrated_world(w, 1000), target=0.9, alpha=0.05)
         if not t.certified:
             kept += 1  # escalating everything never breaks the guarantee
             coverage.append(0.0)
             continue
-        kept += (1 + t.cut) / 2 >= 0.9  # the true agreement at the chosen cut
-        coverage.append((1 - t.cut) / 0.5)  # the true share kept
+        kept += (1 + t.value) / 2 >= 0.9  # the true agreement at the chosen cut
+        coverage.append((1 - t.value) / 0.5)  # the true share kept
     assert kept / worlds >= 0.95
     # and it is not vacuous: the best cut (.8) keeps 40%; the bound pays for exactness
     assert 0.15 < np.mean(coverage) < 0.4
@@ -118,7 +118,7 @@ def test_agreement_reaches_target_in_95_percent_of_200_worlds() -> None:
         cal = r.methods["calibrate"].params
         assert isinstance(cal, Calibrator)
         p = cal.predict_proba(population)
-        kept = np.maximum(p, 1 - p) >= r.trust.cut.cut
+        kept = np.maximum(p, 1 - p) >= r.trust.threshold.value
         right = (p >= 0.5) == pop_label
         reached += not kept.any() or right[kept].mean() >= 0.9
         coverage.append(kept.mean())

@@ -407,11 +407,11 @@ def test_a_rerun_reads_in_bulk_whatever_the_number_of_trajectories(
         def count(conn, cursor, statement, *args):  # type: ignore[no-untyped-def]
             seen.append(statement)
 
-        event.listen(store.engine, "before_cursor_execute", count)
+        event.listen(store.sql_engine, "before_cursor_execute", count)
         try:
             score_dataset(store, dataset, [judge])
         finally:
-            event.remove(store.engine, "before_cursor_execute", count)
+            event.remove(store.sql_engine, "before_cursor_execute", count)
         return len(seen)
 
     store = _store(db_url)

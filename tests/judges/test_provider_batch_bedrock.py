@@ -81,8 +81,8 @@ def _stored_text(store: Store) -> str:
     import sqlalchemy as sa
 
     meta = sa.MetaData()
-    meta.reflect(store.engine)
-    with store.engine.connect() as conn:
+    meta.reflect(store.sql_engine)
+    with store.sql_engine.connect() as conn:
         return "\n".join(
             repr(tuple(row)) for table in meta.sorted_tables for row in conn.execute(table.select())
         )

@@ -250,7 +250,7 @@ def _dump(store: Store, db_url: str) -> str:
     """Every value of every table of the store, as text."""
     import sqlalchemy as sa
 
-    engine = store.write_engine
+    engine = store.sql_write_engine
     with engine.connect() as conn:
         names = sa.inspect(conn).get_table_names()
         return "\n".join(

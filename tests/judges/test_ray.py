@@ -77,12 +77,12 @@ def local_url(db_backend: str, tmp_path: Path, request: pytest.FixtureRequest) -
 
 def _direct(store: Store) -> bool:
     """Whether the Ray workers write to ``store`` themselves (PostgreSQL)."""
-    return store.engine.dialect.name == "postgresql"
+    return store.sql_engine.dialect.name == "postgresql"
 
 
 def _rows(store: Store) -> list[dict[str, Any]]:
     """Every stored judgment, without the columns that differ between two runs."""
-    with store.engine.connect() as conn:
+    with store.sql_engine.connect() as conn:
         rows = conn.execute(sa.text("SELECT * FROM judgments")).mappings().all()
     out = [
         {k: v for k, v in row.items() if k not in ("id", "created_at", "latency_s")} for row in rows
@@ -353,7 +353,7 @@ def test_a_worker_that_misbehaves_gives_errors_never_verdicts(
     engine = RayEngine(2, workers=1)
     engine.worker_class = Misbehaving
     summary = score_dataset(store, "ds", [point], engine=engine)
-    with store.engine.connect() as conn:
+    with store.sql_engine.connect() as conn:
         rows = conn.execute(
             sa.text(
                 "SELECT t.task_id, j.verdict, j.score, j.error FROM judgments j "

@@ -124,7 +124,7 @@ def test_only_an_adjudicator_saves_an_adjudication(seeded: Store) -> None:
 
 
 def test_label_page_judgments_only_on_a_server_that_shows_them(seeded: Store) -> None:
-    url = seeded.engine.url.render_as_string(hide_password=False)
+    url = seeded.sql_engine.url.render_as_string(hide_password=False)
     blind = AppConfig(db_url=url, dataset=DATASET)
     assert label_page_judgments(seeded, blind, DATASET, "t001", shown=True) == []
     open_ = AppConfig(db_url=url, dataset=DATASET, show_judges=True)
@@ -167,7 +167,7 @@ def test_adjudicators_need_the_adjudicator_password(
 
 
 def test_review_page_shows_an_annotator_only_items_she_labeled(seeded: Store) -> None:
-    at = run_page("review", seeded.engine.url.render_as_string(hide_password=False))
+    at = run_page("review", seeded.sql_engine.url.render_as_string(hide_password=False))
     assert not at.exception
     shown = everything(at)
     for marker in HIDDEN:
@@ -187,7 +187,7 @@ def test_review_page_shows_an_annotator_only_items_she_labeled(seeded: Store) ->
 def test_review_page_shows_an_adjudicator_everything(seeded: Store) -> None:
     at = run_page(
         "review",
-        seeded.engine.url.render_as_string(hide_password=False),
+        seeded.sql_engine.url.render_as_string(hide_password=False),
         annotator="lead",
         config=LEAD_CONFIG,
     )
@@ -206,7 +206,7 @@ def test_review_page_shows_an_adjudicator_everything(seeded: Store) -> None:
 def test_label_page_of_a_blind_server_never_shows_judges(seeded: Store) -> None:
     # even with the verdicts switch on in the session (it was a toggle anyone could tick)
     state = {S.CURRENT: "t001", S.CURSOR: 1, S.SHOW_JUDGES: True}
-    at = run_page("label", seeded.engine.url.render_as_string(hide_password=False), **state)
+    at = run_page("label", seeded.sql_engine.url.render_as_string(hide_password=False), **state)
     assert not at.exception
     assert S.SHOW_JUDGES not in [t.key for t in at.toggle]
     assert "JUDGE-REASON-1" not in everything(at)
@@ -214,7 +214,7 @@ def test_label_page_of_a_blind_server_never_shows_judges(seeded: Store) -> None:
 
 
 def test_export_page_offers_an_annotator_her_own_labels(seeded: Store) -> None:
-    at = run_page("export", seeded.engine.url.render_as_string(hide_password=False))
+    at = run_page("export", seeded.sql_engine.url.render_as_string(hide_password=False))
     assert not at.exception
     assert set(at.dataframe[0].value["annotator"]) == {"ann"}
     assert "BOB-NOTE" not in everything(at)
@@ -222,7 +222,7 @@ def test_export_page_offers_an_annotator_her_own_labels(seeded: Store) -> None:
     assert csv.label == "Download CSV"
     lead = run_page(
         "export",
-        seeded.engine.url.render_as_string(hide_password=False),
+        seeded.sql_engine.url.render_as_string(hide_password=False),
         annotator="lead",
         config=LEAD_CONFIG,
     )
@@ -241,7 +241,7 @@ def test_sign_in_as_an_adjudicator_needs_the_adjudicator_password(
 ) -> None:
     monkeypatch.setenv(ENV_ADJUDICATOR_PASSWORD, "adj-pw")
     cfg = LEAD_CONFIG
-    url = seeded.engine.url.render_as_string(hide_password=False)
+    url = seeded.sql_engine.url.render_as_string(hide_password=False)
     for given in (None, "", "wrong"):
         at = _sign_in(run_page("login", url, annotator=None, config=cfg), "lead", given)
         assert at.session_state[S.ANNOTATOR] is None

@@ -78,7 +78,7 @@ def test_an_annotator_reviews_only_the_pairs_she_labeled(seeded: Store) -> None:
         P1,
         P2,
     }
-    url = seeded.engine.url.render_as_string(hide_password=False)
+    url = seeded.sql_engine.url.render_as_string(hide_password=False)
     at = run_page("review", url, config=PAIRWISE)
     assert not at.exception
     shown = everything(at)
@@ -95,7 +95,7 @@ def test_an_annotator_reviews_only_the_pairs_she_labeled(seeded: Store) -> None:
 
 
 def test_before_her_own_label_a_pair_stays_hidden_then_shows(seeded: Store) -> None:
-    url = seeded.engine.url.render_as_string(hide_password=False)
+    url = seeded.sql_engine.url.render_as_string(hide_password=False)
     at = run_page("review", url, annotator="carol", config=PAIRWISE)
     assert not at.exception
     assert SECRET not in everything(at) and "BOB-NOTE" not in everything(at)
@@ -107,7 +107,7 @@ def test_before_her_own_label_a_pair_stays_hidden_then_shows(seeded: Store) -> N
 
 
 def test_the_adjudicator_sees_every_pair_and_settles_one(seeded: Store) -> None:
-    url = seeded.engine.url.render_as_string(hide_password=False)
+    url = seeded.sql_engine.url.render_as_string(hide_password=False)
     at = run_page("review", url, annotator="lead", config=LEAD)
     assert not at.exception
     assert at.selectbox(key="review-pair-judge-pick").options == ["t001 vs t006", "xss vs t003"]
@@ -135,7 +135,7 @@ def _export(url: str, annotator: str, config: dict[str, Any]) -> pd.DataFrame:
 
 
 def test_export_offers_pair_labels_own_or_everyones(seeded: Store) -> None:
-    url = seeded.engine.url.render_as_string(hide_password=False)
+    url = seeded.sql_engine.url.render_as_string(hide_password=False)
     mine = _export(url, "ann", PAIRWISE)
     assert set(mine["annotator"]) == {"ann"} and len(mine) == 3
     assert "other_id" in mine.columns and "category" in mine.columns

@@ -118,7 +118,7 @@ def test_labels_under_two_rubrics_are_matched_by_rubric(db_url: str) -> None:
     gated = {i: 0 if i in h.GATE_FAILED else v for i, v in reversed_pass.items()}
     got = d["sources"]["human:policy_compliance"]["pass^k"]["1"]["value"]
     assert got == pytest.approx(h.pass_hat(gated, 1), abs=1e-12)
-    assert d["label_cuts"]["policy_compliance"] == {
+    assert d["label_thresholds"]["policy_compliance"] == {
         "value": 3.0,
         "source": "the pass threshold of rubric policy_compliance",
     }
@@ -209,7 +209,7 @@ def test_another_judge_never_moves_the_cut(tmp_path: Path) -> None:
         report = build_report(store, "ds", ks=[1], rubric_dirs=[folder], **BOOT)
         a = next(j for j in report.judges if j.name == "A")
         assert a.calibration.threshold.value == 4 and a.calibration.threshold.source == "rubric"
-        assert report.label_cuts["my_scale"]["value"] == 4
+        assert report.label_thresholds["my_scale"]["value"] == 4
         kappas.append(a.calibration.kappa.value)
     # by hand from the store's rows: labels and scores both cut at 4
     frame = store.judgments_frame("ds")
@@ -225,7 +225,7 @@ def test_another_judge_never_moves_the_cut(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="need a pass threshold"):
         build_report(store, "ds", ks=[1], **BOOT)
     given = build_report(store, "ds", ks=[1], threshold=4, **BOOT)
-    assert given.label_cuts["my_scale"]["source"] == "given (--threshold)"
+    assert given.label_thresholds["my_scale"]["source"] == "given (--threshold)"
 
 
 # --- item 14: the corrected rate is the table's TPR/TNR applied to the raw rate ----------

@@ -14,7 +14,7 @@ def _record(name: str = "j-aligned", cut: float = 3.5, dataset: str = "d") -> di
         "dataset": dataset,
         "base_judge": "j",
         "config_sha256": "c" * 64,
-        "rule": {"method": "threshold", "feature": "score", "cut": cut},
+        "rule": {"method": "threshold", "feature": "score", "threshold": cut},
     }
 
 
@@ -26,9 +26,9 @@ def test_versions_count_up_and_identical_content_is_not_saved_twice(db_url: str)
     assert store.save_aligned_judge(_record(cut=4.0)) == 2
     assert store.save_aligned_judge(_record()) == 3  # back to the first content: a new version
     latest = store.aligned_judge("j-aligned")
-    assert latest is not None and latest["version"] == 3 and latest["rule"]["cut"] == 3.5
+    assert latest is not None and latest["version"] == 3 and latest["rule"]["threshold"] == 3.5
     second = store.aligned_judge("j-aligned", version=2)
-    assert second is not None and second["rule"]["cut"] == 4.0
+    assert second is not None and second["rule"]["threshold"] == 4.0
     assert second["created_at"] <= latest["created_at"]
 
 

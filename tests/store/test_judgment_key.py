@@ -41,14 +41,14 @@ def test_the_same_pointwise_judgment_cannot_be_inserted_twice(
     store = Store(db_url)
     store.import_dataset("ds", [Trajectory(id="a", task_id="k")])
     row = _row("a", config_sha256=config)
-    with store.write_engine.begin() as conn:
+    with store.sql_write_engine.begin() as conn:
         conn.execute(insert(judgments), [row])
-    with pytest.raises(IntegrityError), store.write_engine.begin() as conn:
+    with pytest.raises(IntegrityError), store.sql_write_engine.begin() as conn:
         conn.execute(insert(judgments), [row])
     # a pairwise judgment of the same trajectory is another key
-    with store.write_engine.begin() as conn:
+    with store.sql_write_engine.begin() as conn:
         conn.execute(insert(judgments), [_row("a", other_id="b", config_sha256=config)])
-    with store.engine.connect() as conn:
+    with store.sql_engine.connect() as conn:
         assert conn.execute(select(func.count()).select_from(judgments)).scalar() == 2
     # pointwise reads back without an other_id, as before
     assert store.judgments_frame("ds")["other_id"].isna().tolist() == [True, False]
@@ -99,7 +99,7 @@ def test_a_postgres_store_at_version_5_with_duplicates_is_migrated(
     with postgres_server.database() as url:
         store = Store(url)
         store.import_dataset("ds", [Trajectory(id=t, task_id=t) for t in ("a-0", "a-1")])
-        with store.write_engine.begin() as conn:  # back to version 5's schema
+        with store.sql_write_engine.begin() as conn:  # back to version 5's schema
             conn.exec_driver_sql("DROP INDEX uq_judgment_key")
             conn.exec_driver_sql(
                 "ALTER TABLE judgments ADD CONSTRAINT uq_judgment UNIQUE (dataset, "
@@ -112,7 +112,7 @@ def test_a_postgres_store_at_version_5_with_duplicates_is_migrated(
             conn.execute(insert(judgments), rows)
         store.close()
         store = Store(url)
-        with store.engine.connect() as conn:
+        with store.sql_engine.connect() as conn:
             kept = conn.execute(
                 select(judgments.c.id, judgments.c.trajectory_id).order_by(judgments.c.id)
             ).all()
@@ -125,7 +125,7 @@ def test_a_postgres_store_at_version_5_with_duplicates_is_migrated(
                 (15, "a-2"),
             ]
             versions = conn.exec_driver_sql("SELECT max(version) FROM schema_migrations")
-            assert versions.scalar() == 7
-        with pytest.raises(IntegrityError), store.write_engine.begin() as conn:
+            assert versions.scalar() == 8
+        with pytest.raises(IntegrityError), store.sql_write_engine.begin() as conn:
             conn.execute(insert(judgments), [_row("a-0")])
         store.close()

@@ -105,7 +105,7 @@ def test_eight_annotators_write_1000_labels_at_once(db_url: str) -> None:
     assert len(frame) == 8 * 125  # none lost
     assert not frame.duplicated(["trajectory_id", "annotator"]).any()  # none duplicated
     assert (frame["note"] == frame["annotator"] + ":" + frame["trajectory_id"]).all()
-    with store.engine.connect() as conn:
+    with store.sql_engine.connect() as conn:
         assert conn.execute(select(func.count()).select_from(label_history)).scalar() == 0
 
 
@@ -129,7 +129,7 @@ def test_same_key_from_two_threads_is_one_row_with_history(db_url: str) -> None:
     for t in threads:
         t.join()
     assert errors == []
-    with store.engine.connect() as conn:
+    with store.sql_engine.connect() as conn:
         n = conn.execute(select(func.count()).select_from(labels)).scalar()
         (label_id,) = conn.execute(select(labels.c.id)).one()
     assert n == 1

@@ -42,7 +42,7 @@ def _put(store: Store, **row: Any) -> None:
                   pid=1, token="t" * 32, acquired_at="2026-12-01T00:00:00+00:00",
                   expires_at=time.time() + 3600)  # fmt: skip
     values.update(row)
-    with store.write_engine.begin() as conn:
+    with store.sql_write_engine.begin() as conn:
         conn.execute(insert(leases).values(**values))
 
 

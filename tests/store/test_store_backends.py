@@ -115,7 +115,7 @@ def test_first_open_by_many_stores_at_once_migrates_once(db_url: str) -> None:
     """Annotators opening the app on a new, empty database at the same moment."""
     _run_together(N_THREADS, lambda k: Store(db_url).close())
     store = Store(db_url)
-    with store.engine.connect() as conn:
+    with store.sql_engine.connect() as conn:
         versions = [r[0] for r in conn.execute(select(schema_migrations.c.version))]
         assert conn.execute(select(func.count()).select_from(judgments)).scalar() == 0
     assert sorted(versions) == [v for v, _ in MIGRATIONS]

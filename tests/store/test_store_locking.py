@@ -122,11 +122,11 @@ def _statements(store: Store) -> Iterator[list[str]]:
     def record(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
         seen.append(statement.strip().upper())
 
-    event.listen(store.engine, "before_cursor_execute", record)
+    event.listen(store.sql_engine, "before_cursor_execute", record)
     try:
         yield seen
     finally:
-        event.remove(store.engine, "before_cursor_execute", record)
+        event.remove(store.sql_engine, "before_cursor_execute", record)
 
 
 def test_every_write_begins_immediate_and_no_read_does(db_url: str, tmp_path: Path) -> None:
@@ -163,7 +163,7 @@ def test_opening_a_store_takes_the_write_lock_only_to_create_it(tmp_path: Path) 
 
 def test_a_write_sent_down_the_read_path_fails_at_once(db_url: str) -> None:
     store = _store(db_url)
-    with pytest.raises(OperationalError, match="readonly"), store.engine.begin() as conn:
+    with pytest.raises(OperationalError, match="readonly"), store.sql_engine.begin() as conn:
         conn.execute(insert(datasets).values(name="x", created_at="now"))
     assert store.datasets() == [DS]
 
@@ -227,7 +227,7 @@ def test_one_idle_connection_serves_sequential_transactions_until_close(
 
     store = _store(db_url)
     opened: list[object] = []
-    event.listen(store.engine, "connect", lambda conn, _rec: opened.append(conn))
+    event.listen(store.sql_engine, "connect", lambda conn, _rec: opened.append(conn))
     for _ in range(5):
         store.datasets()
         store.add_judgments(DS, [])
@@ -237,7 +237,7 @@ def test_one_idle_connection_serves_sequential_transactions_until_close(
     inside, release = threading.Event(), threading.Event()
 
     def hold() -> None:
-        with store.engine.connect():
+        with store.sql_engine.connect():
             inside.set()
             release.wait(60)
 

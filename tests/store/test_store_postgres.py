@@ -46,7 +46,7 @@ def test_url_forms_open_one_store_and_messages_hide_the_password(
     # libpq's own forms (postgres:// as Heroku and others print it) reach the same database
     for scheme in ("postgresql://", "postgres://"):
         other = Store(scheme + full.split("://", 1)[1])
-        assert other.engine.dialect.driver == "psycopg"
+        assert other.sql_engine.dialect.driver == "psycopg"
         assert other.datasets() == ["d"]
         other.close()
     with pytest.raises(InputError) as err:

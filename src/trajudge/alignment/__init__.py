@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from trajudge.alignment._calibrate import (
         CalibrationFit,
         Calibrator,
+        calibrated_threshold,
         fit_calibrator,
         pass_cut,
         task_folds,
@@ -75,6 +76,7 @@ __all__ = [
     "aligned_judge",
     "aligned_judges_by_name",
     "apply_threshold",
+    "calibrated_threshold",
     "compare_probabilities",
     "compare_verdicts",
     "dev_cross_validation",
@@ -100,6 +102,7 @@ _EXPORTS = {
     "CalibrationFit": "trajudge.alignment._calibrate",
     "Calibrator": "trajudge.alignment._calibrate",
     "fit_calibrator": "trajudge.alignment._calibrate",
+    "calibrated_threshold": "trajudge.alignment._calibrate",
     "pass_cut": "trajudge.alignment._calibrate",
     "task_folds": "trajudge.alignment._calibrate",
     "MetricChange": "trajudge.alignment._compare",

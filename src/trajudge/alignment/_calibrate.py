@@ -13,7 +13,7 @@ Two scikit-learn models, fitted on dev items only:
 Cross-fitting: dev tasks are split into ``n_folds`` folds (:class:`sklearn.model_selection.
 GroupKFold`, so no task is on both sides); each fold's items get the probability of a model
 fitted on the other folds (``dev_oof``: honest probabilities for the dev items, used to pick
-the trust-or-escalate cut), and the model kept for new items is fitted on all dev items.
+the trust-or-escalate threshold), and the model kept for new items is fitted on all dev items.
 
 The fitted model is stored as numbers (knots, or coefficients with the standardisation) in a
 frozen :class:`Calibrator`, so it can be saved as JSON and reproduced without pickles.
@@ -286,29 +286,32 @@ def fit_calibrator(
     return CalibrationFit(calibrator, cross_fit(x, y, folds, fit), folds)
 
 
-def pass_cut(calibrator: Calibrator, *, p: float = 0.5) -> float:
-    """The cut c on a one-feature calibrator: ``predict_proba(x) >= p`` exactly when ``x >= c``.
+def calibrated_threshold(calibrator: Calibrator, *, p: float = 0.5) -> float:
+    """The threshold c of a one-feature calibrator: ``predict_proba(x) >= p`` exactly when
+    ``x >= c``.
 
     A calibrated probability of pass on one feature (isotonic, or Platt with a positive
-    coefficient) never falls as the feature grows, so "probability at least p" is a cut on
+    coefficient) never falls as the feature grows, so "probability at least p" is a threshold on
     the feature itself: the aligned judge's verdict ``p >= 0.5`` is ``mean score >= c``. The
-    cut is the exact boundary in floating point (moved by one ulp until both sides hold).
+    threshold is the exact boundary in floating point (moved by one ulp until both sides hold).
     ``inf`` when no value reaches p, ``-inf`` when every value does.
 
     Raises
     ------
     ValueError
         More than one feature, or a Platt fit whose coefficient is negative (the probability
-        falls as the feature grows: no cut says "pass").
+        falls as the feature grows: no threshold says "pass").
 
     Examples
     --------
     >>> cal = Calibrator("isotonic", ("score",), knots_x=(2.0, 3.0, 4.0), knots_y=(0.0, 0.4, 0.8))
-    >>> pass_cut(cal)  # 0.4 at 3, 0.8 at 4: 0.5 a quarter of the way
+    >>> calibrated_threshold(cal)  # 0.4 at 3, 0.8 at 4: 0.5 a quarter of the way
     3.25
     """
     if len(calibrator.features) != 1:
-        raise ValueError(f"a cut needs a one-feature calibrator, got {list(calibrator.features)}")
+        raise ValueError(
+            f"a threshold needs a one-feature calibrator, got {list(calibrator.features)}"
+        )
 
     def f(x: float) -> float:
         return float(calibrator.predict_proba(np.array([x]))[0])
@@ -325,7 +328,7 @@ def pass_cut(calibrator: Calibrator, *, p: float = 0.5) -> float:
     else:
         coef = calibrator.coef[0]
         if coef < 0:
-            raise ValueError("the Platt fit falls as the feature grows: no cut says pass")
+            raise ValueError("the Platt fit falls as the feature grows: no threshold says pass")
         if coef == 0:
             return float("-inf") if f(0.0) >= p else float("inf")
         logit = float(np.log(p / (1.0 - p)))
@@ -338,3 +341,8 @@ def pass_cut(calibrator: Calibrator, *, p: float = 0.5) -> float:
         else:
             break
     return c
+
+
+#: The name of :func:`calibrated_threshold` before "threshold" became the one word for a pass
+#: boundary; code written against it keeps working.
+pass_cut = calibrated_threshold

@@ -9,12 +9,12 @@ best of several draws, not a test.
   a tie goes to ``calibrate`` (its probability is also trust-or-escalate's confidence).
   ``fewshot`` has no dev figure (its examples are dev items, and re-scoring each dev fold would
   take new calls), so it is saved only when asked (``use``) or when it is the only method run.
-* ``stack`` is cross-validated and shown, never saved: an aligned judge's verdict is a cut on
+* ``stack`` is cross-validated and shown, never saved: an aligned judge's verdict is a threshold on
   the score, and the stack's needs the rule checks and the spread of every item too.
 * Refused (nothing saved): every method when dev holds fewer than :data:`MIN_DEV_TASKS`
   tasks (a cross-validated comparison over two tasks is one task against one); a method dev
   says is worse than the judge as it stands (its
-  cross-validated kappa below the judge's), and a degenerate cut, one that no score on the
+  cross-validated kappa below the judge's), and a degenerate threshold, one that no score on the
   rubric's scale reaches or that every score passes, or that gives every labelled dev item the
   same verdict: it would be saved as an "aligned judge" that does not judge.
 """
@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from trajudge.alignment._calibrate import Calibrator, pass_cut
+from trajudge.alignment._calibrate import Calibrator, calibrated_threshold
 from trajudge.alignment._cv import DevCrossValidation
 from trajudge.alignment._fewshot import FewshotResult
 from trajudge.alignment._items import JudgeItems
@@ -38,7 +38,7 @@ from trajudge.alignment._threshold import ThresholdFit
 #: The fewest dev tasks a method is chosen over: with two, each fold fits on one task and is
 #: scored on the other, so "better than the judge" is one task against one (noise).
 MIN_DEV_TASKS = 3
-#: Methods saved as a cut and cross-validated on dev, in the order ties go.
+#: Methods saved as a threshold and cross-validated on dev, in the order ties go.
 CUT_METHODS = ("calibrate", "threshold")
 ORDER = ("threshold", "calibrate", "fewshot", "stack")
 
@@ -54,33 +54,35 @@ def _words(feature: str) -> str:
     return "mean expected score" if feature == "expected_score" else "mean score"
 
 
-def cut_flag(cut: float | None, bounds: tuple[float, float], dev_scores: Any) -> str | None:
-    """What is wrong with the rule ``score >= cut``, in words; None when nothing is.
+def threshold_flag(
+    threshold: float | None, bounds: tuple[float, float], dev_scores: Any
+) -> str | None:
+    """What is wrong with the rule ``score >= threshold``, in words; None when nothing is.
 
-    >>> cut_flag(6.0, (1.0, 5.0), [2.0, 4.5])
+    >>> threshold_flag(6.0, (1.0, 5.0), [2.0, 4.5])
     'can never pass on this 1..5 scale: every item is a fail'
-    >>> cut_flag(1.0, (1.0, 5.0), [2.0, 4.5])
+    >>> threshold_flag(1.0, (1.0, 5.0), [2.0, 4.5])
     'passes every score on this 1..5 scale: every item passes'
-    >>> cut_flag(4.75, (1.0, 5.0), [2.0, 4.5])
+    >>> threshold_flag(4.75, (1.0, 5.0), [2.0, 4.5])
     'is above every labelled dev item (highest 4.50): every dev item is a fail'
-    >>> cut_flag(2.0, (1.0, 5.0), [2.0, 4.5])
+    >>> threshold_flag(2.0, (1.0, 5.0), [2.0, 4.5])
     'is at or below every labelled dev item (lowest 2.00): every dev item passes'
-    >>> cut_flag(4.0, (1.0, 5.0), [2.0, 4.5]) is None
+    >>> threshold_flag(4.0, (1.0, 5.0), [2.0, 4.5]) is None
     True
     """
     lo, hi = bounds
     scale = f"{lo:g}..{hi:g}"
-    if cut is None or math.isnan(cut):
-        return "is undefined: no cut was fitted"
-    if cut > hi:
+    if threshold is None or math.isnan(threshold):
+        return "is undefined: no threshold was fitted"
+    if threshold > hi:
         return f"can never pass on this {scale} scale: every item is a fail"
-    if cut <= lo:
+    if threshold <= lo:
         return f"passes every score on this {scale} scale: every item passes"
     s = np.asarray(dev_scores, dtype=float)
-    if s.size and cut > s.max():
+    if s.size and threshold > s.max():
         top = f"{s.max():.2f}"
         return f"is above every labelled dev item (highest {top}): every dev item is a fail"
-    if s.size and cut <= s.min():
+    if s.size and threshold <= s.min():
         low = f"{s.min():.2f}"
         return f"is at or below every labelled dev item (lowest {low}): every dev item passes"
     return None
@@ -93,33 +95,40 @@ def method_rule(
     feature: str,
     fewshot: FewshotResult | None,
 ) -> dict[str, Any]:
-    """The aligned judge's verdict if ``method`` were saved: ``feature >= cut``, with ``flag``
-    saying what is wrong with that cut (None when nothing is)."""
+    """The aligned judge's verdict if ``method`` were saved: ``feature >= threshold``, with ``flag``
+    saying what is wrong with that threshold (None when nothing is)."""
     bounds = scale_bounds(data)
     dev = data.items[(data.items["split"] == "dev") & data.items["label"].notna()]
     rule: dict[str, Any]
     if method == "threshold":
         fit = result.methods["threshold"].params
         assert isinstance(fit, ThresholdFit)
-        rule = {"method": method, "feature": feature, "cut": fit.value, "fit": fit.to_dict()}
+        rule = {"method": method, "feature": feature, "threshold": fit.value, "fit": fit.to_dict()}
     elif method == "calibrate":
         cal = result.methods["calibrate"].params
         assert isinstance(cal, Calibrator)
-        rule = {"method": method, "feature": feature, "cut": None, "calibrator": cal.to_dict()}
+        rule = {
+            "method": method,
+            "feature": feature,
+            "threshold": None,
+            "calibrator": cal.to_dict(),
+        }
         try:
-            cut = pass_cut(cal)
+            threshold = calibrated_threshold(cal)
         except ValueError as exc:  # a Platt fit that falls as the score grows
             return {**rule, "flag": str(exc)}
-        if math.isinf(cut):  # never / always a pass: a cut just beyond the scale says the same
+        if math.isinf(
+            threshold
+        ):  # never / always a pass: a threshold just beyond the scale says the same
             lo, hi = bounds
-            cut = hi + 1.0 if cut > 0 else lo - 1.0
-        rule["cut"] = cut
+            threshold = hi + 1.0 if threshold > 0 else lo - 1.0
+        rule["threshold"] = threshold
     else:
         assert method == "fewshot" and fewshot is not None
-        cut = float(np.nextafter(0.5, 1.0)) if data.binary else data.threshold  # share > 1/2
-        return {"method": method, "feature": "score", "cut": cut,
+        threshold = float(np.nextafter(0.5, 1.0)) if data.binary else data.threshold  # share > 1/2
+        return {"method": method, "feature": "score", "threshold": threshold,
                 "rubric_version": fewshot.rubric_version, "flag": None}  # fmt: skip
-    return {**rule, "flag": cut_flag(rule["cut"], bounds, dev[feature])}
+    return {**rule, "flag": threshold_flag(rule["threshold"], bounds, dev[feature])}
 
 
 def _pair(a: float, b: float) -> tuple[str, str]:
@@ -132,8 +141,10 @@ def _pair(a: float, b: float) -> tuple[str, str]:
 
 
 def _rule_words(rule: dict[str, Any]) -> str:
-    cut = rule.get("cut")
-    return f"{_words(rule['feature'])} >= {cut:.2f}" if cut is not None else "no cut"
+    threshold = rule.get("threshold")
+    return (
+        f"{_words(rule['feature'])} >= {threshold:.2f}" if threshold is not None else "no threshold"
+    )
 
 
 @dataclass(frozen=True)
@@ -159,10 +170,10 @@ class Choice:
 
 def _why_not(m: str, rule: dict[str, Any], cv: DevCrossValidation) -> str | None:
     """Why ``m`` may not be saved (one clause), None when it may."""
-    if rule["flag"] is not None and rule["cut"] is None:
+    if rule["flag"] is not None and rule["threshold"] is None:
         return f"{m}: {rule['flag']}"
     if rule["flag"] is not None:
-        return f"{m}'s cut ({_rule_words(rule)}) {rule['flag']}"
+        return f"{m} fits {_rule_words(rule)}, which {rule['flag']}"
     k = cv.kappa[m]
     if math.isnan(k) or math.isnan(cv.judge_kappa):
         return f"{m}'s cross-validated κ on dev is undefined"
@@ -234,7 +245,7 @@ def choose(
                 elif any(cv.kappa[o] == cv.kappa[chosen] for o in others):
                     how += f" (a tie goes to {chosen})"
             else:
-                how = "the only cut method run"
+                how = "the only threshold-saving method run"
             tie = ", no better than the judge but no worse" if mine == judge else ""
             reason = (
                 f"{chosen}, {how}: {cv.n_folds}-fold cross-validated κ {mine} against the "
@@ -262,7 +273,7 @@ def _row(
     elif chosen == m:
         decision = "saved"
     elif rule is not None and rule["flag"] is not None:
-        decision = "degenerate cut"
+        decision = "degenerate threshold"
     elif blocked is not None:
         decision = "worse than the judge" if worse else "undefined on dev"
     elif chosen is None or cv is None or chosen not in cv.kappa:  # --use asked for another

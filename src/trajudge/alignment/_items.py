@@ -3,7 +3,7 @@
 The judge's calls are read as the report reads them (:func:`trajudge.report.store_inputs`:
 one configuration per judge, the newest; errored calls kept and left out of every score), and
 its per-item score is the report's order-balanced mean (:func:`trajudge.calibration.
-item_means`), so a cut fitted here means in the report what it meant when it was fitted.
+item_means`), so a threshold fitted here means in the report what it meant when it was fitted.
 """
 
 from __future__ import annotations
@@ -162,7 +162,7 @@ def judge_items(
     chosen, label_rubric = _labels(inputs.labels, rubric.id, label_source == "human", notes)
     known: pd.DataFrame = chosen.dropna(subset=["label"])
     label_rubric_obj = find_rubric(label_rubric, rubric_dirs)
-    label_cut = (
+    label_rubric_threshold = (
         label_rubric_obj.scale.pass_threshold
         if label_rubric_obj is not None and label_rubric_obj.scale.kind == "ordinal"
         else None
@@ -170,14 +170,14 @@ def judge_items(
     y = pd.Series(dtype=float)
     scale = pd.Series(dtype=float)
     if len(known):
-        cut = label_threshold(known["label"], rubric_threshold=label_cut)
-        cut_labels = (
+        labels_at = label_threshold(known["label"], rubric_threshold=label_rubric_threshold)
+        pass_labels = (
             known
-            if cut.value is None
-            else known.assign(label=(known["label"] >= cut.value).astype(float))
+            if labels_at.value is None
+            else known.assign(label=(known["label"] >= labels_at.value).astype(float))
         )
-        y = consensus(cut_labels[["item", "annotator", "label"]])["label"].astype(float)
-        if cut.value is not None:  # ordinal labels: their consensus on the scale too
+        y = consensus(pass_labels[["item", "annotator", "label"]])["label"].astype(float)
+        if labels_at.value is not None:  # ordinal labels: their consensus on the scale too
             scale = consensus(known[["item", "annotator", "label"]])["label"].astype(float)
     items = feats
     items["label"] = items["item"].map(y).astype(float)

@@ -36,7 +36,7 @@ from trajudge.calibration._escalate import (
     TrustOutcome,
     escalated_items,
     evaluate_trust,
-    fit_trust_cut,
+    fit_trust_threshold,
 )
 from trajudge.calibration._estimate import FloatArray
 
@@ -75,7 +75,7 @@ class AlignmentResult:
     """Per method a :class:`MethodResult`; trust-or-escalate on the holdout; escalated items.
 
     ``escalated`` lists every item outside the labelled dev set (labelled holdout items and
-    unlabelled items of either side) whose confidence is below the dev-fitted cut, in item
+    unlabelled items of either side) whose confidence is below the dev-fitted threshold, in item
     order: the queue for people. ``dev_cv`` is each method's cross-validated kappa on dev
     beside the judge's, what a method is chosen by (None when no method ran).
     """
@@ -193,7 +193,7 @@ def align(
     criterion :
         For ``threshold``.
     threshold_on :
-        The column ``threshold`` fits its cut on and applies it to (default ``score``, the
+        The column ``threshold`` fits its threshold on and applies it to (default ``score``, the
         mean sampled score; ``expected_score`` for the mean expected score).
     calibration, features :
         Model and feature columns for ``calibrate`` (default ``["score"]``; isotonic takes
@@ -207,7 +207,7 @@ def align(
         probabilities), or ``votes`` (``verdict`` with confidence ``vote_agreement``).
         ``auto``: ``stack`` if run, else ``calibrate`` if run, else ``votes``. None: skip.
     target, alpha :
-        For :func:`fit_trust_cut`.
+        For :func:`fit_trust_threshold`.
     n_folds, n_bins, n_boot, seed, level :
         Cross-fitting folds (also the folds every method is cross-validated on, for
         ``dev_cv``), calibration bins, bootstrap resamples, seed, interval level.
@@ -286,10 +286,10 @@ def align(
         p_hold = model.predict_proba(hold.data)
         conf_hold, ok_hold = _confidence(p_hold), (p_hold >= 0.5) == (y_hold == 1)
         conf_rest = _confidence(model.predict_proba(rest.data))
-    cut = fit_trust_cut(conf_dev, ok_dev.astype(float), target=target, alpha=alpha)
-    outcome = evaluate_trust(cut, conf_hold, ok_hold.astype(float), hold.tasks, items=hold.ids,
+    keep_at = fit_trust_threshold(conf_dev, ok_dev.astype(float), target=target, alpha=alpha)
+    outcome = evaluate_trust(keep_at, conf_hold, ok_hold.astype(float), hold.tasks, items=hold.ids,
                              **boot)  # fmt: skip
-    queue = tuple(escalated_items(conf_rest, cut, rest.ids))
+    queue = tuple(escalated_items(conf_rest, keep_at, rest.ids))
     return _result(results, cv, outcome, source, queue, dev, hold)
 
 

@@ -23,7 +23,7 @@ class AlignOptions(BaseModel):
     the judge as it stands on the holdout; the aligned judge's verdicts come from the method
     ``use`` names, by default the best of ``calibrate`` and ``threshold`` by cross-validated
     kappa on dev (``fewshot`` when it is the only one run), and nothing is saved when dev says
-    that method is worse than the judge or its cut is degenerate
+    that method is worse than the judge or its threshold is degenerate
     (:mod:`trajudge.alignment._choice`). ``stack`` is optional and never used for verdicts:
     the report shows its gain and weights.
 
@@ -31,13 +31,13 @@ class AlignOptions(BaseModel):
     and ``salt`` (whole tasks per side). ``labels`` is the label source (``human`` or a
     reference source such as ``env_reward``; default: the config's ``labels.source``).
 
-    ``threshold`` (its cut) and ``calibrate`` (``calibration``: isotonic or platt) fit on
+    ``threshold`` (its threshold) and ``calibrate`` (``calibration``: isotonic or platt) fit on
     ``feature`` (the mean score, or the mean expected score from token probabilities; ``auto``
     takes the expected score when every judgment of the judge has one); ``stack`` adds it.
-    ``fewshot``: at most ``max_examples`` dev disagreements become examples (each cut to
+    ``fewshot``: at most ``max_examples`` dev disagreements become examples (each threshold to
     ``example_chars``), the new rubric is written to ``rubric_out``, and the holdout is scored
     again with it: at most ``max_holdout_tasks`` labelled holdout tasks (None: all), since
-    every one costs new judge calls. Trust or escalate: the confidence cut keeps agreement
+    every one costs new judge calls. Trust or escalate: the confidence threshold keeps agreement
     >= ``target`` with risk ``alpha``.
     """
 
@@ -68,8 +68,8 @@ class AlignOptions(BaseModel):
         self.methods = list(dict.fromkeys(self.methods))
         if self.use == "stack":
             raise ValueError(
-                "use: stack is never saved: an aligned judge's verdict is a cut on the score, "
-                "and the stack's needs every item's rule checks and spread too (its figures "
+                "use: stack is never saved: an aligned judge's verdict is a threshold on the "
+                "score, and the stack's needs every item's rule checks and spread too (its figures "
                 "are reported); use threshold or calibrate"
             )
         if self.use is not None and self.use not in self.methods:

@@ -4,16 +4,16 @@
    dev or the holdout side of the task split.
 2. ``threshold``, ``calibrate`` and (optional) ``stack`` are fitted on the labelled dev items
    and compared with the judge as it stands on the labelled holdout items
-   (:func:`trajudge.alignment.align`); trust-or-escalate picks its confidence cut on dev.
+   (:func:`trajudge.alignment.align`); trust-or-escalate picks its confidence threshold on dev.
 3. ``fewshot`` turns dev disagreements into examples of a new rubric and re-scores the
    (capped) holdout tasks with it (:func:`run_fewshot`).
 4. The method to save is chosen on dev alone, by cross-validated kappa beside the judge's
    (:func:`trajudge.alignment._choice.choose`); a method dev says is worse than the judge as
-   it stands, or a degenerate cut, is refused and nothing is saved (``AlignmentRun.refusal``).
+   it stands, or a degenerate threshold, is refused and nothing is saved (``AlignmentRun.refusal``).
 5. Otherwise the aligned judge (the judge's spec and rubric, the verdict rule of the chosen
-   method) is saved in the store with the figures; its verdict is always ``feature >= cut``:
+   method) is saved in the store with the figures; its verdict is always ``feature >= threshold``:
    the fitted threshold, the calibrated probability >= 0.5 (:func:`trajudge.alignment.
-   pass_cut`), or the rubric's own threshold for a few-shot judge.
+   calibrated_threshold`), or the rubric's own threshold for a few-shot judge.
 """
 
 from __future__ import annotations
@@ -253,7 +253,7 @@ def _aligned_verdicts(
         assert fewshot is not None
         out: pd.Series = fewshot.after.reindex(hold.index).dropna()
         return out
-    verdicts: pd.Series = (hold[rule["feature"]] >= rule["cut"]).astype(float)
+    verdicts: pd.Series = (hold[rule["feature"]] >= rule["threshold"]).astype(float)
     return verdicts
 
 

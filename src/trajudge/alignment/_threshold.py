@@ -1,8 +1,8 @@
-"""The ``threshold`` alignment method: the pass cut on an ordinal score, fitted on dev labels.
+"""The ``threshold`` alignment method: the pass threshold on an ordinal score, fitted on dev labels.
 
 A lenient judge gives a failing trajectory a 4 on a 1..5 scale whose rubric passes at 4; moving
-the cut to where its scores separate the human passes from the fails removes the leniency
-without touching the judge. The cut is fitted on dev items only and applied unchanged to the
+the threshold to where its scores separate the human passes from the fails removes the leniency
+without touching the judge. The threshold is fitted on dev items only and applied unchanged to the
 holdout (:func:`trajudge.alignment.align` reports it there).
 """
 
@@ -24,10 +24,10 @@ Criterion = Literal["kappa", "balanced_accuracy"]
 
 @dataclass(frozen=True)
 class ThresholdFit:
-    """A fitted cut: an item passes when its (mean) score is ``>= value``.
+    """A fitted threshold: an item passes when its (mean) score is ``>= value``.
 
-    ``dev_score`` is the criterion at the cut on the dev items it was fitted on (optimistic:
-    the holdout says how well it does); ``n_candidates`` the cuts compared.
+    ``dev_score`` is the criterion at the threshold on the dev items it was fitted on (optimistic:
+    the holdout says how well it does); ``n_candidates`` the thresholds compared.
     """
 
     value: float
@@ -46,13 +46,13 @@ class ThresholdFit:
         }
 
 
-def _criterion_of_cuts(
-    scores: FloatArray, y: FloatArray, cuts: FloatArray, criterion: Criterion
+def _criterion_of_thresholds(
+    scores: FloatArray, y: FloatArray, thresholds: FloatArray, criterion: Criterion
 ) -> FloatArray:
-    """The criterion of the rule ``score >= cut`` for every cut, vectorised."""
+    """The criterion of the rule ``score >= threshold`` for every threshold, vectorised."""
     pos, neg = np.sort(scores[y == 1.0]), np.sort(scores[y == 0.0])
-    fn = np.searchsorted(pos, cuts, side="left")  # human passes scored below the cut
-    tn = np.searchsorted(neg, cuts, side="left")
+    fn = np.searchsorted(pos, thresholds, side="left")  # human passes scored below the threshold
+    tn = np.searchsorted(neg, thresholds, side="left")
     tp, fp = pos.size - fn, neg.size - tn
     if criterion == "kappa":
         counts = np.stack([np.stack([tn, fp], -1), np.stack([fn, tp], -1)], -2)
@@ -71,7 +71,7 @@ def fit_threshold(
     criterion: Criterion = "kappa",
     candidates: npt.ArrayLike | None = None,
 ) -> ThresholdFit:
-    r"""Fit the pass cut ``score >= t`` that agrees best with the labels, on dev items only.
+    r"""Fit the pass threshold ``score >= t`` that agrees best with the labels, on dev items only.
 
     Every candidate t is scored by the criterion of the verdicts it gives on these items,
 
@@ -91,8 +91,8 @@ def fit_threshold(
     criterion : {"kappa", "balanced_accuracy"}
         What "agrees best" means.
     candidates : array-like, optional
-        The cuts to compare; default the distinct observed dev scores (a cut between two of
-        them gives the same dev verdicts as the upper one).
+        The thresholds to compare; default the distinct observed dev scores (a threshold
+        between two of them gives the same dev verdicts as the upper one).
 
     Returns
     -------
@@ -101,14 +101,14 @@ def fit_threshold(
     Raises
     ------
     ValueError
-        When the labels hold one class only (no cut can be told apart from another), or the
+        When the labels hold one class only (no threshold can be told apart from another), or the
         inputs are empty or of different lengths.
 
     Examples
     --------
     >>> fit_threshold([1, 2, 3, 4, 5, 5], [0, 0, 0, 1, 1, 1]).value
     4.0
-    >>> # lenient: human fails get 3 and 4; the cut moves to 5
+    >>> # lenient: human fails get 3 and 4; the threshold moves to 5
     >>> fit_threshold([3, 4, 4, 5, 5, 5], [0, 0, 0, 1, 1, 1]).value
     5.0
     """
@@ -118,32 +118,34 @@ def fit_threshold(
     if np.isnan(s).any():
         raise ValueError("scores contain missing values")
     if s.size == 0 or y.min() == y.max():
-        raise ValueError("labels hold one class only (or none): no cut can be fitted")
-    cuts = np.unique(s if candidates is None else as_1d(candidates, "candidates").astype(float))
-    values = _criterion_of_cuts(s, y, cuts, criterion)
+        raise ValueError("labels hold one class only (or none): no threshold can be fitted")
+    thresholds = np.unique(
+        s if candidates is None else as_1d(candidates, "candidates").astype(float)
+    )
+    values = _criterion_of_thresholds(s, y, thresholds, criterion)
     if np.isnan(values).all():
         best = math.nan
         best_value = math.nan
     else:
-        i = int(np.nanargmax(values))  # the first maximum: the lowest cut
-        best, best_value = float(cuts[i]), float(values[i])
+        i = int(np.nanargmax(values))  # the first maximum: the lowest threshold
+        best, best_value = float(thresholds[i]), float(values[i])
     return ThresholdFit(
         value=best,
         criterion=criterion,
         dev_score=best_value,
         n_dev=int(s.size),
-        n_candidates=int(cuts.size),
+        n_candidates=int(thresholds.size),
     )
 
 
 def apply_threshold(scores: npt.ArrayLike, fit: ThresholdFit | float) -> FloatArray:
-    """0/1 verdicts ``score >= cut`` (NaN scores stay NaN).
+    """0/1 verdicts ``score >= threshold`` (NaN scores stay NaN).
 
     >>> apply_threshold([3.5, 4.0, 5.0], 4.0).tolist()
     [0.0, 1.0, 1.0]
     """
-    cut = fit.value if isinstance(fit, ThresholdFit) else float(fit)
+    threshold = fit.value if isinstance(fit, ThresholdFit) else float(fit)
     s = as_1d(scores, "scores").astype(np.float64)
-    out = (s >= cut).astype(np.float64)
+    out = (s >= threshold).astype(np.float64)
     out[np.isnan(s)] = np.nan
     return out

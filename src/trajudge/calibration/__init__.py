@@ -69,9 +69,11 @@ from trajudge.calibration._corrected_k import CorrectedPassK, corrected_pass_hat
 from trajudge.calibration._escalate import (
     TrustCut,
     TrustOutcome,
+    TrustThreshold,
     escalated_items,
     evaluate_trust,
     fit_trust_cut,
+    fit_trust_threshold,
 )
 from trajudge.calibration._estimate import Estimate
 from trajudge.calibration._judge_report import model_family
@@ -152,6 +154,7 @@ if TYPE_CHECKING:
         VerdictComparison,
         align,
         apply_threshold,
+        calibrated_threshold,
         compare_probabilities,
         compare_verdicts,
         dev_cross_validation,
@@ -203,6 +206,7 @@ __all__ = [
     "ThresholdFit",
     "TrustCut",
     "TrustOutcome",
+    "TrustThreshold",
     "VerdictComparison",
     "WinRate",
     "ac1_from_counts",
@@ -221,6 +225,7 @@ __all__ = [
     "boundary_rate",
     "brier_score",
     "calibrate_files",
+    "calibrated_threshold",
     "categorical_items",
     "categorical_report",
     "central_tendency_probe",
@@ -247,6 +252,7 @@ __all__ = [
     "fit_stack",
     "fit_threshold",
     "fit_trust_cut",
+    "fit_trust_threshold",
     "gain_verdict",
     "gold_categories",
     "gwet_ac1",
@@ -324,6 +330,7 @@ _ALIGNMENT = (
     "fit_threshold",
     "gain_verdict",
     "item_features",
+    "calibrated_threshold",
     "pass_cut",
     "task_folds",
     "threshold_oof",

@@ -22,9 +22,9 @@ from trajudge.calibration._verdicts import (
 from trajudge.core import InputError
 
 
-def _human(labels: pd.DataFrame, cut: Threshold) -> Human:
-    ordinal = cut.value is not None
-    as_pass = labels.assign(label=_as_binary(labels, cut))
+def _human(labels: pd.DataFrame, threshold: Threshold) -> Human:
+    ordinal = threshold.value is not None
+    as_pass = labels.assign(label=_as_binary(labels, threshold))
     binary = consensus(as_pass)
     scale = consensus(labels) if ordinal else binary
     return Human(
@@ -109,7 +109,7 @@ def analyze(
         The pass threshold the rubric's ordinal scale declares (source "rubric"): used for
         ordinal labels and, unless dev items tune it, for judges' ordinal scores when
         ``threshold`` is not given. With ordinal values and neither of them (nor dev items
-        for a judge), ``InputError`` says what to give: a cut is never inferred from the
+        for a judge), ``InputError`` says what to give: a threshold is never inferred from the
         observed scores, and never from other judges.
     n_boot, seed :
         Bootstrap resamples and seed for every interval. Intervals resample tasks when task
@@ -118,7 +118,7 @@ def analyze(
         Items used only to search a judge's threshold; left out of every statistic.
     judge_thresholds : mapping, optional
         Judge name -> the :class:`Threshold` its scores are cut at, before any other rule
-        (an aligned judge's cut, fitted elsewhere: ``trajudge align``).
+        (an aligned judge's threshold, fitted elsewhere: ``trajudge align``).
 
     Returns
     -------
@@ -132,11 +132,13 @@ def analyze(
     out = validate_table(outcomes, "outcomes", source="outcomes") if outcomes is not None else None
     dev = {str(i) for i in dev_items} if dev_items else set()
     known = lab.dropna(subset=["label"])
-    cut = label_threshold(known["label"], threshold=threshold, rubric_threshold=rubric_threshold)
-    full_human = _human(known, cut)
+    labels_at = label_threshold(
+        known["label"], threshold=threshold, rubric_threshold=rubric_threshold
+    )
+    full_human = _human(known, labels_at)
     dev_truth = full_human.binary[full_human.binary.index.isin(dev)] if dev else None
     fixed = dict(judge_thresholds or {})
-    cuts = {
+    thresholds = {
         str(name): fixed.get(str(name))
         or judge_threshold(
             str(name),
@@ -149,11 +151,11 @@ def analyze(
     }
     j, known = j[~j["item"].isin(dev)], known[~known["item"].isin(dev)]
     out = out[~out["item"].isin(dev)] if out is not None else None
-    human = _human(known, cut)
+    human = _human(known, labels_at)
     tasks = _tasks(j, out)
     reports, verdicts = {}, {}
     for name, rows in j.groupby("judge", sort=True):
-        th = cuts[str(name)]
+        th = thresholds[str(name)]
         reports[str(name)] = judge_report(
             str(name),
             rows,
@@ -165,7 +167,7 @@ def analyze(
             seed=seed,
         )
         verdicts[str(name)] = item_verdicts(rows, threshold=th.value)
-    as_pass = known.assign(label=_as_binary(known, cut))
+    as_pass = known.assign(label=_as_binary(known, labels_at))
     ceiling = human_agreement(as_pass)
     tied = consensus(as_pass)
     return CalibrationResult(
@@ -181,14 +183,14 @@ def analyze(
         n_boot=n_boot,
         seed=seed,
         n_dev_items=len(dev),
-        label_threshold=cut,
+        label_threshold=labels_at,
     )
 
 
-def _as_binary(labels: pd.DataFrame, cut: Threshold) -> pd.Series:
-    if cut.value is None:
+def _as_binary(labels: pd.DataFrame, threshold: Threshold) -> pd.Series:
+    if threshold.value is None:
         return labels["label"]
-    return (labels["label"] >= cut.value).astype(float).where(labels["label"].notna())
+    return (labels["label"] >= threshold.value).astype(float).where(labels["label"].notna())
 
 
 def calibrate_files(

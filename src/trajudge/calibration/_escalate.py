@@ -2,26 +2,27 @@ r"""Trust or escalate: keep the verdicts the judge is sure of, send the rest to 
 
 Each item has a confidence (for a calibrated probability p: :math:`\max(p, 1-p)`; or the
 agreement of the judge's calls across orders and samples). The judge keeps the items with
-confidence :math:`\ge \lambda` and escalates the others. The cut :math:`\lambda` is chosen on
+confidence :math:`\ge \lambda` and escalates the others. The threshold :math:`\lambda` is chosen on
 dev so that, with probability at least :math:`1 - \alpha` over the dev draw, the agreement
 with humans on kept items is at least the target :math:`1 - \epsilon`:
 
-1. candidate cuts, from the highest down: the confidence of the :math:`\lceil i n / m \rceil`-th
-   most confident dev item for i = 1..m (a grid of m kept shares, fixed from the confidences
-   alone, before any label is read; every distinct confidence when m is None), keeping only
-   cuts that keep at least :math:`n_{min} = \lceil \ln \alpha / \ln(1-\epsilon) \rceil` dev
+1. candidate thresholds, from the highest down: the confidence of the
+   :math:`\lceil i n / m \rceil`-th most confident dev item for i = 1..m (a grid of m kept
+   shares, fixed from the confidences alone, before any label is read; every distinct
+   confidence when m is None), keeping only thresholds that keep at least
+   :math:`n_{min} = \lceil \ln \alpha / \ln(1-\epsilon) \rceil` dev
    items (fewer could not pass even without error). A coarse grid matters: fixed-sequence
    testing stops at the first failure, and a fine grid offers noise many chances to stop it
    early (1,000 dev items whose confidence c ~ U(0.5, 1) is calibrated, target 0.9: over
    1,000 draws m = 20 keeps 21% of the items on average, every distinct value 15%, the best
-   possible cut 40%);
-2. for each cut, in that order, test :math:`H_0`: agreement(:math:`\lambda`) < target with the
+   possible threshold 40%);
+2. for each threshold, in that order, test :math:`H_0`: agreement(:math:`\lambda`) < target with the
    exact binomial test: with :math:`n` kept dev items of which :math:`x` agree, the
    Clopper-Pearson lower bound :math:`L = B^{-1}(\alpha; x, n - x + 1)` must reach the target
    (equivalently the p-value :math:`P(\mathrm{Bin}(n, 1-\epsilon) \ge x) \le \alpha`);
-3. fixed-sequence testing: stop at the first cut that fails; the last cut that passed is
+3. fixed-sequence testing: stop at the first threshold that fails; the last threshold that passed is
    chosen. Testing in a fixed order, each at level :math:`\alpha`, keeps the chance of
-   choosing any cut whose true agreement is below target at most :math:`\alpha` without a
+   choosing any threshold whose true agreement is below target at most :math:`\alpha` without a
    multiplicity correction.
 
 The guarantee holds when the confidences are fixed before the dev labels are used (the
@@ -51,15 +52,15 @@ from trajudge.calibration._estimate import Estimate, FloatArray, as_1d, check_sa
 
 
 @dataclass(frozen=True)
-class TrustCut:
-    """The confidence cut chosen on dev: keep items with ``confidence >= cut``.
+class TrustThreshold:
+    """The confidence threshold chosen on dev: keep items with ``confidence >= value``.
 
-    ``certified`` False means no candidate passed the first test: ``cut`` is +inf and every
+    ``certified`` False means no candidate passed the first test: ``value`` is +inf and every
     item is escalated. ``n_kept`` / ``agreement`` / ``lower_bound`` describe the dev items
-    at the cut; ``n_tested`` the cuts tested before stopping.
+    at the threshold; ``n_tested`` the thresholds tested before stopping.
     """
 
-    cut: float
+    value: float
     target: float
     alpha: float
     certified: bool
@@ -69,9 +70,14 @@ class TrustCut:
     lower_bound: float
     n_tested: int
 
+    @property
+    def cut(self) -> float:
+        """The name of :attr:`value` before "threshold" became the one word for it."""
+        return self.value
+
     def to_dict(self) -> dict[str, Any]:
         return {
-            "cut": None if math.isinf(self.cut) else num(self.cut),
+            "value": None if math.isinf(self.value) else num(self.value),
             "target": self.target,
             "alpha": self.alpha,
             "certified": self.certified,
@@ -90,15 +96,15 @@ def _correct(correct: object) -> FloatArray:
     return c
 
 
-def fit_trust_cut(
+def fit_trust_threshold(
     confidence: npt.ArrayLike,
     correct: npt.ArrayLike,
     *,
     target: float = 0.9,
     alpha: float = 0.05,
     grid: int | None = 20,
-) -> TrustCut:
-    """Choose the confidence cut on DEV items (fixed-sequence exact binomial tests).
+) -> TrustThreshold:
+    """Choose the confidence threshold on DEV items (fixed-sequence exact binomial tests).
 
     Parameters
     ----------
@@ -110,21 +116,21 @@ def fit_trust_cut(
     target : float
         The agreement to guarantee on kept items, :math:`1-\\epsilon`.
     alpha : float
-        The risk: the chance that the chosen cut's agreement is below target.
+        The risk: the chance that the chosen threshold's agreement is below target.
     grid : int or None
         Number m of candidate kept shares (module docstring); None tests every distinct
         confidence.
 
     Returns
     -------
-    TrustCut
+    TrustThreshold
 
     Examples
     --------
     >>> conf = np.r_[np.full(40, 0.95), np.full(40, 0.7)]
     >>> ok = np.r_[np.ones(40), np.tile([1, 0], 20)]  # sure items right, unsure ones 50/50
-    >>> t = fit_trust_cut(conf, ok, target=0.9, alpha=0.05)
-    >>> t.cut, t.n_kept, round(t.lower_bound, 3)  # 40/40: L = 0.05 ** (1/40); 60/80 fails
+    >>> t = fit_trust_threshold(conf, ok, target=0.9, alpha=0.05)
+    >>> t.value, t.n_kept, round(t.lower_bound, 3)  # 40/40: L = 0.05 ** (1/40); 60/80 fails
     (0.95, 40, 0.928)
     """
     if not 0 < target < 1 or not 0 < alpha < 1:
@@ -137,27 +143,31 @@ def fit_trust_cut(
     order = np.argsort(-conf, kind="stable")
     sorted_conf, sorted_ok = conf[order], ok[order]
     if grid is None:
-        cuts = np.unique(conf)[::-1]  # highest first
+        thresholds = np.unique(conf)[::-1]  # highest first
     else:
         if grid < 1:
             raise ValueError(f"grid must be >= 1 or None, got {grid}")
         ranks = np.ceil(np.arange(1, grid + 1) * conf.size / grid).astype(np.int64)
-        cuts = np.unique(sorted_conf[np.clip(ranks, 1, None) - 1])[::-1] if conf.size else conf
-    n_kept = np.searchsorted(-sorted_conf, -cuts, side="right")  # items with conf >= cut
+        thresholds = (
+            np.unique(sorted_conf[np.clip(ranks, 1, None) - 1])[::-1] if conf.size else conf
+        )
+    n_kept = np.searchsorted(
+        -sorted_conf, -thresholds, side="right"
+    )  # items with conf >= threshold
     agree = np.r_[0.0, np.cumsum(sorted_ok)][n_kept]
     n_min = math.ceil(math.log(alpha) / math.log(target))
     testable = n_kept >= n_min
-    cuts, n_kept, agree = cuts[testable], n_kept[testable], agree[testable]
+    thresholds, n_kept, agree = thresholds[testable], n_kept[testable], agree[testable]
     lower = clopper_pearson_lower(agree, n_kept, alpha=alpha)
     passed = lower >= target
     n_pass = int(np.argmin(passed)) if not passed.all() else int(passed.size)
     n_tested = min(n_pass + 1, int(passed.size))
     if n_pass == 0:
-        return TrustCut(math.inf, target, alpha, False, int(conf.size), 0, math.nan, math.nan,
+        return TrustThreshold(math.inf, target, alpha, False, int(conf.size), 0, math.nan, math.nan,
                         n_tested)  # fmt: skip
     i = n_pass - 1
-    return TrustCut(
-        cut=float(cuts[i]),
+    return TrustThreshold(
+        value=float(thresholds[i]),
         target=target,
         alpha=alpha,
         certified=True,
@@ -170,9 +180,10 @@ def fit_trust_cut(
 
 
 def escalated_items(
-    confidence: npt.ArrayLike, cut: TrustCut | float, items: npt.ArrayLike
+    confidence: npt.ArrayLike, threshold: TrustThreshold | float, items: npt.ArrayLike
 ) -> list[Any]:
-    """The items whose confidence is below the cut (NaN confidence: escalated), in input order.
+    """The items whose confidence is below the threshold (NaN confidence: escalated), in input
+    order.
 
     >>> escalated_items([0.99, 0.6, 0.9], 0.9, ["a", "b", "c"])
     ['b']
@@ -180,30 +191,35 @@ def escalated_items(
     c = as_1d(confidence, "confidence").astype(np.float64)
     ids = as_1d(items, "items")
     check_same_length(confidence=c, items=ids)
-    value = cut.cut if isinstance(cut, TrustCut) else float(cut)
+    value = threshold.value if isinstance(threshold, TrustThreshold) else float(threshold)
     keep = c >= value  # NaN compares False: escalated
     return list(ids[~keep].tolist())
 
 
 @dataclass(frozen=True)
 class TrustOutcome:
-    """The cut applied to labelled HOLDOUT items.
+    """The threshold applied to labelled HOLDOUT items.
 
     ``coverage``: share of items the judge keeps; ``agreement``: agreement with humans on the
     kept items (NaN when none is kept); both with percentile intervals from resampling tasks.
     ``escalated`` lists the holdout items sent to people.
     """
 
-    cut: TrustCut
+    threshold: TrustThreshold
     coverage: Estimate
     agreement: Estimate
     n_items: int
     n_kept: int
     escalated: tuple[Any, ...]
 
+    @property
+    def cut(self) -> TrustThreshold:
+        """The name of :attr:`threshold` before "threshold" became the one word for it."""
+        return self.threshold
+
     def to_dict(self) -> dict[str, Any]:
         return {
-            "cut": self.cut.to_dict(),
+            "threshold": self.threshold.to_dict(),
             "coverage": self.coverage.to_dict(),
             "agreement": self.agreement.to_dict(),
             "n_items": self.n_items,
@@ -213,7 +229,7 @@ class TrustOutcome:
 
 
 def evaluate_trust(
-    cut: TrustCut,
+    threshold: TrustThreshold,
     confidence: npt.ArrayLike,
     correct: npt.ArrayLike,
     tasks: npt.ArrayLike,
@@ -223,12 +239,12 @@ def evaluate_trust(
     seed: int = 0,
     level: float = 0.95,
 ) -> TrustOutcome:
-    """Coverage and achieved agreement of a dev-fitted cut on labelled HOLDOUT items.
+    """Coverage and achieved agreement of a dev-fitted threshold on labelled HOLDOUT items.
 
     Parameters
     ----------
-    cut : TrustCut
-        From :func:`fit_trust_cut` on dev.
+    threshold : TrustThreshold
+        From :func:`fit_trust_threshold` on dev.
     confidence, correct : array-like of shape (n,)
         Per holdout item, the confidence and whether the verdict equals the human label.
     tasks : array-like of shape (n,)
@@ -240,8 +256,8 @@ def evaluate_trust(
 
     Examples
     --------
-    >>> cut = TrustCut(0.9, 0.9, 0.05, True, 100, 50, 0.96, 0.91, 3)
-    >>> out = evaluate_trust(cut, [0.95, 0.92, 0.5, 0.99], [1, 1, 0, 0], [1, 2, 3, 4],
+    >>> threshold = TrustThreshold(0.9, 0.9, 0.05, True, 100, 50, 0.96, 0.91, 3)
+    >>> out = evaluate_trust(threshold, [0.95, 0.92, 0.5, 0.99], [1, 1, 0, 0], [1, 2, 3, 4],
     ...                      items=["a", "b", "c", "d"], n_boot=100)
     >>> out.coverage.value, round(out.agreement.value, 4), out.escalated  # kept a, b, d
     (0.75, 0.6667, ('c',))
@@ -251,15 +267,21 @@ def evaluate_trust(
     t = as_1d(tasks, "tasks")
     ids = np.arange(c.size) if items is None else as_1d(items, "items")
     check_same_length(confidence=c, correct=ok, tasks=t, items=ids)
-    kept = (c >= cut.cut).astype(np.float64)
+    kept = (c >= threshold.value).astype(np.float64)
     boot: dict[str, Any] = {"n_boot": n_boot, "seed": seed, "level": level}
     coverage = bootstrap_ratio(kept, np.ones_like(kept), t, proportion=True, **boot)
     agreement = bootstrap_ratio(kept * ok, kept, t, proportion=True, **boot)
     return TrustOutcome(
-        cut=cut,
+        threshold=threshold,
         coverage=coverage,
         agreement=agreement,
         n_items=int(c.size),
         n_kept=int(kept.sum()),
-        escalated=tuple(escalated_items(c, cut, ids)),
+        escalated=tuple(escalated_items(c, threshold, ids)),
     )
+
+
+#: The names of :class:`TrustThreshold` and :func:`fit_trust_threshold` before "threshold"
+#: became the one word for a pass/keep boundary; code written against them keeps working.
+TrustCut = TrustThreshold
+fit_trust_cut = fit_trust_threshold

@@ -345,7 +345,7 @@ def infer_kind(judgments: pd.DataFrame, labels: pd.DataFrame) -> tuple[str, str]
     """The verdict kind of raw tables, and why: from the ``verdict`` and ``label`` values.
 
     A/B/tie only (any case): ``pairwise``; other words: ``nominal``; pass/fail words and 0/1
-    only: ``binary``; any other number: ``ordinal`` (its cut comes from --threshold or the
+    only: ``binary``; any other number: ``ordinal`` (its threshold comes from --threshold or the
     rubric). Numbers mixed with words are ambiguous: ``InputError`` asks for ``--scale``.
 
     >>> j = pd.DataFrame({"verdict": ["A", "b", None]}); l = pd.DataFrame({"label": ["tie"]})

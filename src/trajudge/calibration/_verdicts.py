@@ -1,4 +1,4 @@
-"""One verdict per item from a judge's calls, and where ordinal scales are cut.
+"""One verdict per item from a judge's calls, and where ordinal scales are threshold.
 
 A judge may be called several times on one item: in both presentation orders (``ab``,
 ``ba``) and several samples per order. Every figure of the report (kappa, agreement,
@@ -238,7 +238,7 @@ def label_threshold(
 
     Ordinal labels (any value other than 0 and 1) are cut at ``threshold`` when given, else
     at ``rubric_threshold`` (the rubric's pass threshold). Nothing else: without either, an
-    ``InputError`` says what to give. The cut never depends on judges' scores.
+    ``InputError`` says what to give. The threshold never depends on judges' scores.
 
     >>> label_threshold([1, 5, 4], rubric_threshold=4)
     Threshold(value=4.0, source='rubric')
@@ -271,7 +271,7 @@ def judge_threshold(
     The judge's scale is ordinal when ``rubric_threshold`` is given (its rubric declares an
     ordinal scale) or its scores take values other than 0 and 1; otherwise its verdicts are
     used as they are ("binary"). An ordinal judge is cut at, in this order: ``threshold``
-    ("given"); the cut with the best kappa against ``dev_truth`` (item -> 0/1 on the dev
+    ("given"); the threshold with the best kappa against ``dev_truth`` (item -> 0/1 on the dev
     items) over its per-item mean scores ("dev"); ``rubric_threshold`` ("rubric").
     Without any of them, ``InputError``.
     """
@@ -301,9 +301,9 @@ def judge_threshold(
 
 
 def best_threshold(scores: Any, human_pass: Any) -> float:
-    """The cut ``score >= t`` over observed score values that maximises binary Cohen's kappa.
+    """The threshold ``score >= t`` over observed score values that maximises binary Cohen's kappa.
 
-    Ties go to the lowest such t; NaN when no cut gives a defined kappa (or no rows).
+    Ties go to the lowest such t; NaN when no threshold gives a defined kappa (or no rows).
 
     >>> best_threshold([1, 2, 3, 4, 5, 5], [0, 0, 0, 1, 1, 1])
     4.0

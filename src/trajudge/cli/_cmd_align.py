@@ -134,7 +134,7 @@ def align_cmd(
     and save the aligned judge (a new version) for trajudge judge / run / report by name.
 
     The method saved is the best by cross-validation on dev (or --use); when dev says it is
-    worse than the judge as it stands, or its cut is degenerate, nothing is saved (exit 1)."""
+    worse than the judge as it stands, or its threshold is degenerate, nothing is saved (exit 1)."""
     from pydantic import ValidationError
 
     # imported on use: `trajudge --help` and the other commands do not load this room

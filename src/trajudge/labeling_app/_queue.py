@@ -177,7 +177,7 @@ def disagreement_scores(judgments: pd.DataFrame, rubric: Rubric) -> dict[str, fl
 
 def escalation_scores(store: Store, dataset: str) -> dict[str, float]:
     """How urgently people should label each item an aligned judge of ``dataset`` escalated
-    (``trajudge align``: its confidence below the certified cut): ``2 - confidence``, so the
+    (``trajudge align``: its confidence below the certified threshold): ``2 - confidence``, so the
     least confident come first and every escalated item before the others (0)."""
     scores: dict[str, float] = {}
     for record in store.aligned_judges(dataset):

@@ -1,11 +1,11 @@
 """An aligned judge's calls in the report: the calls of its configuration, under its name.
 
 An aligned judge (``trajudge align``) is a judge configuration plus a verdict rule
-``feature >= cut``. Its calls are the stored judgments made with that configuration: under its
+``feature >= threshold``. Its calls are the stored judgments made with that configuration: under its
 own name (``trajudge judge --judge NAME``, or the few-shot calls), or, when the configuration
 is the base judge's (threshold, calibrate), the base judge's calls themselves (the same
 requests, so the same answers). On the dataset it was fitted on, its dev tasks are left out:
-its figures are holdout figures. The report then cuts them at the rule's cut.
+its figures are holdout figures. The report then cuts them at the rule's threshold.
 """
 
 from __future__ import annotations
@@ -62,6 +62,6 @@ def aligned_rows(
     return out
 
 
-def aligned_cuts(records: Sequence[dict[str, Any]]) -> dict[str, Threshold]:
-    """Judge name -> the cut of its aligned rule (the report's per-judge threshold)."""
-    return {r["name"]: Threshold(float(r["rule"]["cut"]), "aligned") for r in records}
+def aligned_thresholds(records: Sequence[dict[str, Any]]) -> dict[str, Threshold]:
+    """Judge name -> the threshold of its aligned rule (the report's per-judge threshold)."""
+    return {r["name"]: Threshold(float(r["rule"]["threshold"]), "aligned") for r in records}

@@ -48,12 +48,14 @@ def _rule_text(rec: dict[str, Any]) -> str:
 def _rule_only(rec: dict[str, Any]) -> str:
     rule = rec["rule"]
     feature = "mean expected score" if rule.get("feature") == "expected_score" else "mean score"
-    cut = fmt(rule.get("cut"))
+    threshold = fmt(rule.get("threshold"))
     if rule["method"] == "threshold":
-        return f"{feature} >= {cut} (the threshold fitted on dev)"
+        return f"{feature} >= {threshold} (the threshold fitted on dev)"
     if rule["method"] == "calibrate":
         cal = rule.get("calibrator") or {}
-        same = f", the same as {feature} >= {cut}" if rule.get("cut") is not None else ""
+        same = (
+            f", the same as {feature} >= {threshold}" if rule.get("threshold") is not None else ""
+        )
         return (
             f"calibrated probability of pass >= 0.5 ({cal.get('method', '')} on the "
             f"{feature}){same}"
@@ -61,7 +63,7 @@ def _rule_only(rec: dict[str, Any]) -> str:
     n = len((rec.get("rubric") or {}).get("examples", [])) or rec.get("n_examples", 0)
     return (
         f"the few-shot rubric (version {rec.get('rubric_version')}, {n} examples from dev "
-        f"disagreements), {feature} >= {cut}"
+        f"disagreements), {feature} >= {threshold}"
     )
 
 
@@ -182,28 +184,28 @@ def _trust(rec: dict[str, Any]) -> Section | None:
     t = rec.get("trust")
     if t is None:
         return None
-    cut = t["cut"]
+    th = t["threshold"]
     source = (
         "calibrated probability p (confidence max(p, 1 - p))"
         if t.get("source") == "calibrate"
         else "agreement of the judge's calls across orders and samples"
     )
     lines = [
-        f"Confidence per item: {source}. The cut is chosen on dev so that agreement with the "
-        f"labels on kept items is >= {fmt(cut['target'])} with risk {fmt(cut['alpha'])} "
+        f"Confidence per item: {source}. The threshold is chosen on dev so that agreement with "
+        f"the labels on kept items is >= {fmt(th['target'])} with risk {fmt(th['alpha'])} "
         "(fixed-sequence exact binomial tests, Jung et al. 2024).",
     ]
-    if cut["certified"]:
+    if th["certified"]:
         lines.append(
-            f"Cut: confidence >= {fmt(cut['cut'], 3)}; on dev it keeps {cut['n_kept']} of "
-            f"{cut['n_dev']} items at agreement {fmt(cut['agreement'])} (exact lower bound "
-            f"{fmt(cut['lower_bound'])})."
+            f"Threshold: confidence >= {fmt(th['value'], 3)}; on dev it keeps {th['n_kept']} of "
+            f"{th['n_dev']} items at agreement {fmt(th['agreement'])} (exact lower bound "
+            f"{fmt(th['lower_bound'])})."
         )
     else:
-        n_min = math.ceil(math.log(cut["alpha"]) / math.log(cut["target"]))
+        n_min = math.ceil(math.log(th["alpha"]) / math.log(th["target"]))
         lines.append(
-            f"No cut certified on the {cut['n_dev']} dev items (the first test needs at least "
-            f"{n_min} kept dev items, nearly all agreeing): every item is escalated."
+            f"No threshold certified on the {th['n_dev']} dev items (the first test needs at "
+            f"least {n_min} kept dev items, nearly all agreeing): every item is escalated."
         )
     lines.append(
         f"Holdout: coverage (share the judge keeps) {_est(t['coverage'])}, achieved agreement "
@@ -306,7 +308,7 @@ def alignment_summary(report: Report) -> list[str]:
                 f", chosen on dev by CV κ {fmt(cv['kappa'][m])} against the judge's "
                 f"{fmt(cv['judge_kappa'])}"
             )
-        flag = f" (its cut {rec['rule']['flag']})" if rec["rule"].get("flag") else ""
+        flag = f" (its threshold {rec['rule']['flag']})" if rec["rule"].get("flag") else ""
         lines.append(
             f"aligned judge {rec['name']} ({m}{chosen}){flag}: κ on {v['n_items']} holdout "
             f"items {fmt(k['before']['value'])} -> {fmt(k['after']['value'])}, difference "

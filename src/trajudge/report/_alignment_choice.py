@@ -2,7 +2,7 @@
 
 It renders the ``choice`` block of an aligned judge's record (``trajudge align``): each method's
 cross-validated kappa on dev beside the judge's on the same items, its rule with what is wrong
-with it (a cut no score on the scale reaches, or one every score passes), and the decision.
+with it (a threshold no score on the scale reaches, or one every score passes), and the decision.
 When the holdout then says the opposite of dev, it says so: the choice is not revised on the
 holdout, whose figures would otherwise be the best of several draws.
 """

@@ -83,7 +83,7 @@ class Parts:
     sources: list[SourceResult]
     ceilings: list[Ceiling]
     flags: list[Flag]
-    cuts: dict[str, dict[str, Any]]
+    thresholds: dict[str, dict[str, Any]]
     calibration: dict[str, CalibrationResult]
     label_pass: dict[str, pd.Series]
     n_labeled_items: int
@@ -169,7 +169,7 @@ def assemble(
     rubric_dirs: Sequence[str] = (),
     jury: bool = False,
     inconsistent_as: str | None = None,
-    judge_cuts: dict[str, Threshold] | None = None,
+    judge_thresholds: dict[str, Threshold] | None = None,
 ) -> Parts:
     """Calibrate every judge against the labels of its rubric, then pass^k per source with
     the gate rule applied. Pairwise and nominal judges (``tables.categorical``) get their
@@ -194,9 +194,9 @@ def assemble(
     rows: list[JudgeRow] = []
     flags: list[Flag] = []
     calibrations: dict[str, CalibrationResult] = {}
-    cuts: dict[str | None, Threshold] = {}
+    thresholds: dict[str | None, Threshold] = {}
     for g in label_groups:
-        cuts[g.rubric] = label_threshold(
+        thresholds[g.rubric] = label_threshold(
             g.labels["label"].dropna(), threshold=threshold, rubric_threshold=g.threshold
         )
     for g in judge_groups:
@@ -204,7 +204,7 @@ def assemble(
             g.judgments = add_jury(g.judgments, threshold=threshold, rubric_threshold=g.threshold)
         labs = g.labels[["item", "annotator", "label"]]
         if g.borrowed_from is not None:  # reference labels of another rubric, cut by theirs
-            labs = as_pass(labs, cuts[g.borrowed_from].value)
+            labs = as_pass(labs, thresholds[g.borrowed_from].value)
         result = analyze(
             g.judgments,
             labs,
@@ -214,11 +214,11 @@ def assemble(
             n_boot=n_boot,
             seed=seed,
             dev_items=dev_items,
-            judge_thresholds=judge_cuts,
+            judge_thresholds=judge_thresholds,
         )
         calibrations[str(g.rubric)] = result
-        cut = result.label_threshold.value if result.label_threshold is not None else None
-        h_pass = consensus_pass(as_pass(labs, cut))
+        level = result.label_threshold.value if result.label_threshold is not None else None
+        h_pass = consensus_pass(as_pass(labs, level))
         for judge, report in result.judges.items():
             if judge == JURY:
                 report = dataclasses.replace(
@@ -247,7 +247,7 @@ def assemble(
     sources, ceilings, label_pass = [], [], {}
     n_labeled, tied = 0, []
     for g in label_groups:
-        level = cuts[g.rubric].value
+        level = thresholds[g.rubric].value
         votes = consensus(as_pass(g.labels.dropna(subset=["label"]), level))
         tied += [str(i) for i in votes.index[votes["tie"]]]
         h_pass = votes["label"].astype(float).dropna()
@@ -335,9 +335,9 @@ def assemble(
         sources=sources,
         ceilings=ceilings,
         flags=flags,
-        cuts={
+        thresholds={
             str(r): {"value": c.value, "source": threshold_text(c, r)}
-            for r, c in cuts.items()
+            for r, c in thresholds.items()
             if c.value is not None
         },
         calibration=calibrations,

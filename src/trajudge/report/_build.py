@@ -12,7 +12,7 @@ import pandas as pd
 from trajudge.calibration import Threshold, read_raw_table, read_table, validate_table
 from trajudge.core import InputError, now_iso
 from trajudge.evalset import Fingerprint, coverage, diff_fingerprints, read_fingerprint
-from trajudge.report._aligned_rows import aligned_cuts
+from trajudge.report._aligned_rows import aligned_thresholds
 from trajudge.report._assemble import GATE_RULE, Parts, Tables, assemble
 from trajudge.report._categorical_inputs import split_plain, store_groups
 from trajudge.report._gates import (
@@ -111,7 +111,7 @@ def _finish(
         sources=parts.sources,
         ceilings=parts.ceilings,
         flags=parts.flags,
-        label_cuts=parts.cuts,
+        label_thresholds=parts.thresholds,
         n_labeled_items=parts.n_labeled_items,
         n_skipped_labels=parts.n_skipped_labels,
         tied_items=parts.tied_items,
@@ -160,7 +160,7 @@ def _from_tables(
     rubric_dirs: Sequence[str | Path],
     jury: bool = False,
     inconsistent_as: str | None = None,
-    judge_cuts: dict[str, Threshold] | None = None,
+    judge_thresholds: dict[str, Threshold] | None = None,
     alignment: Sequence[dict[str, Any]] = (),
     baseline_tolerance: float = USAGE_TOLERANCE,
 ) -> Report:
@@ -180,7 +180,7 @@ def _from_tables(
         rubric_dirs=[str(d) for d in rubric_dirs],
         jury=jury,
         inconsistent_as=inconsistent_as,
-        judge_cuts=judge_cuts,
+        judge_thresholds=judge_thresholds,
     )
     return _finish(
         parts,
@@ -265,7 +265,7 @@ def build_report(
     aligned :
         Aligned-judge records (``Store.aligned_judge``); default every aligned judge in the
         store. One judged here under its name, or fitted here on a judge that is here, is a
-        judge of the report with its own cut (measured on its holdout tasks when fitted
+        judge of the report with its own threshold (measured on its holdout tasks when fitted
         here); the ones fitted here get an Alignment section.
     gates :
         The rule severities that gate (``trajudge.yaml``'s ``gates``: the ones whose failure
@@ -312,7 +312,7 @@ def build_report(
         rubric_dirs=rubric_dirs,
         jury=jury,
         inconsistent_as=inconsistent_as,
-        judge_cuts=aligned_cuts(inputs.aligned),
+        judge_thresholds=aligned_thresholds(inputs.aligned),
         alignment=[r for r in inputs.aligned if r["dataset"] == dataset],
     )
 

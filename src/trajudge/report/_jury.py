@@ -2,7 +2,7 @@
 
 The jury's verdict on an item combines its members' per-item aggregates the way
 :func:`trajudge.judges.aggregate_jury` does: the mean of their mean scores against the pass
-threshold when the members score on an ordinal scale (one cut for all), the majority of
+threshold when the members score on an ordinal scale (one threshold for all), the majority of
 their pass/fail verdicts on a binary one (an even split is a fail). It is built as calls of a
 judge named ``jury`` (one call per member, as samples of one order), so that every figure of
 the report treats it as any other judge: kappa with intervals, corrected rates, and pass^k as
@@ -29,7 +29,7 @@ def add_jury(
         return judgments
     if JURY in names:
         raise InputError("--jury", reason=f"a judge is already named {JURY!r}")
-    cuts = {
+    thresholds = {
         n: judge_threshold(
             n,
             judgments[judgments["judge"] == n],
@@ -38,14 +38,14 @@ def add_jury(
         )
         for n in names
     }
-    values = {c.value for c in cuts.values()}
-    mean_scores = values != {None}  # ordinal scores: one scale and one cut for all
+    values = {c.value for c in thresholds.values()}
+    mean_scores = values != {None}  # ordinal scores: one scale and one threshold for all
     if mean_scores and len(values) > 1:
         raise InputError(
             "--jury",
             reason="the jury's judges must share one scale: pass/fail for all, "
             "or one ordinal scale "
-            f"with one cut (here {', '.join(sorted(str(v) for v in values))})",
+            f"with one threshold (here {', '.join(sorted(str(v) for v in values))})",
         )
     parts = []
     for i, n in enumerate(names):
@@ -53,7 +53,7 @@ def add_jury(
         if mean_scores:
             v = item_means(rows, ordinal=True)
         else:
-            v = item_verdicts(rows, threshold=cuts[n].value)
+            v = item_verdicts(rows, threshold=thresholds[n].value)
         parts.append(
             pd.DataFrame(
                 {

@@ -8,12 +8,12 @@ import pandas as pd
 from trajudge.calibration import consensus
 
 
-def as_pass(labels: pd.DataFrame, cut: float | None) -> pd.DataFrame:
-    """Labels cut to 0/1 at ``label >= cut`` (unchanged when ``cut`` is None)."""
-    if cut is None:
+def as_pass(labels: pd.DataFrame, threshold: float | None) -> pd.DataFrame:
+    """Labels cut to 0/1 at ``label >= threshold`` (unchanged when ``threshold`` is None)."""
+    if threshold is None:
         return labels
     return labels.assign(
-        label=(labels["label"] >= cut).astype(float).where(labels["label"].notna())
+        label=(labels["label"] >= threshold).astype(float).where(labels["label"].notna())
     )
 
 

@@ -162,7 +162,7 @@ class Report:
     sources: list[SourceResult]
     ceilings: list[Ceiling]
     flags: list[Flag]
-    label_cuts: dict[str, dict[str, Any]]
+    label_thresholds: dict[str, dict[str, Any]]
     n_labeled_items: int
     n_skipped_labels: int
     tied_items: list[str]
@@ -206,7 +206,7 @@ class Report:
             "sources": {s.key: s.to_dict() for s in self.all_sources()},
             "ceilings": [c.to_dict() for c in self.ceilings],
             "flags": [f.to_dict() for f in self.flags],
-            "label_cuts": self.label_cuts,
+            "label_thresholds": self.label_thresholds,
             "n_labeled_items": self.n_labeled_items,
             "n_skipped_labels": self.n_skipped_labels,
             "tied_items": self.tied_items,

@@ -1,4 +1,4 @@
-"""Judges and labels matched by rubric, and where each rubric's ordinal scale is cut.
+"""Judges and labels matched by rubric, and where each rubric's ordinal scale is threshold.
 
 A label says something about one rubric's question: a judge is compared only with labels of
 its own rubric. Judgments and labels from the store always name their rubric; plain tables
@@ -32,7 +32,7 @@ def rubric_threshold(rubric_id: str | None, rubric_dirs: Sequence[str] = ()) -> 
 
 
 def threshold_text(threshold: Threshold, rubric_id: str | None) -> str:
-    """Where a cut came from, in words (for the report's notes)."""
+    """Where a threshold came from, in words (for the report's notes)."""
     if threshold.source == "given":
         return "given (--threshold)"
     if threshold.source == "rubric":

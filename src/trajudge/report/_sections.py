@@ -293,10 +293,12 @@ def _gates(report: Report) -> Section | None:
 
 def _notes(report: Report) -> Section:
     lines = [f"labels: {report.labels_phrase}"]
-    for rubric, cut in report.label_cuts.items():
+    for rubric, threshold in report.label_thresholds.items():
         where = "" if rubric == "None" else f" (rubric {rubric})"
-        if cut["value"] is not None:
-            lines.append(f"label >= {fmt(cut['value'])} is a pass{where}: {cut['source']}")
+        if threshold["value"] is not None:
+            lines.append(
+                f"label >= {fmt(threshold['value'])} is a pass{where}: {threshold['source']}"
+            )
     for j in report.judges:
         t = j.calibration.threshold
         if t.value is not None:

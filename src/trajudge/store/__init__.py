@@ -32,7 +32,13 @@ if TYPE_CHECKING:
         register_secret,
     )
     from trajudge.store._schema import MIGRATIONS, metadata
-    from trajudge.store._store import ImportSummary, Store, make_engine, sqlite_path
+    from trajudge.store._store import (
+        ImportSummary,
+        Store,
+        make_engine,
+        make_sql_engine,
+        sqlite_path,
+    )
 
 __all__ = [
     "DEFAULT_URL",
@@ -58,6 +64,7 @@ __all__ = [
     "label_format",
     "labels_export_frame",
     "make_engine",
+    "make_sql_engine",
     "metadata",
     "now_iso",
     "pair_labels_export_frame",
@@ -93,6 +100,7 @@ _EXPORTS = {
     "label_format": "trajudge.store._label_files",
     "labels_export_frame": "trajudge.store._label_files",
     "make_engine": "trajudge.store._store",
+    "make_sql_engine": "trajudge.store._store",
     "metadata": "trajudge.store._schema",
     "now_iso": "trajudge.core",
     "pair_labels_export_frame": "trajudge.store._pair_label_files",

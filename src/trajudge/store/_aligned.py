@@ -20,8 +20,8 @@ class AlignedMixin:
     (``config_sha256`` optional); the store adds ``version`` and ``created_at``.
     """
 
-    engine: Engine
-    write_engine: Engine
+    sql_engine: Engine
+    sql_write_engine: Engine
 
     def save_aligned_judge(self, record: Mapping[str, Any]) -> int:
         """Save an aligned judge and return its version (1, 2, ... per name).
@@ -34,7 +34,7 @@ class AlignedMixin:
         data = {k: v for k, v in record.items() if k not in ("version", "created_at")}
         text = canonical_json(data)
         sha = hashlib.sha256(text.encode()).hexdigest()
-        with self.write_engine.begin() as conn:
+        with self.sql_write_engine.begin() as conn:
             last = conn.execute(
                 select(aligned_judges.c.version, aligned_judges.c.sha256)
                 .where(aligned_judges.c.name == name)
@@ -63,7 +63,7 @@ class AlignedMixin:
         q = select(aligned_judges).where(aligned_judges.c.name == name)
         if version is not None:
             q = q.where(aligned_judges.c.version == version)
-        with self.engine.connect() as conn:
+        with self.sql_engine.connect() as conn:
             row = conn.execute(q.order_by(aligned_judges.c.version.desc()).limit(1)).first()
         return None if row is None else _record(row)
 
@@ -93,7 +93,7 @@ class AlignedMixin:
         )
         if dataset is not None:
             q = q.where(aligned_judges.c.dataset == dataset)
-        with self.engine.connect() as conn:
+        with self.sql_engine.connect() as conn:
             rows = conn.execute(q.order_by(aligned_judges.c.name)).all()
         return [_record(r) for r in rows]
 

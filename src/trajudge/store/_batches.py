@@ -31,8 +31,8 @@ _IN_CHUNK = 500
 class ProviderBatchesMixin:
     """Provider batch queries for :class:`trajudge.store.Store`."""
 
-    engine: Engine
-    write_engine: Engine
+    sql_engine: Engine
+    sql_write_engine: Engine
 
     def add_provider_batch(
         self, dataset: str, batch: Mapping[str, Any], items: Sequence[Mapping[str, Any]]
@@ -45,7 +45,7 @@ class ProviderBatchesMixin:
         """
 
         now = now_iso()
-        with self.write_engine.begin() as conn:
+        with self.sql_write_engine.begin() as conn:
             inserted = conn.execute(
                 insert(provider_batches).values(
                     dataset=dataset,
@@ -88,7 +88,7 @@ class ProviderBatchesMixin:
         unknown = set(values) - allowed
         if unknown:
             raise ValueError(f"not a provider batch field: {sorted(unknown)}")
-        with self.write_engine.begin() as conn:
+        with self.sql_write_engine.begin() as conn:
             conn.execute(
                 update(provider_batches)
                 .where(provider_batches.c.id == pk)
@@ -100,7 +100,7 @@ class ProviderBatchesMixin:
         ids = sorted(set(custom_ids))
         if not ids:
             return
-        with self.write_engine.begin() as conn:
+        with self.sql_write_engine.begin() as conn:
             for start in range(0, len(ids), _IN_CHUNK):
                 conn.execute(
                     update(provider_batch_items)
@@ -118,7 +118,7 @@ class ProviderBatchesMixin:
             .where(provider_batches.c.dataset == dataset)
             .order_by(provider_batches.c.id)
         )
-        with self.engine.connect() as conn:
+        with self.sql_engine.connect() as conn:
             return [dict(r) for r in conn.execute(q).mappings()]
 
     def provider_batch_items(self, dataset: str) -> list[dict[str, Any]]:
@@ -130,5 +130,5 @@ class ProviderBatchesMixin:
             .where(provider_batches.c.dataset == dataset, provider_batch_items.c.failed.is_(False))
             .order_by(provider_batch_items.c.batch, provider_batch_items.c.custom_id)
         )
-        with self.engine.connect() as conn:
+        with self.sql_engine.connect() as conn:
             return [dict(r) for r in conn.execute(q).mappings()]

@@ -4,7 +4,7 @@ A store can fail in ways that are not a user's bad input: its SQLite file delete
 truncated while a run writes, the disk full, the file or its folder made read-only, the file
 damaged, a PostgreSQL server gone or out of space. Left alone, SQLite keeps writing into a
 deleted file's inode (the run ends with exit 0 and its work is gone), and the other faults
-surface as long driver tracebacks. :func:`guard_engine` puts one mechanism on an engine:
+surface as long driver tracebacks. :func:`guard_engine` puts one mechanism on a SQL engine:
 
 - before every transaction on a SQLite file, and before its commit, the file is checked to be
   the one the store opened (same device and inode, not shrunk into a damaged header), so a
@@ -146,15 +146,15 @@ def driver_fault(exc: BaseException) -> str | None:
 
 
 def guard_engine(
-    engine: Engine, url: str, sqlite_file: Path | None, *, write_option: str | None = None
+    sql_engine: Engine, url: str, sqlite_file: Path | None, *, write_option: str | None = None
 ) -> None:
-    """Install the store-fault checks of the module docstring on ``engine``; ``url`` is the
+    """Install the store-fault checks of the module docstring on ``sql_engine``; ``url`` is the
     store as shown in messages (password hidden). ``write_option``: the execution option that
     marks write transactions, so that a write sent down SQLite's ``query_only`` read path
     stays the programming error it is, not a read-only store."""
     from sqlalchemy import event
 
-    @event.listens_for(engine, "handle_error")
+    @event.listens_for(sql_engine, "handle_error")
     def _fault(ctx: Any) -> None:
         exc = ctx.original_exception
         if isinstance(exc, StoreError):
@@ -171,14 +171,14 @@ def guard_engine(
         return
     identity = _FileIdentity(sqlite_file)
 
-    @event.listens_for(engine, "do_connect")
+    @event.listens_for(sql_engine, "do_connect")
     def _no_ghost(*_args: Any) -> None:
         # sqlite3.connect would create an empty file where the store was
         fault = identity.fault()
         if fault is not None:
             raise StoreError(url, fault)
 
-    @event.listens_for(engine, "connect")
+    @event.listens_for(sql_engine, "connect")
     def _opened(*_args: Any) -> None:
         identity.note()
 
@@ -192,8 +192,8 @@ def guard_engine(
 
     # "begin" runs before the transaction's first statement and "commit" before the driver's
     # COMMIT: a transaction whose file vanished meanwhile is rolled back, not written.
-    event.listen(engine, "begin", _check)
-    event.listen(engine, "commit", _check)
+    event.listen(sql_engine, "begin", _check)
+    event.listen(sql_engine, "commit", _check)
 
 
 def check_fault_exit(exc: BaseException) -> StoreError | None:

@@ -132,8 +132,8 @@ def _insert(conn: Connection, rows: list[dict[str, Any]]) -> set[tuple[Any, ...]
 class JudgmentsMixin:
     """Judgment queries for :class:`trajudge.store.Store`."""
 
-    engine: Engine
-    write_engine: Engine
+    sql_engine: Engine
+    sql_write_engine: Engine
 
     def add_judgment(self, dataset: str, row: Mapping[str, Any]) -> bool:
         """Insert one judgment in its own transaction (see :meth:`add_judgments`).
@@ -161,7 +161,7 @@ class JudgmentsMixin:
         redacted: dict[str, str] = {}
         values = [_values(dataset, row, now, redacted) for row in rows]
         stored: list[bool] = []
-        with self.write_engine.begin() as conn:
+        with self.sql_write_engine.begin() as conn:
             tids = sorted({v["trajectory_id"] for v in values})
             _lock_trajectories(conn, dataset, tids)
             names = sorted({v["judge"] for v in values})
@@ -223,7 +223,7 @@ class JudgmentsMixin:
         ).where(judgments.c.dataset == dataset, judgments.c.error.is_(None))
         if judge is not None:
             q = q.where(judgments.c.judge == judge)
-        with self.engine.connect() as conn:
+        with self.sql_engine.connect() as conn:
             return {tuple(r) for r in conn.execute(q)}
 
     def judgments_frame(self, dataset: str, judge: str | None = None) -> pd.DataFrame:
@@ -231,6 +231,6 @@ class JudgmentsMixin:
         q = select(judgments).where(judgments.c.dataset == dataset)
         if judge is not None:
             q = q.where(judgments.c.judge == judge)
-        with self.engine.connect() as conn:
+        with self.sql_engine.connect() as conn:
             rows = conn.execute(q.order_by(judgments.c.id)).mappings().all()
         return pd.DataFrame([dict(r) for r in rows], columns=[c.name for c in judgments.columns])

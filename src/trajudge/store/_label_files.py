@@ -384,7 +384,7 @@ def import_labels(
             )
     counts = {"added": 0, "updated": 0, "unchanged": 0}
     ts = now_iso()
-    with store.write_engine.begin() as conn:
+    with store.sql_write_engine.begin() as conn:
         for r in rows:
             _, what = write_label(
                 conn,

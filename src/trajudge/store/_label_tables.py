@@ -104,7 +104,7 @@ def upsert_with_history(
 
 
 def save_one(
-    write_engine: Engine,
+    sql_write_engine: Engine,
     lt: LabelTable,
     src: str,
     key: Mapping[str, Any],
@@ -113,7 +113,7 @@ def save_one(
     """Save (or edit) one label in its own transaction, after checking that the dataset
     holds every trajectory of its item; the label's id."""
 
-    with write_engine.begin() as conn:
+    with sql_write_engine.begin() as conn:
         for col in lt.item_cols:
             require_trajectory(conn, src, key["dataset"], key[col])
         label_id, _ = upsert_with_history(conn, lt, key, values, now_iso())
@@ -121,7 +121,7 @@ def save_one(
 
 
 def labels_frame(
-    engine: Engine,
+    sql_engine: Engine,
     lt: LabelTable,
     dataset: str,
     *,
@@ -135,21 +135,21 @@ def labels_frame(
         q = q.where(t.c.rubric_id == rubric_id)
     if source is not None:
         q = q.where(t.c.source == source)
-    with engine.connect() as conn:
+    with sql_engine.connect() as conn:
         rows = conn.execute(q.order_by(t.c.id)).mappings().all()
     return pd.DataFrame([dict(r) for r in rows], columns=[c.name for c in t.columns])
 
 
-def history_rows(engine: Engine, lt: LabelTable, label_id: int) -> list[dict[str, Any]]:
+def history_rows(sql_engine: Engine, lt: LabelTable, label_id: int) -> list[dict[str, Any]]:
     """Earlier versions of one label, oldest first."""
     h = lt.history
     q = select(h).where(h.c[lt.history_key] == label_id).order_by(h.c.id)
-    with engine.connect() as conn:
+    with sql_engine.connect() as conn:
         return [dict(r) for r in conn.execute(q).mappings()]
 
 
 def item_rows(
-    engine: Engine, lt: LabelTable, dataset: str, item: Sequence[str], rubric_id: str | None
+    sql_engine: Engine, lt: LabelTable, dataset: str, item: Sequence[str], rubric_id: str | None
 ) -> list[dict[str, Any]]:
     """Every label of one item (its ids in ``lt.item_cols`` order): all annotators,
     adjudications included, in save order."""
@@ -159,7 +159,7 @@ def item_rows(
     )
     if rubric_id is not None:
         q = q.where(t.c.rubric_id == rubric_id)
-    with engine.connect() as conn:
+    with sql_engine.connect() as conn:
         return [dict(r) for r in conn.execute(q.order_by(t.c.id)).mappings()]
 
 
@@ -174,7 +174,7 @@ def _human_rows(
 
 
 def marks(
-    engine: Engine, lt: LabelTable, dataset: str, rubric_id: str, *, source: str
+    sql_engine: Engine, lt: LabelTable, dataset: str, rubric_id: str, *, source: str
 ) -> list[tuple[tuple[str, ...], str, bool]]:
     """``(item, annotator, skipped)`` of every human label (adjudications left out): who
     answered which item, never the value; the rows are as many as the labels given."""
@@ -183,22 +183,22 @@ def marks(
         *_human_rows(lt, dataset, rubric_id, source)
     )
     n = len(lt.item_cols)
-    with engine.connect() as conn:
+    with sql_engine.connect() as conn:
         return [(tuple(r[:n]), str(r[n]), bool(r[n + 1])) for r in conn.execute(q)]
 
 
 def annotators(
-    engine: Engine, lt: LabelTable, dataset: str, rubric_id: str | None, *, source: str
+    sql_engine: Engine, lt: LabelTable, dataset: str, rubric_id: str | None, *, source: str
 ) -> list[str]:
     """Annotators with at least one (non-adjudication) label, sorted."""
     t = lt.table
     q = select(t.c.annotator).where(*_human_rows(lt, dataset, rubric_id, source)).distinct()
-    with engine.connect() as conn:
+    with sql_engine.connect() as conn:
         return sorted(r[0] for r in conn.execute(q))
 
 
 def counts(
-    engine: Engine,
+    sql_engine: Engine,
     lt: LabelTable,
     dataset: str,
     rubric_id: str,
@@ -218,6 +218,6 @@ def counts(
         func.coalesce(func.sum(case((t.c.skipped.is_(True), 1), else_=0)), 0),
         select(func.count()).select_from(touched).scalar_subquery(),
     ).where(*where)
-    with engine.connect() as conn:
+    with sql_engine.connect() as conn:
         total, skipped, items = conn.execute(q).one()
     return {"labeled": int(total) - int(skipped), "skipped": int(skipped), "items": int(items)}

@@ -130,8 +130,8 @@ class LabelsMixin:
     """Label queries for :class:`trajudge.store.Store`."""
 
     url: str
-    engine: Engine
-    write_engine: Engine
+    sql_engine: Engine
+    sql_write_engine: Engine
 
     def save_label(
         self,
@@ -181,17 +181,19 @@ class LabelsMixin:
             adjudication=adjudication,
             category=category,
         )
-        return save_one(self.write_engine, ITEM_LABELS, self.url, key, values)
+        return save_one(self.sql_write_engine, ITEM_LABELS, self.url, key, values)
 
     def labels_frame(
         self, dataset: str, *, rubric_id: str | None = None, source: str | None = None
     ) -> pd.DataFrame:
         """Current labels of a dataset as a DataFrame."""
-        return labels_frame(self.engine, ITEM_LABELS, dataset, rubric_id=rubric_id, source=source)
+        return labels_frame(
+            self.sql_engine, ITEM_LABELS, dataset, rubric_id=rubric_id, source=source
+        )
 
     def label_history(self, label_id: int) -> list[dict[str, Any]]:
         """Earlier versions of one label, oldest first."""
-        return history_rows(self.engine, ITEM_LABELS, label_id)
+        return history_rows(self.sql_engine, ITEM_LABELS, label_id)
 
     # -- queries for the labeling app ---------------------------------------------------------
     def trajectory_keys(self, dataset: str) -> list[tuple[str, str | None]]:
@@ -201,21 +203,21 @@ class LabelsMixin:
             .where(trajectories.c.dataset == dataset)
             .order_by(trajectories.c.seq)
         )
-        with self.engine.connect() as conn:
+        with self.sql_engine.connect() as conn:
             return [(r[0], r[1]) for r in conn.execute(q)]
 
     def label_annotators(
         self, dataset: str, rubric_id: str | None = None, *, source: str = "human"
     ) -> list[str]:
         """Annotators with at least one (non-adjudication) label, sorted."""
-        return annotators(self.engine, ITEM_LABELS, dataset, rubric_id, source=source)
+        return annotators(self.sql_engine, ITEM_LABELS, dataset, rubric_id, source=source)
 
     def labels_on_items(
         self, dataset: str, rubric_id: str, ids: Sequence[str], *, source: str = "human"
     ) -> list[tuple[str, str, bool]]:
         """``(trajectory_id, annotator, skipped)`` of the non-adjudication labels on ``ids``."""
         out: list[tuple[str, str, bool]] = []
-        with self.engine.connect() as conn:
+        with self.sql_engine.connect() as conn:
             for start in range(0, len(ids), _IN_CHUNK):
                 q = select(labels.c.trajectory_id, labels.c.annotator, labels.c.skipped).where(
                     labels.c.dataset == dataset,
@@ -232,7 +234,7 @@ class LabelsMixin:
     ) -> list[tuple[str, str, bool]]:
         """``(trajectory_id, annotator, skipped)`` of every non-adjudication label of the
         rubric: what an annotator's progress is counted from."""
-        rows = marks(self.engine, ITEM_LABELS, dataset, rubric_id, source=source)
+        rows = marks(self.sql_engine, ITEM_LABELS, dataset, rubric_id, source=source)
         return [(item[0], who, skipped) for item, who, skipped in rows]
 
     def label_counts(
@@ -243,14 +245,14 @@ class LabelsMixin:
         With ``annotator`` the counts are that annotator's; without, everyone's.
         """
         return counts(
-            self.engine, ITEM_LABELS, dataset, rubric_id, annotator=annotator, source=source
+            self.sql_engine, ITEM_LABELS, dataset, rubric_id, annotator=annotator, source=source
         )
 
     def item_labels(
         self, dataset: str, trajectory_id: str, rubric_id: str | None = None
     ) -> list[dict[str, Any]]:
         """Every label on one trajectory (all annotators, adjudications included)."""
-        return item_rows(self.engine, ITEM_LABELS, dataset, (trajectory_id,), rubric_id)
+        return item_rows(self.sql_engine, ITEM_LABELS, dataset, (trajectory_id,), rubric_id)
 
     def annotator_label_ids(
         self, dataset: str, rubric_id: str, annotator: str, *, limit: int = 200
@@ -267,7 +269,7 @@ class LabelsMixin:
             .order_by(labels.c.updated_at.desc())
             .limit(limit)
         )
-        with self.engine.connect() as conn:
+        with self.sql_engine.connect() as conn:
             return [r[0] for r in conn.execute(q)]
 
     def item_judgments(self, dataset: str, trajectory_id: str) -> list[dict[str, Any]]:
@@ -277,7 +279,7 @@ class LabelsMixin:
             .where(judgments.c.dataset == dataset, judgments.c.trajectory_id == trajectory_id)
             .order_by(judgments.c.id)
         )
-        with self.engine.connect() as conn:
+        with self.sql_engine.connect() as conn:
             return [dict(r) for r in conn.execute(q).mappings()]
 
     def item_rule_result(self, dataset: str, trajectory_id: str) -> dict[str, Any] | None:
@@ -285,7 +287,7 @@ class LabelsMixin:
         q = select(rule_results).where(
             rule_results.c.dataset == dataset, rule_results.c.trajectory_id == trajectory_id
         )
-        with self.engine.connect() as conn:
+        with self.sql_engine.connect() as conn:
             r = conn.execute(q).first()
         if r is None:
             return None
@@ -300,7 +302,7 @@ class LabelsMixin:
         """The subset of ``ids`` stored in ``dataset``."""
         wanted = list(dict.fromkeys(ids))
         found: set[str] = set()
-        with self.engine.connect() as conn:
+        with self.sql_engine.connect() as conn:
             for start in range(0, len(wanted), _IN_CHUNK):
                 q = select(trajectories.c.id).where(
                     trajectories.c.dataset == dataset,

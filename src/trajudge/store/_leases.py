@@ -79,8 +79,8 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def _in_memory(engine: Engine) -> bool:
-    return engine.dialect.name == "sqlite" and engine.url.database in (None, "", ":memory:")
+def _in_memory(sql_engine: Engine) -> bool:
+    return sql_engine.dialect.name == "sqlite" and sql_engine.url.database in (None, "", ":memory:")
 
 
 def _stale(lease: Lease, now: float, host: str) -> bool:
@@ -93,8 +93,8 @@ def _stale(lease: Lease, now: float, host: str) -> bool:
 class LeasesMixin:
     """Lease queries for :class:`trajudge.store.Store`."""
 
-    engine: Engine
-    write_engine: Engine
+    sql_engine: Engine
+    sql_write_engine: Engine
     url: str
 
     def lease(self, dataset: str, config_sha256: str) -> Lease | None:
@@ -102,7 +102,7 @@ class LeasesMixin:
         q = select(leases).where(
             leases.c.dataset == dataset, leases.c.config_sha256 == config_sha256
         )
-        with self.engine.connect() as conn:
+        with self.sql_engine.connect() as conn:
             row = conn.execute(q).mappings().first()
         return None if row is None else Lease(**row)
 
@@ -121,7 +121,7 @@ class LeasesMixin:
             mine = replace(mine, expires_at=now + ttl_s)
             held = self.lease(dataset, config_sha256)
             try:
-                with self.write_engine.begin() as conn:
+                with self.sql_write_engine.begin() as conn:
                     if held is None:
                         conn.execute(insert(leases).values(**asdict(mine)))
                         return True, mine
@@ -139,7 +139,7 @@ class LeasesMixin:
 
     def renew_lease(self, lease: Lease, *, ttl_s: float = LEASE_TTL_S) -> bool:
         """Move the lease's expiry on; False when it is no longer this holder's."""
-        with self.write_engine.begin() as conn:
+        with self.sql_write_engine.begin() as conn:
             done = conn.execute(
                 update(leases)
                 .where(
@@ -153,7 +153,7 @@ class LeasesMixin:
 
     def release_lease(self, lease: Lease) -> None:
         """Give the lease up (only this holder's: a lease taken over stays the new holder's)."""
-        with self.write_engine.begin() as conn:
+        with self.sql_write_engine.begin() as conn:
             conn.execute(
                 delete(leases).where(
                     leases.c.dataset == lease.dataset,
@@ -199,7 +199,7 @@ class LeasesMixin:
                         notify(f"waiting for judge {name} on {dataset}: held by {lease.holder()}")
                         told = True
                     time.sleep(poll_s)
-            if not _in_memory(self.engine):  # one shared connection, seen by no other run
+            if not _in_memory(self.sql_engine):  # one shared connection, seen by no other run
                 beat = threading.Thread(target=self._heartbeat, args=(held, stop, ttl_s))
                 beat.start()
             yield held

@@ -8,6 +8,8 @@ frozen: it spells out the tables as they are at its version, so that a later cha
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -25,6 +27,8 @@ from sqlalchemy import (
     UniqueConstraint,
     func,
     literal_column,
+    select,
+    update,
 )
 from sqlalchemy.engine import Connection
 from sqlalchemy.schema import AddConstraint
@@ -281,6 +285,51 @@ def _v7_leases(conn: Connection) -> None:
     ).create(conn, checkfirst=True)
 
 
+def _v8_record_threshold(data: dict[str, Any]) -> dict[str, Any]:
+    """An aligned judge's record with version 8's words: its verdict rule's ``cut`` is its
+    ``threshold``, and so is the trust-or-escalate ``cut`` (whose own ``cut`` is its
+    ``value``). A record already in those words comes back unchanged."""
+    rule = data.get("rule")
+    if isinstance(rule, dict) and "cut" in rule:
+        data["rule"] = {("threshold" if k == "cut" else k): v for k, v in rule.items()}
+    trust = data.get("trust")
+    if isinstance(trust, dict) and "cut" in trust:
+        inner = trust["cut"]
+        if isinstance(inner, dict) and "cut" in inner:
+            inner = {("value" if k == "cut" else k): v for k, v in inner.items()}
+        data["trust"] = {
+            ("threshold" if k == "cut" else k): (inner if k == "cut" else v)
+            for k, v in trust.items()
+        }
+    return data
+
+
+def _v8_threshold_word(conn: Connection) -> None:
+    """Aligned judges saved before version 8 called their thresholds ``cut``: each record is
+    rewritten in version 8's words (:func:`_v8_record_threshold`) with its hash, so that a
+    record saved again after the upgrade is still recognised as the same version."""
+    table = Table(
+        "aligned_judges",
+        MetaData(),
+        Column("name", String(200), primary_key=True),
+        Column("version", Integer, primary_key=True),
+        Column("sha256", String(64), nullable=False),
+        Column("data", Text, nullable=False),
+    )
+    rows = conn.execute(select(table.c.name, table.c.version, table.c.data)).all()
+    for name, version, text in rows:
+        data = _v8_record_threshold(json.loads(text))
+        # canonical JSON as the store writes it (frozen here: sorted keys, no spaces)
+        new = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        if new == text:
+            continue
+        conn.execute(
+            update(table)
+            .where((table.c.name == name) & (table.c.version == version))
+            .values(data=new, sha256=hashlib.sha256(new.encode()).hexdigest())
+        )
+
+
 #: Version -> its upgrade for a database that was created at an earlier version.
 UPGRADES: dict[int, Callable[[Connection], None]] = {
     2: _v2_judge_config,
@@ -289,4 +338,5 @@ UPGRADES: dict[int, Callable[[Connection], None]] = {
     5: _v5_alignment,
     6: _v6_judgment_key,
     7: _v7_leases,
+    8: _v8_threshold_word,
 }

@@ -179,7 +179,7 @@ def import_pair_labels(
                 )
     tally = {"added": 0, "updated": 0, "unchanged": 0}
     ts = now_iso()
-    with store.write_engine.begin() as conn:
+    with store.sql_write_engine.begin() as conn:
         for r in rows:
             fields = {k: v for k, v in r.items() if k != "where"}
             _, what = write_pair_label(conn, ts=ts, dataset=dataset, source=source, **fields)

@@ -108,8 +108,8 @@ class PairLabelsMixin:
     """Pair-label queries for :class:`trajudge.store.Store`."""
 
     url: str
-    engine: Engine
-    write_engine: Engine
+    sql_engine: Engine
+    sql_write_engine: Engine
 
     def save_pair_label(
         self,
@@ -164,23 +164,25 @@ class PairLabelsMixin:
             source=source,
             adjudication=adjudication,
         )
-        return save_one(self.write_engine, PAIR_LABELS, self.url, key, values)
+        return save_one(self.sql_write_engine, PAIR_LABELS, self.url, key, values)
 
     def pair_labels_frame(
         self, dataset: str, *, rubric_id: str | None = None, source: str | None = None
     ) -> pd.DataFrame:
         """Current pair labels of a dataset as a DataFrame (one row per label)."""
-        return labels_frame(self.engine, PAIR_LABELS, dataset, rubric_id=rubric_id, source=source)
+        return labels_frame(
+            self.sql_engine, PAIR_LABELS, dataset, rubric_id=rubric_id, source=source
+        )
 
     def pair_label_history(self, pair_label_id: int) -> list[dict[str, Any]]:
         """Earlier versions of one pair label, oldest first."""
-        return history_rows(self.engine, PAIR_LABELS, pair_label_id)
+        return history_rows(self.sql_engine, PAIR_LABELS, pair_label_id)
 
     def pair_label_annotators(
         self, dataset: str, rubric_id: str | None = None, *, source: str = "human"
     ) -> list[str]:
         """Annotators with at least one (non-adjudication) pair label, sorted."""
-        return annotators(self.engine, PAIR_LABELS, dataset, rubric_id, source=source)
+        return annotators(self.sql_engine, PAIR_LABELS, dataset, rubric_id, source=source)
 
     def pair_labels_on(
         self,
@@ -195,7 +197,7 @@ class PairLabelsMixin:
         out: list[tuple[str, str, str, bool]] = []
         wanted = set(pairs)
         firsts = sorted({a for a, _ in pairs})
-        with self.engine.connect() as conn:
+        with self.sql_engine.connect() as conn:
             for start in range(0, len(firsts), _IN_CHUNK):
                 q = select(
                     pair_labels.c.trajectory_id,
@@ -219,7 +221,7 @@ class PairLabelsMixin:
     ) -> list[tuple[str, str, str, bool]]:
         """``(trajectory_id, other_id, annotator, skipped)`` of every non-adjudication pair
         label of the rubric: what an annotator's progress is counted from."""
-        rows = marks(self.engine, PAIR_LABELS, dataset, rubric_id, source=source)
+        rows = marks(self.sql_engine, PAIR_LABELS, dataset, rubric_id, source=source)
         return [(item[0], item[1], who, skipped) for item, who, skipped in rows]
 
     def pair_label_counts(
@@ -228,11 +230,13 @@ class PairLabelsMixin:
         """``labeled`` and ``skipped`` pair labels (an annotator's, or everyone's) and the
         distinct ``items`` (pairs) touched."""
         return counts(
-            self.engine, PAIR_LABELS, dataset, rubric_id, annotator=annotator, source=source
+            self.sql_engine, PAIR_LABELS, dataset, rubric_id, annotator=annotator, source=source
         )
 
     def pair_item_labels(
         self, dataset: str, trajectory_id: str, other_id: str, rubric_id: str
     ) -> list[dict[str, Any]]:
         """Every label of one pair under one rubric (all annotators, adjudications too)."""
-        return item_rows(self.engine, PAIR_LABELS, dataset, (trajectory_id, other_id), rubric_id)
+        return item_rows(
+            self.sql_engine, PAIR_LABELS, dataset, (trajectory_id, other_id), rubric_id
+        )

@@ -319,4 +319,5 @@ MIGRATIONS: list[tuple[int, str]] = [
     (5, "aligned judges; expected scores on judgments"),
     (6, "judgment key unique with NULL other_id / config_sha256"),
     (7, "leases"),
+    (8, "aligned judges say threshold, not cut"),
 ]

@@ -202,11 +202,11 @@ class RayEngine:
         self.concurrency = max(1, concurrency)
         #: (store URL, dataset) the workers write to; None: they return their results
         self.sink: tuple[str, str] | None = None
-        if store is not None and dataset is not None and store.engine.dialect.name != "sqlite":
+        if store is not None and dataset is not None and store.sql_engine.dialect.name != "sqlite":
             # never the password: it would travel with every call (and sit in the
             # cluster's task records); workers read it from PGPASSWORD or ~/.pgpass, and a
             # worker that cannot connect leaves its judgments to the driver
-            url = store.engine.url._replace(password=None).render_as_string(hide_password=False)
+            url = store.sql_engine.url._replace(password=None).render_as_string(hide_password=False)
             self.sink = (url, dataset)
         #: judgments the workers stored themselves (this engine, all runs)
         self.direct_writes = 0

@@ -120,8 +120,8 @@ def aggregate_judgments(
         inconsistent = _sign(margins["ab"]) != _sign(margins["ba"])
     passed: bool | None = None
     if rubric is not None and not math.isnan(score):
-        cut = None if kind == "binary" else rubric.scale.pass_threshold
-        passed = bool(item_verdicts(rows, threshold=cut).iloc[0] == 1.0)
+        threshold = None if kind == "binary" else rubric.scale.pass_threshold
+        passed = bool(item_verdicts(rows, threshold=threshold).iloc[0] == 1.0)
     return Aggregate(score, len(ok), n_errors, by_order, inconsistent, passed)
 
 
