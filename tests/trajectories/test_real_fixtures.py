@@ -22,7 +22,10 @@ from trajudge.trajectories import ReadOptions, Trajectory, read_trajectories
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 TRACES = FIXTURES / "traces"
-MANIFEST: dict[str, Any] = json.loads((TRACES / "manifest.json").read_text(encoding="utf-8"))
+EVERY: dict[str, Any] = json.loads((TRACES / "manifest.json").read_text(encoding="utf-8"))
+# the airline scenario's files; the others play a scenario of their own (``scenario``)
+MANIFEST = {n: e for n, e in EVERY.items() if "scenario" not in e}
+PARALLEL = {n: e for n, e in EVERY.items() if e.get("scenario") == "parallel"}
 
 
 def assert_scenario(t: Trajectory, expected: dict[str, Any], call_ids: list[str] | None) -> None:
@@ -80,6 +83,31 @@ def test_trace_and_chat_fixtures_import_whole(name: str) -> None:
         assert len(t.metadata["trace_ids"]) == 2  # two turns, two traces, one conversation
     # --strict accepts a file where nothing was left out
     assert read_trajectories(TRACES / name, strict=True).trajectories == result.trajectories
+
+
+@pytest.mark.parametrize("name", sorted(PARALLEL))
+def test_parallel_calls_of_one_tool_stay_apart(name: str) -> None:
+    """Two calls of one tool in one model turn, then a third: three steps, none merged."""
+    entry = PARALLEL[name]
+    expected = entry["expected"]
+    result = read_trajectories(TRACES / name)
+    assert result.fmt == entry["format"]
+    assert not result.ignored, result.ignored.lines()
+    (t,) = result.trajectories
+    assert [m.content for m in t.messages if m.role == "user"] == expected["user_turns"]
+    assert [(s.tool, s.args, s.ok, s.output) for s in t.steps] == [
+        (w["tool"], w["args"], w["ok"], w["output"]) for w in expected["steps"]
+    ]
+    assert [s.call_id for s in t.steps] == entry["call_ids"]
+    assert [m.steps for m in t.messages if m.role == "assistant" and m.steps] == expected[
+        "assistant_steps"
+    ]
+    assert sorted(m.step for m in t.messages if m.role == "tool") == list(range(len(t.steps)))
+    assert t.final_answer == expected["final_answer"]
+    assert (t.usage.prompt_tokens, t.usage.completion_tokens) == (
+        expected["prompt_tokens"],
+        expected["completion_tokens"],
+    )
 
 
 def test_repackaged_containers_give_the_same_trajectory() -> None:

@@ -16,11 +16,13 @@ Assembly:
   plus output messages; a pydantic-ai agent-run span's ``all_messages`` when present); turns are
   joined in time order, a later turn that repeats the earlier history replacing it;
 * ``steps``: the tool calls in those messages, linked to their assistant turns and answered by
-  the tool messages; each tool span is matched to its call (by call id, else by name and
-  arguments, else by name, earliest first) and gives ``latency_ms``, its result when no message
-  had it, and its error (a failed span makes the step failed). A tool span matching no call
-  becomes a step of its own. Without any recorded messages the steps are the tool spans in
-  start order;
+  the tool messages; each tool span is matched to its call (``_assign``: by call id, else by
+  name and arguments, else by name in time order, each call answered by one span) and gives
+  ``latency_ms``, its result when no message had it, and its error (a failed span makes the
+  step failed). A tool span matching no call becomes a step of its own, never a candidate for
+  another span. Without any recorded messages the steps are the tool spans in start order.
+  smolagents traces are assembled from their spans instead
+  (:mod:`trajudge.trajectories.readers._otel_smolagents`);
 * ``usage``: token counts summed over the spans carrying them, skipping a span whose
   descendants carry their own (an agent span repeating its model calls' totals is not counted
   twice); ``latency_s`` = first start to last end;
@@ -62,6 +64,8 @@ from trajudge.trajectories.readers._otel_conventions import (
     llm_messages,
     tool_call,
 )
+from trajudge.trajectories.readers._otel_smolagents import conversation as smolagents_conversation
+from trajudge.trajectories.readers._otel_smolagents import is_smolagents
 from trajudge.trajectories.readers._otel_spans import Span, read_spans
 
 
@@ -174,18 +178,17 @@ def _conversation(
                 text = m.text or ""
                 # the chat-log convention: a tool message starting with "Error" reports a failure
                 conv.result(n, text, ok=not (m.failed or text.startswith("Error")))
-    matched: set[int] = set()
-    for span, call in tools:
-        n = _match(conv, call, matched)
+    assigned = _assign(conv, [call for _, call in tools])
+    for i, (span, call) in enumerate(tools):
         fields: dict[str, Any] = {"latency_ms": (span.end - span.start) / 1e6}
         if call.error is not None:
             fields.update(ok=False, error=call.error)
+        n = assigned.get(i)
         if n is None:
             if call.error is None or (call.output is not None and call.output != call.error):
                 fields["output"] = call.output
             conv.call(call.name, call.args, call.call_id, **fields)
             continue
-        matched.add(n)
         step = conv.steps[n]
         if step.output is None and call.output is not None and call.output != call.error:
             fields["output"] = call.output
@@ -196,20 +199,35 @@ def _conversation(
     return conv
 
 
-def _match(conv: Conversation, call: ToolCall, matched: set[int]) -> int | None:
-    steps = [(n, s) for n, s in enumerate(conv.steps) if n not in matched]
-    if call.call_id is not None:
-        for n, s in steps:
-            if s.call_id == call.call_id:
-                return n
-    canon = canonical_json(call.args)
-    for n, s in steps:
-        if s.tool == call.name and s.canonical_args() == canon:
-            return n
-    for n, s in steps:
-        if s.tool == call.name:
-            return n
-    return None
+def _assign(conv: Conversation, calls: list[ToolCall]) -> dict[int, int]:
+    """Tool span ``i`` -> the step of the recorded call it answers (each step answered once).
+
+    Matched in passes over all the spans, each pass taking the earliest free step: by call id,
+    then by name and arguments, then by name in time order. A step made from a tool span is
+    never a candidate (two calls of one tool are two steps), and two different call ids never
+    match.
+    """
+    free = list(range(len(conv.steps)))
+    out: dict[int, int] = {}
+    canon = [canonical_json(c.args) for c in calls]
+
+    def fits(n: int, i: int, rule: str) -> bool:
+        s, c = conv.steps[n], calls[i]
+        if rule == "id":
+            return c.call_id is not None and s.call_id == c.call_id
+        if s.tool != c.name or (s.call_id and c.call_id and s.call_id != c.call_id):
+            return False
+        return rule == "name" or s.canonical_args() == canon[i]
+
+    for rule in ("id", "args", "name"):
+        for i in range(len(calls)):
+            if i in out:
+                continue
+            n = next((n for n in free if fits(n, i, rule)), None)
+            if n is not None:
+                out[i] = n
+                free.remove(n)
+    return out
 
 
 def _trajudge_attr(
@@ -257,7 +275,10 @@ def _trajectory(
                 "TOOL spans without tool attributes",
                 f"{s.record}: {s.path} ({s.name})",
             )
-    conv = _conversation(msgs, tools, ignored, spans[0].record)
+    if is_smolagents(spans):
+        conv = smolagents_conversation(spans)
+    else:
+        conv = _conversation(msgs, tools, ignored, spans[0].record)
     prompt, completion = _usage(spans, file)
     task_id = _trajudge_attr(spans, "trajudge.task_id", (str, int), "a string", file)
     trial = _trajudge_attr(spans, "trajudge.trial", (int,), "an integer", file)

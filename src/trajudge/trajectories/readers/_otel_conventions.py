@@ -152,6 +152,23 @@ def _openai_calls(calls: Any) -> list[tuple[str | None, str, dict[str, Any]]]:
 
 
 ADK_SCOPE = "gcp.vertex.agent"
+SMOLAGENTS_SCOPE = "openinference.instrumentation.smolagents"
+_SMOLAGENTS_SIGNATURE = {"args", "kwargs", "sanitize_inputs_outputs"}
+
+
+def unwrap_smolagents(value: Any) -> Any:
+    """smolagents records a tool's input as its Python call, ``{"args": [], "kwargs": {...},
+    "sanitize_inputs_outputs": true}``: the arguments are the keyword ones (and the positional
+    ones, under ``args``, when there are any)."""
+    parsed = parse_json(value)
+    if (
+        isinstance(parsed, dict)
+        and isinstance(parsed.get("kwargs"), dict)
+        and set(parsed) <= _SMOLAGENTS_SIGNATURE
+    ):
+        positional = parsed.get("args")
+        return {**({"args": positional} if positional else {}), **parsed["kwargs"]}
+    return value
 
 
 def unwrap_adk(value: Any) -> tuple[Any, str | None]:
@@ -513,6 +530,8 @@ def tool_call(span: Span) -> ToolCall | None:
             ),
             None,
         )
+    if span.scope.startswith(SMOLAGENTS_SCOPE):
+        raw_in = unwrap_smolagents(raw_in)
     if not name:
         prefix = "execute_tool "
         name = span.name[len(prefix) :].strip() if span.name.startswith(prefix) else None
