@@ -50,10 +50,16 @@ def is_inspect_log(obj: Any) -> bool:
 
 
 def is_swe_agent(obj: Any) -> bool:
+    if not isinstance(obj, dict):
+        return False
+    if isinstance(obj.get("trajectory"), list):
+        return "history" in obj or "info" in obj
+    # a demonstration: only ``history``, whose messages carry SWE-agent's ``message_type``
+    history = obj.get("history")
     return (
-        isinstance(obj, dict)
-        and isinstance(obj.get("trajectory"), list)
-        and ("history" in obj or "info" in obj)
+        "trajectory" not in obj
+        and isinstance(history, list)
+        and any(isinstance(h, dict) and "message_type" in h for h in history[:3])
     )
 
 

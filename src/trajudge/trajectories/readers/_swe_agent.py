@@ -16,6 +16,11 @@ and becomes one trajectory:
   (``tokens_sent``, ``tokens_received``, ``instance_cost``, ``api_calls``);
   ``metadata.exit_status``; ``outcome`` is unknown (SWE-bench grades patches separately): give
   it with ``--outcome`` or a mapping.
+
+A file with ``history`` and no ``trajectory`` (SWE-agent's demonstrations are written so) is
+read from its messages alone: each assistant message's ``tool_calls`` are its steps (else its
+``action``, as above), answered by the ``tool`` message naming their ids in ``tool_call_ids``
+(else by the observation that follows); the assistant text is the turn's thought.
 """
 
 from __future__ import annotations
@@ -45,11 +50,14 @@ def swe_agent_from_records(
         raise InputError(file, record=records[1][0], reason="a .traj file is one JSON object")
     label, doc = records[0]
     steps_in = doc.get("trajectory") if isinstance(doc, dict) else None
-    if not isinstance(steps_in, list):
+    history_only = isinstance(doc, dict) and "trajectory" not in doc
+    if not isinstance(steps_in, list) and not history_only:
         raise InputError(
             file, record=label, field="trajectory", reason=f"expected a list, got {kind(steps_in)}"
         )
     history = doc.get("history") if isinstance(doc.get("history"), list) else []
+    if history_only and not history:
+        raise InputError(file, record=label, field="history", reason="no trajectory and no history")
     info = as_dict(doc.get("info"))
     conv = Conversation()
     system = next((h for h in history if isinstance(h, dict) and h.get("role") == "system"), None)
@@ -70,6 +78,9 @@ def swe_agent_from_records(
         elif h.get("role") == "assistant":
             assistants.append(h)
     conv.say("user", task or "")
+    if not isinstance(steps_in, list):
+        _history_steps(conv, history, file, label, ignored)
+        steps_in = []
     use_calls = len(assistants) == len(steps_in)
     for i, entry in enumerate(steps_in):
         where = f"trajectory[{i}]"
@@ -145,3 +156,60 @@ def swe_agent_from_records(
     except ValidationError as exc:
         raise validation_error(file, label, exc) from None
     return [(label, t)]
+
+
+def _history_steps(
+    conv: Conversation, history: list[Any], file: str, label: str, ignored: Ignored
+) -> None:
+    """The steps of a file without ``trajectory``: from ``history`` (module docstring)."""
+    task_seen = False
+    last_calls: list[int] = []  # the steps of the last assistant message, for observations
+    for i, h in enumerate(history):
+        if not isinstance(h, dict) or h.get("is_demo") or h.get("role") == "system":
+            continue  # demonstrations were counted with the task; the system prompt is said
+        role, where = h.get("role"), f"history[{i}]"
+        if role == "user" and not task_seen:
+            task_seen = True  # the task, already said
+            continue
+        if role == "assistant":
+            conv.say("assistant", content_text(h.get("content"), ignored, f"{label}: {where}"))
+            last_calls = []
+            calls = h.get("tool_calls")
+            for j, c in enumerate(calls if isinstance(calls, list) else []):
+                fn = as_dict(c.get("function")) if isinstance(c, dict) else {}
+                name = fn.get("name")
+                if not isinstance(name, str) or not name:
+                    raise InputError(
+                        file,
+                        record=label,
+                        field=f"{where}.tool_calls[{j}].function.name",
+                        reason=f"expected a tool name, got {kind(name)}",
+                    )
+                args = parse_args(
+                    fn.get("arguments"), file, label, f"{where}.tool_calls[{j}].function.arguments"
+                )
+                call_id = c.get("id")
+                last_calls.append(
+                    conv.call(name, args, call_id if isinstance(call_id, str) else None)
+                )
+            action = h.get("action")
+            if not last_calls and isinstance(action, str) and action.strip():
+                action = action.rstrip("\n")
+                tool = action.strip().split(maxsplit=1)[0]
+                last_calls.append(conv.call(tool, {"command": action}))
+            continue
+        text = content_text(h.get("content"), ignored, f"{label}: {where}.content") or ""
+        ids = h.get("tool_call_ids")
+        found = [conv.pending(call_id=str(c)) for c in ids] if isinstance(ids, list) else []
+        answered = [n for n in found if n is not None]
+        if not answered:
+            answered = [n for n in last_calls if not conv.answered(n)][:1]
+        if not answered:
+            ignored.add(
+                "observation answering no call",
+                "observations answering no call",
+                f"{label}: {where}",
+            )
+            continue
+        for n in answered:
+            conv.result(n, text)
