@@ -347,7 +347,7 @@ def otel_from_records(
 ) -> list[tuple[str, Trajectory]]:
     file = str(path)
     traces: dict[str, list[Span]] = {}
-    for span in read_spans(file, records):
+    for span in read_spans(file, records, ignored):
         traces.setdefault(span.trace_id, []).append(span)
     if not traces:
         raise InputError(file, reason="no spans found")

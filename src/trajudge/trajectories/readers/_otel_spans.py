@@ -12,6 +12,10 @@
   ``context.trace_id`` / ``span_id`` as ``0x...`` hex, ``parent_id``, ISO-8601 times, plain
   ``attributes`` (nested objects are flattened to dotted keys).
 
+OTLP log records (``resourceLogs[].scopeLogs[].logRecords[]``, in the same file, as the OTLP
+file exporters write them when an instrumentation emits its messages as events) become events of
+the span they name (:func:`read_spans`).
+
 Attribute values (OTLP ``AnyValue`` or Jaeger typed tags) are decoded to plain Python values.
 """
 
@@ -25,6 +29,7 @@ from typing import Any
 
 from trajudge.core import InputError
 from trajudge.trajectories._io import Record, kind
+from trajudge.trajectories._options import Ignored
 
 STATUS_ERROR = 2
 
@@ -379,6 +384,8 @@ def container_of(doc: Any) -> str | None:
         return "sdk-span"
     if any(k in doc for k in ("resourceSpans", "resource_spans")):
         return "otlp"
+    if any(k in doc for k in ("resourceLogs", "resource_logs")):
+        return "otlp-logs"
     if "batches" in doc:
         return "tempo"
     inner = doc.get("trace")
@@ -390,9 +397,65 @@ def container_of(doc: Any) -> str | None:
     return None
 
 
-def read_spans(file: str, records: Iterable[Record]) -> list[Span]:
-    """Every span of every record, in file order (records are read one at a time)."""
+@dataclass
+class LogRecord:
+    """An OTLP log record (an event of the GenAI conventions' event form), for its span."""
+
+    trace_id: str
+    span_id: str
+    name: str
+    body: dict[str, Any]
+    where: str  # record and path, for the ignored count
+
+
+def _otlp_logs(doc: dict[str, Any], file: str, label: str, logs: list[LogRecord]) -> None:
+    key = "resourceLogs" if "resourceLogs" in doc else "resource_logs"
+    for ri, rl in enumerate(_list(doc.get(key), file, label, key)):
+        rpath = f"{key}[{ri}]"
+        if not isinstance(rl, dict):
+            raise InputError(
+                file, record=label, field=rpath, reason=f"expected an object, got {kind(rl)}"
+            )
+        scope_key = "scopeLogs" if "scopeLogs" in rl else "scope_logs"
+        for si, sl in enumerate(_list(rl.get(scope_key), file, label, f"{rpath}.{scope_key}")):
+            spath = f"{rpath}.{scope_key}[{si}]"
+            if not isinstance(sl, dict):
+                raise InputError(
+                    file, record=label, field=spath, reason=f"expected an object, got {kind(sl)}"
+                )
+            records = _get(sl, "logRecords", "log_records")
+            for li, raw in enumerate(_list(records, file, label, f"{spath}.logRecords")):
+                path = f"{spath}.logRecords[{li}]"
+                if not isinstance(raw, dict):
+                    raise InputError(
+                        file,
+                        record=label,
+                        field=path,
+                        reason=f"expected an object, got {kind(raw)}",
+                    )
+                attrs = attributes(raw.get("attributes"))
+                name = _get(raw, "eventName", "event_name") or attrs.get("event.name") or ""
+                body = any_value(raw.get("body"))
+                logs.append(
+                    LogRecord(
+                        trace_id=_hex_id(_get(raw, "traceId", "trace_id"), 16),
+                        span_id=_hex_id(_get(raw, "spanId", "span_id"), 8),
+                        name=str(name),
+                        body=body if isinstance(body, dict) else {"content": body, **attrs},
+                        where=f"{label}: {path}",
+                    )
+                )
+
+
+def read_spans(file: str, records: Iterable[Record], ignored: Ignored) -> list[Span]:
+    """Every span of every record, in file order (records are read one at a time).
+
+    Log records (``resourceLogs``, as the OTLP file exporters and the Collector write beside
+    the spans) join the span they name by trace and span id as its events, in file order;
+    one that names no span of the file is counted in ``ignored``.
+    """
     spans: list[Span] = []
+    logs: list[LogRecord] = []
     for label, doc in records:
         which = container_of(doc)
         if which is None:
@@ -408,8 +471,24 @@ def read_spans(file: str, records: Iterable[Record]) -> list[Span]:
         if which == "sdk-span":
             _sdk_span(doc, file, label, spans)
             continue
+        if which == "otlp-logs":
+            _otlp_logs(doc, file, label, logs)
+            continue
         if "trace" in doc and isinstance(doc["trace"], dict):
             doc = doc["trace"]
         key = next(k for k in ("resourceSpans", "resource_spans", "batches") if k in doc)
         _otlp(doc, key, file, label, spans)
+        if any(k in doc for k in ("resourceLogs", "resource_logs")):
+            _otlp_logs(doc, file, label, logs)
+    by_id = {(s.trace_id, s.span_id): s for s in spans}
+    for log in logs:
+        span = by_id.get((log.trace_id, log.span_id))
+        if span is not None:
+            span.events.append((log.name, log.body))
+        else:
+            ignored.add(
+                "log record of no span in the file",
+                "log records of no span in the file",
+                f"{log.where} ({log.name or 'no event name'})",
+            )
     return spans
