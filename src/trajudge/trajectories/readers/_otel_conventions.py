@@ -153,6 +153,7 @@ def _openai_calls(calls: Any) -> list[tuple[str | None, str, dict[str, Any]]]:
 
 ADK_SCOPE = "gcp.vertex.agent"
 SMOLAGENTS_SCOPE = "openinference.instrumentation.smolagents"
+STRANDS_SCOPE = "strands.telemetry.tracer"
 _SMOLAGENTS_SIGNATURE = {"args", "kwargs", "sanitize_inputs_outputs"}
 
 
@@ -185,7 +186,7 @@ def unwrap_adk(value: Any) -> tuple[Any, str | None]:
 # --- GenAI current: role + parts -------------------------------------------------------------
 
 
-def _parts_message(m: Any, adk: bool = False) -> list[Msg]:
+def _parts_message(m: Any, adk: bool = False, blocks: bool = False) -> list[Msg]:
     if not isinstance(m, dict):
         return []
     role = _role(m.get("role"))
@@ -208,6 +209,8 @@ def _parts_message(m: Any, adk: bool = False) -> list[Msg]:
             error = None
             if adk:
                 value, error = unwrap_adk(value)
+            if blocks:  # Strands: the tool result's content blocks
+                value = _block_text(value)
             text = as_text(value) if error is None else error
             results.append(
                 Msg("tool", text, call_id=p.get("id"), name=p.get("name"), failed=error is not None)
@@ -217,14 +220,33 @@ def _parts_message(m: Any, adk: bool = False) -> list[Msg]:
     return [Msg(role, "\n".join(texts) if texts else None, calls, name=m.get("name"))]
 
 
-def _parts_messages(value: Any, adk: bool = False) -> list[Msg] | None:
+def _parts_messages(value: Any, adk: bool = False, blocks: bool = False) -> list[Msg] | None:
     value = parse_json(value)
     if not isinstance(value, list):
         return None
     out: list[Msg] = []
     for m in value:
-        out += _parts_message(m, adk)
+        out += _parts_message(m, adk, blocks)
     return out
+
+
+_DETAILS_EVENT = "gen_ai.client.inference.operation.details"
+_DETAILS_KEYS = ("gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions")
+
+
+def _details(span: Span) -> dict[str, Any]:
+    """The messages of the latest GenAI conventions' event form: each
+    ``gen_ai.client.inference.operation.details`` event of the span carries some of the input
+    messages, output messages and system instructions (Strands writes one per key)."""
+    merged: dict[str, list[Any]] = {}
+    for name, body in span.events:
+        if name != _DETAILS_EVENT:
+            continue
+        for key in _DETAILS_KEYS:
+            value = parse_json(body.get(key))
+            if isinstance(value, list):
+                merged.setdefault(key, []).extend(value)
+    return merged
 
 
 # --- GenAI older: events --------------------------------------------------------------------
@@ -239,21 +261,86 @@ _EVENT_ROLES = {
 }
 
 
-def _event_message(name: str, body: dict[str, Any]) -> Msg | None:
+def _converse_blocks(
+    content: Any,
+) -> tuple[str | None, list[tuple[str | None, str, dict[str, Any]]], list[Msg]] | None:
+    """Bedrock Converse content blocks (what Strands Agents records as an event's content):
+    the text, the ``toolUse`` calls and a tool message per ``toolResult``; None when the
+    content holds no tool block."""
+    value = parse_json(content)
+    if not isinstance(value, list) or not any(
+        isinstance(b, dict) and ("toolUse" in b or "toolResult" in b) for b in value
+    ):
+        return None
+    texts: list[str] = []
+    calls: list[tuple[str | None, str, dict[str, Any]]] = []
+    results: list[Msg] = []
+    for b in value:
+        if not isinstance(b, dict):
+            continue
+        if isinstance(b.get("text"), str):
+            texts.append(b["text"])
+        use = as_dict(b.get("toolUse"))
+        if isinstance(use.get("name"), str) and use["name"]:
+            calls.append((use.get("toolUseId"), use["name"], args_of(use.get("input"))))
+        result = as_dict(b.get("toolResult"))
+        if result:
+            results.append(
+                Msg(
+                    "tool",
+                    _block_text(result.get("content")),
+                    call_id=result.get("toolUseId"),
+                    failed=result.get("status") == "error",
+                )
+            )
+    return ("\n".join(texts) if texts else None), calls, results
+
+
+def _block_text(content: Any) -> str | None:
+    """The text of a tool result's blocks (``text``, or ``json`` as JSON text)."""
+    value = parse_json(content)
+    if not isinstance(value, list):
+        return as_text(value)
+    parts = [
+        b["text"] if isinstance(b.get("text"), str) else as_text(b["json"])
+        for b in value
+        if isinstance(b, dict) and ("text" in b or "json" in b)
+    ]
+    return "\n".join(p for p in parts if p is not None) if parts else None
+
+
+def _event_messages(name: str, body: dict[str, Any]) -> list[Msg]:
     role = _EVENT_ROLES.get(name)
     if role is None:
-        return None
+        return []
+    content = body.get("content")
     if name == "gen_ai.choice":
         msg = parse_json(body.get("message"))
-        body = msg if isinstance(msg, dict) else body
-    text = _content_text(parse_json(body.get("content")))
+        if isinstance(msg, dict):
+            body, content = msg, msg.get("content")
+        elif msg is not None:  # the message is its content (Strands: text or blocks)
+            content = msg
+    blocks = _converse_blocks(content)
+    if blocks is not None:
+        text, calls, results = blocks
+        if role == "tool" or (results and not calls):
+            return results
+        return [Msg(_role(body.get("role")) or role, text, calls)]
+    text = _content_text(parse_json(content))
     if role == "tool":
-        return Msg(
-            "tool", text, call_id=body.get("id") or body.get("tool_call_id"), name=body.get("name")
+        return [
+            Msg(
+                "tool",
+                text,
+                call_id=body.get("id") or body.get("tool_call_id"),
+                name=body.get("name"),
+            )
+        ]
+    return [
+        Msg(
+            _role(body.get("role")) or role, text, _openai_calls(parse_json(body.get("tool_calls")))
         )
-    return Msg(
-        _role(body.get("role")) or role, text, _openai_calls(parse_json(body.get("tool_calls")))
-    )
+    ]
 
 
 def _events_messages(
@@ -271,9 +358,7 @@ def _events_messages(
                 if isinstance(m, dict) and _role(m.get("role")):
                     target.append(_openai_message(m))
             continue
-        msg = _event_message(name, body)
-        if msg is not None:
-            (outputs if name == "gen_ai.choice" else inputs).append(msg)
+        (outputs if name == "gen_ai.choice" else inputs).extend(_event_messages(name, body))
     return (inputs, outputs) if inputs or outputs else None
 
 
@@ -432,15 +517,19 @@ def llm_messages(span: Span) -> tuple[list[Msg], list[Msg]] | None:
             msgs = _parts_messages(a[key])
             if msgs is not None:
                 return msgs, []
+    details = _details(span)
+    if details:
+        a = {**a, **details}
     if "gen_ai.input.messages" in a or "gen_ai.output.messages" in a:
         adk = span.scope.startswith(ADK_SCOPE)
-        inputs = _parts_messages(a.get("gen_ai.input.messages"), adk) or []
+        blocks = span.scope.startswith(STRANDS_SCOPE)
+        inputs = _parts_messages(a.get("gen_ai.input.messages"), adk, blocks) or []
         system = _parts_messages(
             [{"role": "system", "parts": parse_json(a.get("gen_ai.system_instructions")) or []}]
         )
         if system and system[0].text and not any(m.role == "system" for m in inputs):
             inputs = system + inputs
-        return inputs, _parts_messages(a.get("gen_ai.output.messages"), adk) or []
+        return inputs, _parts_messages(a.get("gen_ai.output.messages"), adk, blocks) or []
     for key in ("all_messages_events", "events"):
         if key in a:
             found = _events_messages(_json_events(a[key]))
@@ -485,6 +574,19 @@ def _error(span: Span) -> str | None:
         return span.error
     etype = span.attrs.get("error.type")
     return None if etype is None else str(etype)
+
+
+def _tool_events(span: Span) -> tuple[Any, Any]:
+    """A tool span's input and output as its events (Strands Agents' ``execute_tool``): the
+    ``gen_ai.tool.message`` event's content is the arguments, the ``gen_ai.choice`` event's
+    message the result (text blocks)."""
+    raw_in = raw_out = None
+    for name, body in span.events:
+        if name == "gen_ai.tool.message" and raw_in is None:
+            raw_in = body.get("content")
+        elif name == "gen_ai.choice" and raw_out is None:
+            raw_out = _block_text(body.get("message"))
+    return raw_in, raw_out
 
 
 def tool_call(span: Span) -> ToolCall | None:
@@ -532,6 +634,10 @@ def tool_call(span: Span) -> ToolCall | None:
         )
     if span.scope.startswith(SMOLAGENTS_SCOPE):
         raw_in = unwrap_smolagents(raw_in)
+    if raw_in is None and raw_out is None:
+        raw_in, raw_out = _tool_events(span)
+    if span.scope.startswith(STRANDS_SCOPE):
+        raw_out = _block_text(raw_out)  # a Strands tool result is content blocks
     if not name:
         prefix = "execute_tool "
         name = span.name[len(prefix) :].strip() if span.name.startswith(prefix) else None
