@@ -53,7 +53,7 @@ from trajudge.trajectories._io import (
 from trajudge.trajectories._models import Trajectory, Usage
 from trajudge.trajectories._options import Ignored, ReadOptions
 from trajudge.trajectories._stream import iter_json_records
-from trajudge.trajectories.readers._conversation import Conversation
+from trajudge.trajectories.readers._conversation import NO_RESULT, Conversation
 from trajudge.trajectories.readers._otel_conventions import (
     CONVERSATION_KEYS,
     TOKEN_KEYS,
@@ -181,9 +181,11 @@ def _conversation(
     assigned = _assign(conv, [call for _, call in tools])
     for i, (span, call) in enumerate(tools):
         fields: dict[str, Any] = {"latency_ms": (span.end - span.start) / 1e6}
-        if call.error is not None:
-            fields.update(ok=False, error=call.error)
         n = assigned.get(i)
+        if call.error is not None:
+            said = None if n is None else conv.steps[n].error
+            keep = call.bare_error and said not in (None, NO_RESULT)
+            fields.update(ok=False, error=said if keep else call.error)
         if n is None:
             if call.error is None or (call.output is not None and call.output != call.error):
                 fields["output"] = call.output

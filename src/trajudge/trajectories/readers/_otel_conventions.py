@@ -67,6 +67,9 @@ class ToolCall:
     output: str | None
     error: str | None
     call_id: str | None
+    # the error is only the span's error type (ADK's "TOOL_ERROR" when no content was captured
+    # on the span): a recorded tool message that says more is kept over it
+    bare_error: bool = False
 
 
 _ROLES = {
@@ -661,12 +664,14 @@ def tool_call(span: Span) -> ToolCall | None:
     output = as_text(raw_out)
     if error is not None and output and (not error.strip() or error.rstrip().endswith(":")):
         error = output  # the exception had no message ("ToolRetryError: "): the tool's own words
+    etype = a.get("error.type")
     return ToolCall(
         name=name,
         args=args_of(raw_in),
         output=output,
         error=error,
         call_id=None if call_id is None else str(call_id),
+        bare_error=error is not None and etype is not None and error == str(etype),
     )
 
 

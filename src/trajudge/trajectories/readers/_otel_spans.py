@@ -441,7 +441,11 @@ def _otlp_logs(doc: dict[str, Any], file: str, label: str, logs: list[LogRecord]
                         trace_id=_hex_id(_get(raw, "traceId", "trace_id"), 16),
                         span_id=_hex_id(_get(raw, "spanId", "span_id"), 8),
                         name=str(name),
-                        body=body if isinstance(body, dict) else {"content": body, **attrs},
+                        # the GenAI event's fields: in the body (older form) or in the
+                        # attributes (the latest form: ADK, operation details)
+                        body={**attrs, **body}
+                        if isinstance(body, dict)
+                        else {**attrs, **({} if body is None else {"content": body})},
                         where=f"{label}: {path}",
                     )
                 )
