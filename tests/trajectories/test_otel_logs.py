@@ -53,3 +53,23 @@ def test_a_log_record_whose_span_is_missing_is_counted_never_dropped(tmp_path: P
     assert len(orphans) == 3
     with pytest.raises(InputError, match=r"log records? of no span"):
         read_trajectories(path, strict=True)
+
+
+@pytest.mark.parametrize(
+    ("doc", "field"),
+    [
+        ({"resourceSpans": [{"scopeSpans": [["not", "an", "object"]]}]}, "scopeSpans[0]"),
+        ({"resourceSpans": [], "resourceLogs": [{"scopeLogs": [{"logRecords": [7]}]}]},
+         "scopeLogs[0].logRecords[0]"),
+        ({"resourceLogs": ["x"]}, "resourceLogs[0]"),
+    ],
+)  # fmt: skip
+def test_a_container_entry_that_is_not_an_object_is_one_line(
+    tmp_path: Path, doc: dict[str, object], field: str
+) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_text(json.dumps(doc) + "\n")
+    with pytest.raises(InputError) as err:
+        read_trajectories(path)
+    message = str(err.value)
+    assert field in message and "expected an object" in message and "\n" not in message

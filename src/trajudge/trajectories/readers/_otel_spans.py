@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -141,13 +141,20 @@ def _list(value: Any, file: str, record: str, path: str) -> list[Any]:
     return value
 
 
-def _otlp(doc: dict[str, Any], key: str, file: str, label: str, spans: list[Span]) -> None:
-    for ri, rs in enumerate(_list(doc.get(key), file, label, key)):
-        rpath = f"{key}[{ri}]"
-        if not isinstance(rs, dict):
+def _objects(value: Any, file: str, record: str, path: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """``(path[i], item)`` for each item of the list at ``path``; an item that is not an object
+    is an :class:`InputError` naming it."""
+    for i, item in enumerate(_list(value, file, record, path)):
+        where = f"{path}[{i}]"
+        if not isinstance(item, dict):
             raise InputError(
-                file, record=label, field=rpath, reason=f"expected an object, got {kind(rs)}"
+                file, record=record, field=where, reason=f"expected an object, got {kind(item)}"
             )
+        yield where, item
+
+
+def _otlp(doc: dict[str, Any], key: str, file: str, label: str, spans: list[Span]) -> None:
+    for rpath, rs in _objects(doc.get(key), file, label, key):
         resource = attributes((rs.get("resource") or {}).get("attributes"))
         scope_key = next(
             (
@@ -162,18 +169,9 @@ def _otlp(doc: dict[str, Any], key: str, file: str, label: str, spans: list[Span
             ),
             "scopeSpans",
         )
-        for si, ss in enumerate(_list(rs.get(scope_key), file, label, f"{rpath}.{scope_key}")):
-            spath = f"{rpath}.{scope_key}[{si}]"
+        for spath, ss in _objects(rs.get(scope_key), file, label, f"{rpath}.{scope_key}"):
             scope = _get(ss, "scope", "instrumentationLibrary", "instrumentation_library") or {}
-            for pi, raw in enumerate(_list(ss.get("spans"), file, label, f"{spath}.spans")):
-                path = f"{spath}.spans[{pi}]"
-                if not isinstance(raw, dict):
-                    raise InputError(
-                        file,
-                        record=label,
-                        field=path,
-                        reason=f"expected an object, got {kind(raw)}",
-                    )
+            for path, raw in _objects(ss.get("spans"), file, label, f"{spath}.spans"):
                 trace_id = _hex_id(_get(raw, "traceId", "trace_id"), 16)
                 span_id = _hex_id(_get(raw, "spanId", "span_id"), 8)
                 if not trace_id or not span_id:
@@ -410,29 +408,11 @@ class LogRecord:
 
 def _otlp_logs(doc: dict[str, Any], file: str, label: str, logs: list[LogRecord]) -> None:
     key = "resourceLogs" if "resourceLogs" in doc else "resource_logs"
-    for ri, rl in enumerate(_list(doc.get(key), file, label, key)):
-        rpath = f"{key}[{ri}]"
-        if not isinstance(rl, dict):
-            raise InputError(
-                file, record=label, field=rpath, reason=f"expected an object, got {kind(rl)}"
-            )
+    for rpath, rl in _objects(doc.get(key), file, label, key):
         scope_key = "scopeLogs" if "scopeLogs" in rl else "scope_logs"
-        for si, sl in enumerate(_list(rl.get(scope_key), file, label, f"{rpath}.{scope_key}")):
-            spath = f"{rpath}.{scope_key}[{si}]"
-            if not isinstance(sl, dict):
-                raise InputError(
-                    file, record=label, field=spath, reason=f"expected an object, got {kind(sl)}"
-                )
+        for spath, sl in _objects(rl.get(scope_key), file, label, f"{rpath}.{scope_key}"):
             records = _get(sl, "logRecords", "log_records")
-            for li, raw in enumerate(_list(records, file, label, f"{spath}.logRecords")):
-                path = f"{spath}.logRecords[{li}]"
-                if not isinstance(raw, dict):
-                    raise InputError(
-                        file,
-                        record=label,
-                        field=path,
-                        reason=f"expected an object, got {kind(raw)}",
-                    )
+            for path, raw in _objects(records, file, label, f"{spath}.logRecords"):
                 attrs = attributes(raw.get("attributes"))
                 name = _get(raw, "eventName", "event_name") or attrs.get("event.name") or ""
                 body = any_value(raw.get("body"))
