@@ -11,7 +11,9 @@ Both generations of OpenHands are read:
   function_name``, else the action name; ``args`` = ``args`` without ``thought``, which becomes
   the assistant turn's text); an observation answers its ``cause`` (or ``tool_call_id``), and
   an ``error`` observation makes the step failed; ``finish`` gives the final answer. Usage is
-  the last ``llm_metrics.accumulated_token_usage`` and ``accumulated_cost``;
+  the last ``llm_metrics.accumulated_token_usage`` and ``accumulated_cost``; a file without
+  ``llm_metrics`` sums ``tool_call_metadata.model_response.usage`` once per model response
+  (several actions of one response, and their observations, repeat it);
 * OpenHands software-agent SDK (``openhands-sdk``, the events of a persisted conversation):
   ``kind`` ``SystemPromptEvent``, ``MessageEvent`` (``llm_message``), ``ActionEvent``
   (``tool_name``, ``tool_call_id``, ``action``, ``thought``), ``ObservationEvent`` (answers
@@ -58,7 +60,15 @@ def _v0(
     final: str | None = None
     tokens: list[int | None] = [None, None]
     cost: float | None = None
+    per_response: dict[str, tuple[Any, Any]] = {}  # model response id -> its (prompt, completion)
     for where, e in events:
+        response = as_dict(as_dict(e.get("tool_call_metadata")).get("model_response"))
+        usage_of = as_dict(response.get("usage"))
+        if usage_of and "action" in e:  # its observation repeats the action's metadata
+            rid = str(response.get("id") or f"event {e.get('id')}")
+            per_response.setdefault(
+                rid, (usage_of.get("prompt_tokens"), usage_of.get("completion_tokens"))
+            )
         metrics = e.get("llm_metrics")
         if isinstance(metrics, dict):
             usage = metrics.get("accumulated_token_usage") or {}
@@ -109,6 +119,12 @@ def _v0(
             conv.result(found, str(e.get("content") or ""), ok=obs != "error")
         else:
             ignored.add("event of a kind not read", "events of kinds not read", where)
+    if tokens == [None, None] and per_response:
+        # no llm_metrics (older files): each model response's usage, once per response (the
+        # actions of one response carry the same one)
+        for i in (0, 1):
+            counts = [u[i] for u in per_response.values() if isinstance(u[i], int)]
+            tokens[i] = sum(counts) if counts else None
     return final, tokens, cost
 
 
