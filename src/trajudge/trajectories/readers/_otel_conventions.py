@@ -300,16 +300,17 @@ def _converse_blocks(
 
 
 def _block_text(content: Any) -> str | None:
-    """The text of a tool result's blocks (``text``, or ``json`` as JSON text)."""
+    """The text of a tool result's blocks (``text``, or ``json`` as JSON text); a value that is
+    not a list of blocks is kept as it is (as text)."""
     value = parse_json(content)
-    if not isinstance(value, list):
-        return as_text(value)
     parts = [
         b["text"] if isinstance(b.get("text"), str) else as_text(b["json"])
-        for b in value
+        for b in (value if isinstance(value, list) else [])
         if isinstance(b, dict) and ("text" in b or "json" in b)
     ]
-    return "\n".join(p for p in parts if p is not None) if parts else None
+    if not parts:
+        return as_text(content)
+    return "\n".join(p for p in parts if p is not None)
 
 
 def _event_messages(name: str, body: dict[str, Any]) -> list[Msg]:
@@ -638,9 +639,9 @@ def tool_call(span: Span) -> ToolCall | None:
     if span.scope.startswith(SMOLAGENTS_SCOPE):
         raw_in = unwrap_smolagents(raw_in)
     if raw_in is None and raw_out is None:
-        raw_in, raw_out = _tool_events(span)
-    if span.scope.startswith(STRANDS_SCOPE):
-        raw_out = _block_text(raw_out)  # a Strands tool result is content blocks
+        raw_in, raw_out = _tool_events(span)  # the result already as text
+    elif span.scope.startswith(STRANDS_SCOPE):
+        raw_out = _block_text(raw_out)  # a Strands tool result attribute is content blocks
     if not name:
         prefix = "execute_tool "
         name = span.name[len(prefix) :].strip() if span.name.startswith(prefix) else None
