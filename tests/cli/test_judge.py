@@ -233,7 +233,9 @@ def test_concurrency_option_raises_each_judges_limit(
     assert result.exit_code == 0, result.output
     assert fake.max_in_flight == 6  # not the judge's default of 4
     fake.reset()
-    fake.default = "hold:3"
+    # a third call would be in flight within the 2 s each answer is held; 60 s (the default
+    # hold) made this test take two minutes for the same proof
+    fake.default = "hold:3:2"
     result = run("--config", str(config), "--no-cache", "--concurrency", "2", "--samples", "4")
     assert result.exit_code == 0, result.output
     assert fake.max_in_flight == 2  # the option bounds calls in flight too

@@ -8,7 +8,9 @@ the next behaviour from ``server.script`` (then ``server.default``):
 - ``"garbage"``: HTTP 200 with content that is not JSON,
 - ``"delay:<seconds>"``: sleep, then answer like ``"ok"``,
 - ``"hold:<n>"``: wait until ``n`` requests are in flight at once (60 s at most), then
-  answer like ``"ok"``: a test of a concurrency limit waits on that state, not on time,
+  answer like ``"ok"``: a test of a concurrency limit waits on that state, not on time;
+  ``"hold:<n>:<s>"`` waits ``s`` seconds at most, for a test that shows a bound is never
+  passed (``n`` is then never reached and every answer takes ``s``),
 - ``"block"``: wait until the test calls ``server.release()`` (or ``reset()``; 120 s at most),
   then answer like ``"ok"``: the request stays in flight for as long as the test needs,
 - ``"length"``: HTTP 200 with the verdict cut short and ``finish_reason: "length"`` (the
@@ -252,8 +254,9 @@ class FakeLLM:
             chosen = self.action_for(body) if self.action_for is not None else None
             action = chosen if chosen is not None else self._next()
             if action.startswith("hold:"):
-                deadline = time.monotonic() + 60
-                while self.max_in_flight < int(action.split(":", 1)[1]):
+                _, wanted, *most = action.split(":")
+                deadline = time.monotonic() + (float(most[0]) if most else 60)
+                while self.max_in_flight < int(wanted):
                     if time.monotonic() > deadline:
                         break
                     await asyncio.sleep(0.02)
