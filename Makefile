@@ -26,10 +26,15 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
+# Two workers (the machine's two cores); tests sharing one expensive resource (the embedded
+# model, a Ray cluster) are grouped onto one worker by tests/conftest.py. PYTEST_WORKERS=0
+# runs in one process.
+PYTEST_WORKERS ?= 2
+
 test: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/mypy
-	LITELLM_LOCAL_MODEL_COST_MAP=True $(BIN)/python -m pytest $(PYTEST_ARGS)
+	LITELLM_LOCAL_MODEL_COST_MAP=True $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -47,6 +47,53 @@ def tau_bench_file() -> Path:
     return require_shared(TAU_BENCH_FILE)
 
 
+# Tests that share one expensive, machine-wide resource run in one pytest-xdist worker, one
+# after another: the embedded model's server takes both cores (two at once would each run at
+# a third of the speed), a second Ray cluster of 2 CPUs on a 2-core machine starves both,
+# and Ray's tests ran 7 to 15 times slower beside the model's server (about twice as slow
+# beside ordinary tests). So both go to one group; the session fixtures (demo_workspace,
+# ray_cluster) start once, in its worker. xdist hands out the largest group first, so the
+# other worker works through everything else meanwhile.
+_SERIAL_MARKERS = ("local_llm", "ray")
+_SERIAL_GROUP = "serial"
+
+
+def _serial(item: pytest.Item) -> bool:
+    return any(item.get_closest_marker(m) is not None for m in _SERIAL_MARKERS)
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if _serial(item):
+            item.add_marker(pytest.mark.xdist_group(_SERIAL_GROUP))
+
+
+@pytest.hookimpl(trylast=True)  # after xdist tagged the node ids with their group
+def pytest_collection_finish(session: pytest.Session) -> None:
+    if not session.config.getoption("loadgroup", default=False):
+        return
+    untagged = [i.nodeid for i in session.items if _serial(i) and "@" not in i.nodeid]
+    if untagged:  # a pytest / xdist pair that drops the groups would split them silently
+        pytest.exit(f"--dist loadgroup did not group {untagged[0]}: check the pytest pin", 3)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """(xdist, in the controller) hand each worker the terminal size the run was started with."""
+    node.workerinput["terminal_env"] = {k: os.environ.get(k) for k in ("COLUMNS", "LINES")}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # an xdist worker starts with COLUMNS=80 and LINES=24 whatever the run had; the CLI sizes
+    # its tables by COLUMNS when it is set, so the outputs the tests compare would wrap at 80
+    for key, value in getattr(config, "workerinput", {}).get("terminal_env", {}).items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "db_backend" not in metafunc.fixturenames:
         return
