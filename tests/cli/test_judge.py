@@ -86,6 +86,21 @@ def test_judge_command_scores_and_prints_a_summary(fake: Any, db_url: str, tmp_p
     assert "cache hits 3" in " ".join(copy.output.split()) and fake.calls == 3
 
 
+@pytest.mark.parametrize(
+    ("elapsed_s", "shown"), [(0.0314, "; 31 ms"), (4.4126, "; 4,413 ms"), (361.2, "; 361,200 ms")]
+)
+def test_the_summary_gives_the_batch_time_in_milliseconds(
+    elapsed_s: float, shown: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A cached re-run takes tens of milliseconds: tenths of a second printed it as 0.0 s."""
+    from trajudge.cli._cmd_judge import print_summary
+    from trajudge.judges import BatchSummary
+
+    print_summary(BatchSummary(dataset="ds", judges=["j"], elapsed_s=elapsed_s))
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("cache hits"))
+    assert line.endswith(shown), line
+
+
 def test_judges_samples_and_limits_from_config(fake: Any, db_url: str, tmp_path: Path) -> None:
     fake.reset()
     _dataset(db_url)

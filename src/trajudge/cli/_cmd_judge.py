@@ -106,7 +106,10 @@ def print_summary(s: BatchSummary) -> None:
         f"(of {s.planned} planned)",
         f"gate-skipped {s.gate_skipped} trajectories; no reference for {s.no_reference}",
         f"cache hits {s.cache_hits}; errors {s.errors}; cost ${s.cost_usd:.4f}; tokens "
-        f"{s.prompt_tokens} prompt + {s.completion_tokens} completion; {s.elapsed_s:.1f} s",
+        # milliseconds: a re-run served from the store or the cache takes tens of them, which
+        # tenths of a second would print as 0.0 s
+        f"{s.prompt_tokens} prompt + {s.completion_tokens} completion; "
+        f"{round(s.elapsed_s * 1000):,} ms",
     ]
     for line in lines:
         console.print(line, highlight=False, markup=False, soft_wrap=True)
