@@ -35,8 +35,14 @@ def test_every_import_inside_a_function_says_why() -> None:
     for module, line, text in graph.inner:
         lines = graph.files[module].read_text(encoding="utf-8").splitlines()
         above = line - 2
-        # the group's first import carries the reason; walk up over the group
-        while above >= 0 and lines[above].strip().startswith(("from ", "import ", ")")):
+        # the group's first import carries the reason; walk up over the group, parenthesised
+        # imports included (``depth``: inside one whose closing line was passed)
+        depth = 0
+        while above >= 0:
+            text = lines[above].strip()
+            if not depth and not text.startswith(("from ", "import ", ")")):
+                break
+            depth += text.startswith(")") - text.endswith("(")
             above -= 1
         while above >= 0 and not lines[above].strip().startswith("#") and _continues(lines, above):
             above -= 1

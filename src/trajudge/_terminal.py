@@ -15,11 +15,15 @@ whatever path the text took:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.segment import Segment
+
+if TYPE_CHECKING:
+    from trajudge.judges import BatchProgress
 
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
@@ -56,3 +60,32 @@ def _visible(buffer: Iterable[Segment]) -> Iterator[Segment]:
             yield segment
         else:
             yield Segment(visible_controls(segment.text), segment.style, segment.control)
+
+
+def judge_progress(console: Console | None) -> tuple[Progress | None, Callable[..., None]]:
+    """A Rich progress bar for a batch (done / errors / cache hits / cost) and its updater."""
+    if console is None:
+        return None, lambda p: None
+    progress = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn(
+            "errors {task.fields[errors]} · cache hits {task.fields[hits]} · ${task.fields[cost]}"
+        ),
+        TimeElapsedColumn(),
+        console=console,
+    )
+    task = progress.add_task("judging", total=None, errors=0, hits=0, cost="0.0000")
+
+    def update(p: BatchProgress) -> None:
+        progress.update(
+            task,
+            total=p.total,
+            completed=p.done,
+            errors=p.errors,
+            hits=p.cache_hits,
+            cost=f"{p.cost_usd:.4f}",
+        )
+
+    return progress, update

@@ -211,3 +211,12 @@ def load_config(path: str | Path) -> TrajudgeConfig:
     p = Path(path)
     data = read_yaml(p)
     return parse_config(data, p)
+
+
+def dataset_name(cfg: TrajudgeConfig) -> str:
+    """The dataset a config names: ``dataset.name``, else the stem of ``dataset.path``."""
+    if cfg.dataset.name:
+        return cfg.dataset.name
+    if cfg.dataset.path is not None:
+        return cfg.dataset.path.stem
+    raise InputError("trajudge.yaml", field="dataset", reason="give dataset.name or dataset.path")

@@ -27,23 +27,22 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
+from trajudge._terminal import judge_progress
 from trajudge.alignment import align_judge, aligned_judges_by_name
-from trajudge.config import TrajudgeConfig, load_config
+from trajudge.config import TrajudgeConfig, dataset_name, load_config
 from trajudge.core import InputError
 from trajudge.evalset import core_gate, core_tasks, read_evalset, split_of
 from trajudge.judges import (
     DEFAULT_CACHE_PATH,
-    BatchProgress,
     BatchSummary,
     Judge,
     ResponseCache,
@@ -126,15 +125,6 @@ def select_subset(trajectories: list[Trajectory], cfg: TrajudgeConfig) -> list[T
     return out
 
 
-def dataset_name(cfg: TrajudgeConfig) -> str:
-    """The dataset a config names: ``dataset.name``, else the stem of ``dataset.path``."""
-    if cfg.dataset.name:
-        return cfg.dataset.name
-    if cfg.dataset.path is not None:
-        return cfg.dataset.path.stem
-    raise InputError("trajudge.yaml", field="dataset", reason="give dataset.name or dataset.path")
-
-
 def config_report(store: Store, name: str, cfg: TrajudgeConfig, **given: Any) -> tuple[Report, int]:
     """The report of dataset ``name`` as ``trajudge run`` builds it from ``cfg`` (its
     ``report:`` section, ``gates``, the labels' source, ``rubric_dirs``, the dev split of
@@ -199,35 +189,6 @@ def _phase(summary: RunSummary, name: str, console: Console | None) -> Iterator[
         yield
     finally:
         summary.phase_s[name] = round(time.perf_counter() - t0, 3)
-
-
-def judge_progress(console: Console | None) -> tuple[Progress | None, Callable[..., None]]:
-    """A Rich progress bar for a batch (done / errors / cache hits / cost) and its updater."""
-    if console is None:
-        return None, lambda p: None
-    progress = Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn(
-            "errors {task.fields[errors]} · cache hits {task.fields[hits]} · ${task.fields[cost]}"
-        ),
-        TimeElapsedColumn(),
-        console=console,
-    )
-    task = progress.add_task("judging", total=None, errors=0, hits=0, cost="0.0000")
-
-    def update(p: BatchProgress) -> None:
-        progress.update(
-            task,
-            total=p.total,
-            completed=p.done,
-            errors=p.errors,
-            hits=p.cache_hits,
-            cost=f"{p.cost_usd:.4f}",
-        )
-
-    return progress, update
 
 
 def _score(

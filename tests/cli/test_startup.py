@@ -87,6 +87,42 @@ def test_import_command_loads_no_heavy_library(tmp_path: Path) -> None:
         store.close()
 
 
+def test_a_cached_judge_run_loads_no_client_and_no_report(tmp_path: Path) -> None:
+    """Every call of a new dataset served from the response cache: no request is sent, so
+    neither litellm nor instructor is loaded (seconds of import), nor the report, the
+    pipeline or matplotlib, which a judge run never draws."""
+    sys.path.insert(0, str(ROOT / "tests" / "judges"))
+    from fake_llm import FakeLLM
+
+    from trajudge.store import Store
+    from trajudge.trajectories import Trajectory
+
+    db = f"sqlite:///{tmp_path / 'store.db'}"
+    runs = [
+        Trajectory(id=f"t{i}", task_id=f"task{i // 2}", trial=i % 2, input="help", final_answer="a")
+        for i in range(6)
+    ]
+    store = Store(db)
+    try:
+        store.import_dataset("first", runs, {})
+        store.import_dataset("again", runs, {})
+    finally:
+        store.close()
+    server = FakeLLM().start()
+    try:
+        judge = "j=openai/fake:trajectory_reasonableness"
+        options = ["--db", db, "--cache", str(tmp_path / "cache.db"), "--judge", judge]
+        options += ["--api-base", server.api_base]
+        watched = HEAVY | {"litellm", "instructor", "trajudge.pipeline", "trajudge.report"}
+        assert "litellm" in _imported(["judge", "first", *options], watched, tmp_path)
+        calls = server.calls
+        assert calls == 6
+        assert _imported(["judge", "again", *options], watched, tmp_path) == set()
+        assert server.calls == calls  # every call of "again" came from the cache
+    finally:
+        server.stop()
+
+
 @pytest.mark.parametrize(
     "package",
     [

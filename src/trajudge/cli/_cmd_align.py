@@ -138,10 +138,10 @@ def align_cmd(
     from pydantic import ValidationError
 
     # imported on use: `trajudge --help` and the other commands do not load this room
+    from trajudge._terminal import judge_progress
     from trajudge.alignment import AlignOptions, align_judge
     from trajudge.config import load_config
     from trajudge.judges import ResponseCache
-    from trajudge.pipeline import judge_progress
     from trajudge.report import alignment_sections, print_sections
     from trajudge.rules import load_specs, resolve_specs
     from trajudge.store import Store

@@ -223,7 +223,8 @@ def judge_command(
     config's values for every judge.
     """
     # imported on use: `trajudge --help` and the other commands do not load this room
-    from trajudge.config import load_config
+    from trajudge._terminal import judge_progress
+    from trajudge.config import dataset_name, load_config
     from trajudge.judges import (
         ResponseCache,
         build_judges,
@@ -231,9 +232,6 @@ def judge_command(
         make_engine,
         score_dataset,
     )
-
-    # imported on use: `trajudge --help` and the other commands do not load this room
-    from trajudge.pipeline import dataset_name, judge_progress
     from trajudge.rules import load_specs, resolve_specs
     from trajudge.store import Store
 

@@ -171,8 +171,8 @@ def report_cmd(
     """
     # imported on use: `trajudge --help` and the other commands do not load this room
     from trajudge.cli._app import existing_store_url, given_on_command_line
-    from trajudge.config import load_config
-    from trajudge.pipeline import config_report, dataset_name
+    from trajudge.config import dataset_name, load_config
+    from trajudge.pipeline import config_report
     from trajudge.report import build_report, parse_formats, parse_gate
     from trajudge.store import Store
 
