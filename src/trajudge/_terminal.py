@@ -19,10 +19,11 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.segment import Segment
 
 if TYPE_CHECKING:
+    from rich.progress import Progress
+
     from trajudge.judges import BatchProgress
 
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
@@ -66,6 +67,9 @@ def judge_progress(console: Console | None) -> tuple[Progress | None, Callable[.
     """A Rich progress bar for a batch (done / errors / cache hits / cost) and its updater."""
     if console is None:
         return None, lambda p: None
+    # imported on use: every command prints through this module, `trajudge --help` included
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     progress = Progress(
         TextColumn("{task.description}"),
         BarColumn(),
