@@ -39,10 +39,10 @@ def test_every_import_inside_a_function_says_why() -> None:
         # imports included (``depth``: inside one whose closing line was passed)
         depth = 0
         while above >= 0:
-            text = lines[above].strip()
-            if not depth and not text.startswith(("from ", "import ", ")")):
+            row = lines[above].strip()
+            if not depth and not row.startswith(("from ", "import ", ")")):
                 break
-            depth += text.startswith(")") - text.endswith("(")
+            depth += row.startswith(")") - row.endswith("(")
             above -= 1
         while above >= 0 and not lines[above].strip().startswith("#") and _continues(lines, above):
             above -= 1
