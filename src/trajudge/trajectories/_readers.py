@@ -91,6 +91,12 @@ class Reader:
     every: Rule | None = None
     # a folder holding files so named (glob) is one input, a JSON record each, in name order
     folder: str | None = None
+    # names the census of the source (see :mod:`trajudge.trajectories._census`), a function
+    # ``(label, value, held) -> None`` given each JSON record as the reader takes it, written
+    # apart from the reader so that the two can disagree
+    census: str | None = None
+    # the census of a reader that reads the file itself: ``(path, held) -> None``
+    census_file: str | None = None
 
 
 # Each read function imports its reader when called and is a generator, so nothing is read
