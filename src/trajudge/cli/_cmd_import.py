@@ -51,6 +51,15 @@ def import_command(
     strict: Annotated[
         bool, typer.Option("--strict", help="Fail (exit 2) when anything in the file was not used.")
     ] = False,
+    accept_loss: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--accept-loss",
+            help="Import although the file holds more than was read of this count "
+            "(tool_calls, failed_calls, user_messages, prompt_tokens, completion_tokens); "
+            "repeat for several. The loss is printed.",
+        ),
+    ] = None,
     verbose: Annotated[
         bool, typer.Option("--verbose", "-v", help="List every ignored span, message or item.")
     ] = False,
@@ -62,6 +71,9 @@ def import_command(
     The whole file is read and validated first (one trajectory at a time, so a big file fits
     in memory) and then stored in one transaction; importing the same file again changes
     nothing. What a reader did not use is counted and printed.
+
+    A file holding more tool calls, failed calls, user messages or tokens than was read is
+    refused (exit 2) unless --accept-loss names that count.
     """
     # imported on use: `trajudge --help` and the other commands do not load this room
     from trajudge.store import Store
@@ -74,7 +86,9 @@ def import_command(
         mapping=None if mapping is None else load_mapping(mapping),
         per_turn=per_turn,
     )
-    stream = stream_trajectories(file, fmt=fmt, options=options, strict=strict)
+    stream = stream_trajectories(
+        file, fmt=fmt, options=options, strict=strict, accept_loss=accept_loss or ()
+    )
     name = dataset or file.stem
     store = Store(db)
     try:
@@ -104,6 +118,14 @@ def import_command(
         markup=False,
         soft_wrap=True,
     )
+    for loss in stream.losses:
+        console.print(
+            f"accepted loss: {loss.line()}",
+            style="yellow",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
     for line in stream.ignored.lines():
         hint = "" if verbose else " (see --verbose)"
         console.print(

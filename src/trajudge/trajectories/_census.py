@@ -9,8 +9,9 @@ stored) unless the caller accepted that loss by name (``trajudge import --accept
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass, fields
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
 
 from trajudge.core import InputError
 from trajudge.trajectories._models import Trajectory
@@ -45,6 +46,16 @@ class Held:
     user_messages: int = 0
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    # counts this census gives only as a lower bound (a trace's tool spans: the calls its
+    # model messages name are joined across repeated histories by the reader alone), and
+    # counts it does not take; see :func:`differences`
+    floor: set[str] = field(default_factory=set, compare=False, repr=False)
+    unknown: set[str] = field(default_factory=set, compare=False, repr=False)
+    # what a census keeps between records (calls still open, message ids already counted)
+    scratch: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    # run once, in order, when the last record has been counted (a conversation that is the
+    # whole file is closed there)
+    finish: list[Callable[[Held], None]] = field(default_factory=list, compare=False, repr=False)
 
     def add_tokens(self, prompt: int | None, completion: int | None) -> None:
         """Add token counts, each only when the source recorded it."""
@@ -77,22 +88,31 @@ class Loss:
     name: str
     held: int | None
     built: int | None
+    floor: bool = False
 
     def line(self) -> str:
         one, many = _WORDS[self.name]
         held = "none" if self.held is None else f"{self.held:,}"
+        held = f"at least {held}" if self.floor else held
         made = "none" if self.built is None else f"{self.built:,}"
         noun = one if self.held == 1 else many
         return f"the source holds {held} {noun}, {made} were read ({self.name})"
 
 
 def differences(held: Held, made: Held) -> list[Loss]:
-    """Every count on which the census and the built trajectories disagree."""
-    return [
-        Loss(f.name, getattr(held, f.name), getattr(made, f.name))
-        for f in fields(Held)
-        if getattr(held, f.name) != getattr(made, f.name)
-    ]
+    """Every count on which the census and the built trajectories disagree: differ, or for a
+    count the census gives as a lower bound, fall short of it."""
+    out = []
+    for name in LOSSES:
+        want, got = getattr(held, name), getattr(made, name)
+        if name in held.unknown:
+            continue
+        if name in held.floor:
+            if (want or 0) > (got or 0):
+                out.append(Loss(name, want, got, floor=True))
+        elif want != got:
+            out.append(Loss(name, want, got))
+    return out
 
 
 def check(file: str, held: Held, made: Held, accepted: Iterable[str] = ()) -> list[Loss]:

@@ -5,18 +5,19 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from trajudge.core import InputError
+from trajudge.trajectories._census import LOSSES, Held, Loss, add_built, check
 from trajudge.trajectories._detect import detect, format_name
 from trajudge.trajectories._formats import FORMATS
 from trajudge.trajectories._io import Record, check_file, decode_utf8, unique_items
 from trajudge.trajectories._json import load_json
 from trajudge.trajectories._models import Trajectory
 from trajudge.trajectories._options import Ignored, ReadOptions, iter_options
-from trajudge.trajectories._readers import BY_NAME, READERS, Reader, Source
+from trajudge.trajectories._readers import BY_NAME, READERS, Reader, Source, resolve
 from trajudge.trajectories._sniff import Sniffed, refusal, sniff
 from trajudge.trajectories._spec import TaskSpec
 from trajudge.trajectories._stream import iter_json_records
@@ -30,7 +31,9 @@ _HEAD = 4096  # bytes looked at for magic numbers and the first character
 class ImportResult:
     """Everything read from one file, validated: trajectories, task specs, format, file hash.
 
-    ``ignored`` counts what the reader saw but did not use (see :class:`Ignored`).
+    ``ignored`` counts what the reader saw but did not use (see :class:`Ignored`); ``losses``
+    are the differences between what the source held and what was read that the caller
+    accepted (see :mod:`trajudge.trajectories._census`).
     """
 
     trajectories: list[Trajectory]
@@ -39,6 +42,8 @@ class ImportResult:
     sha256: str = ""
     source: str = ""
     ignored: Ignored = field(default_factory=Ignored)
+    losses: list[Loss] = field(default_factory=list)
+    held: Held | None = None
 
 
 class TrajectoryStream:
@@ -47,6 +52,10 @@ class TrajectoryStream:
     Made by :func:`stream_trajectories`. ``source``, ``fmt`` and ``sha256`` are known at once;
     ``specs`` (e.g. τ-bench's expected actions) and ``ignored`` are whole when the iteration
     ends, and ``count`` is the number of trajectories given so far. Iterate it once.
+
+    When the iteration ends, what the source held (``held``, the reader's census) is compared
+    with what was read (``made``): a difference not named in ``accept`` raises
+    :class:`InputError`; the accepted ones are in ``losses``.
 
     A bad record raises :class:`InputError` FROM THE ITERATION, when it is reached: a caller
     that stores trajectories as they come must be able to undo them
@@ -63,6 +72,8 @@ class TrajectoryStream:
         specs: Specs,
         ignored: Ignored,
         strict: bool,
+        held: Held | None = None,
+        accept: frozenset[str] = frozenset(),
     ) -> None:
         self.source = source
         self.fmt = fmt
@@ -70,6 +81,10 @@ class TrajectoryStream:
         self.specs = specs
         self.ignored = ignored
         self.count = 0
+        self.held = held
+        self.made = Held()
+        self.losses: list[Loss] = []
+        self._accept = accept
         self._items: Iterator[Item] | None = items
         self._strict = strict
 
@@ -82,7 +97,20 @@ class TrajectoryStream:
     def _run(self, items: Iterator[Item]) -> Iterator[Trajectory]:
         for _, t in items:
             self.count += 1
+            add_built(self.made, t)
             yield t
+        held = self.held
+        if held is not None:
+            for done in held.finish:
+                _guarded(held, "the end", lambda: done(held))  # noqa: B023
+            failed = held.scratch.get(_FAILED)
+            if failed is not None:
+                # a census that breaks on a file the reader read whole is a trajudge bug:
+                # refusing says so, where counting nothing would pass the loss unseen
+                raise InputError(
+                    self.source, reason=f"cannot count what the source holds: {failed}"
+                )
+            self.losses = check(self.source, held, self.made, self._accept)
         if self._strict and self.ignored:
             raise InputError(self.source, reason="; ".join(self.ignored.lines()) + " (--strict)")
 
@@ -91,6 +119,40 @@ def _items(reader: Reader, src: Source) -> Iterator[Item]:
     """The trajectories ``reader`` reads from ``src``, ids checked for repeats."""
     items = reader.read(src)
     return unique_items(str(src.path), items) if reader.streams else items
+
+
+_FAILED = "census failed"
+
+
+def _guarded(held: Held, where: str, count: Callable[[], None]) -> None:
+    """Run one step of a census; the first exception is kept (see ``TrajectoryStream``)."""
+    try:
+        count()
+    except Exception as exc:  # a census is written not to raise: any exception is a bug
+        held.scratch.setdefault(_FAILED, f"{where}: {type(exc).__name__}: {exc}")
+
+
+def _counted(records: Iterator[Record], census: str, held: Held) -> Iterator[Record]:
+    """``records``, each counted by the census ``census`` names as the reader takes it."""
+    count = resolve(census)
+    for label, value in records:
+        _guarded(held, label, lambda: count(label, value, held))  # noqa: B023
+        yield label, value
+
+
+def _census_source(reader: Reader, src: Source) -> tuple[Source, Held | None]:
+    """``src`` with its records counted by ``reader``'s census, and the census (None for a
+    reader without one). A census of the file itself runs once the reader has read it (and
+    refused what it would refuse: a zip bomb is never opened by the census first)."""
+    held = Held()
+    if reader.census_file is not None:
+        count = resolve(reader.census_file)
+        held.finish.append(lambda h: count(src.path, h))
+        return src, held
+    if reader.census is None:
+        return src, None
+    counted = _counted(src.records, reader.census, held)
+    return Source(src.path, counted, src.options, src.ignored, src.specs), held
 
 
 def _hinted(items: Iterator[Item], detected: str) -> Iterator[Item]:
@@ -120,6 +182,7 @@ def stream_trajectories(
     fmt: str = "auto",
     options: ReadOptions | None = None,
     strict: bool = False,
+    accept_loss: Iterable[str] = (),
 ) -> TrajectoryStream:
     """Read a file of trajectories in any supported format, one trajectory at a time.
 
@@ -141,11 +204,12 @@ def stream_trajectories(
             reason=f"unknown format {fmt!r} (choose from {', '.join(FORMATS)})",
         )
     opts = options or ReadOptions()
+    accept = _accepted(str(path), accept_loss)
     folder = Path(path)
     if folder.is_dir():
         for r in READERS:
             if r.folder is not None and fmt in ("auto", r.name) and any(folder.glob(r.folder)):
-                return _folder_stream(r, folder, r.folder, opts, strict)
+                return _folder_stream(r, folder, r.folder, opts, strict, accept)
     p = check_file(path)
     file = str(p)
     head = _head(p)
@@ -154,17 +218,17 @@ def stream_trajectories(
     specs: Specs = {}
     src = Source(p, iter_json_records(p), opts, ignored, specs)
     reader = _file_reader(fmt, head, p)
-    if reader is not None:
-        items = _items(reader, src)
-    else:
+    detected = None
+    if reader is None:
         found = _sniff_json(p, head, auto)
         detected = None if found is None else found.fmt
         if auto and detected is None:
             raise refusal(file, head, found)
         reader = BY_NAME[detected if auto and detected is not None else fmt]
-        items = _items(reader, src)
-        if detected is not None and detected != reader.name:
-            items = _hinted(items, detected)
+    src, held = _census_source(reader, src)
+    items = _items(reader, src)
+    if detected is not None and detected != reader.name:
+        items = _hinted(items, detected)
     return TrajectoryStream(
         iter_options(file, items, opts),
         source=file,
@@ -173,7 +237,22 @@ def stream_trajectories(
         specs=specs,
         ignored=ignored,
         strict=strict,
+        held=held,
+        accept=accept,
     )
+
+
+def _accepted(file: str, names: Iterable[str]) -> frozenset[str]:
+    """The losses a caller accepts, each checked to be a count the census makes."""
+    out = frozenset(names)
+    for name in sorted(out):
+        if name not in LOSSES:
+            raise InputError(
+                file,
+                field="accept_loss",
+                reason=f"unknown loss {name!r} (choose from {', '.join(LOSSES)})",
+            )
+    return out
 
 
 def _file_reader(fmt: str, head: bytes, p: Path) -> Reader | None:
@@ -209,6 +288,7 @@ def read_trajectories(
     fmt: str = "auto",
     options: ReadOptions | None = None,
     strict: bool = False,
+    accept_loss: Iterable[str] = (),
 ) -> ImportResult:
     """Read and validate a whole file of trajectories in any supported format.
 
@@ -216,21 +296,38 @@ def read_trajectories(
     its JSON shape, and names what an unrecognised file looks like. ``options`` supplies
     ``task_id`` / ``trial`` / ``outcome`` (and a mapping) for files that lack them, and
     ``per_turn`` for OTel conversations. With ``strict`` anything a reader did not use is an
-    error instead of a count in :attr:`ImportResult.ignored`.
+    error instead of a count in :attr:`ImportResult.ignored`. Every reader counts what the
+    source holds (tool calls, failed calls, user messages, tokens) and a file whose
+    trajectories hold less or more is refused, unless ``accept_loss`` names that count (the
+    accepted differences are in :attr:`ImportResult.losses`).
 
     Everything is read and checked before anything is returned, so a caller never stores half a
     file; a bad file raises :class:`InputError` naming file, record and field. To read a big
     file one trajectory at a time, see :func:`stream_trajectories`.
     """
-    stream = stream_trajectories(path, fmt=fmt, options=options, strict=strict)
+    stream = stream_trajectories(
+        path, fmt=fmt, options=options, strict=strict, accept_loss=accept_loss
+    )
     trajectories = list(stream)
     return ImportResult(
-        trajectories, stream.specs, stream.fmt, stream.sha256, stream.source, stream.ignored
+        trajectories,
+        stream.specs,
+        stream.fmt,
+        stream.sha256,
+        stream.source,
+        stream.ignored,
+        stream.losses,
+        stream.held,
     )
 
 
 def _folder_stream(
-    reader: Reader, folder: Path, pattern: str, opts: ReadOptions, strict: bool
+    reader: Reader,
+    folder: Path,
+    pattern: str,
+    opts: ReadOptions,
+    strict: bool,
+    accept: frozenset[str],
 ) -> TrajectoryStream:
     """A folder that is one input: a JSON record in each file named ``pattern``, in file-name
     order (an OpenHands SDK ``events`` folder)."""
@@ -249,7 +346,8 @@ def _folder_stream(
             ) from None
     ignored = Ignored()
     specs: Specs = {}
-    items = _items(reader, Source(folder, iter(records), opts, ignored, specs))
+    src, held = _census_source(reader, Source(folder, iter(records), opts, ignored, specs))
+    items = _items(reader, src)
     return TrajectoryStream(
         iter_options(str(folder), items, opts),
         source=str(folder),
@@ -258,6 +356,8 @@ def _folder_stream(
         specs=specs,
         ignored=ignored,
         strict=strict,
+        held=held,
+        accept=accept,
     )
 
 

@@ -185,6 +185,9 @@ def _openhands(src: Source) -> Iterator[tuple[str, Trajectory]]:
 
 
 _D = "trajudge.trajectories._detect"
+_C = "trajudge.trajectories.readers._census_chat"
+_F = "trajudge.trajectories.readers._census_files"
+_O = "trajudge.trajectories.readers._census_otel"
 
 #: In the order ``--format`` lists them.
 READERS: tuple[Reader, ...] = (
@@ -194,6 +197,7 @@ READERS: tuple[Reader, ...] = (
         _jsonl,
         streams=True,
         first=Rule(60, f"{_D}:is_native_record"),
+        census=f"{_F}:census_jsonl",
     ),
     Reader(
         "parquet",
@@ -202,6 +206,7 @@ READERS: tuple[Reader, ...] = (
         streams=True,
         magic=f"{_D}:is_parquet",
         suffixes=(".parquet", ".pq"),
+        census_file=f"{_F}:census_parquet",
     ),
     Reader(
         "openai",
@@ -210,6 +215,7 @@ READERS: tuple[Reader, ...] = (
         streams=True,
         first=Rule(100, f"{_D}:is_chat_conversation"),
         every=Rule(30, "trajudge.trajectories.readers._openai:is_chat_message"),
+        census=f"{_C}:census_openai",
     ),
     Reader(
         "responses",
@@ -218,6 +224,7 @@ READERS: tuple[Reader, ...] = (
         streams=True,
         first=Rule(90, f"{_D}:is_responses_conversation"),
         every=Rule(40, f"{_D}:responses_item_sign"),
+        census=f"{_C}:census_responses",
     ),
     Reader(
         "langchain",
@@ -226,6 +233,7 @@ READERS: tuple[Reader, ...] = (
         streams=True,
         first=Rule(70, f"{_D}:is_langchain_conversation"),
         every=Rule(20, "trajudge.trajectories.readers._langchain:is_langchain_message"),
+        census=f"{_C}:census_langchain",
     ),
     Reader(
         "otel",
@@ -233,6 +241,7 @@ READERS: tuple[Reader, ...] = (
         _otel,
         streams=False,
         first=Rule(10, f"{_D}:is_trace_export"),
+        census=f"{_O}:census_otel",
     ),
     Reader(
         "tau-bench",
@@ -240,6 +249,7 @@ READERS: tuple[Reader, ...] = (
         _tau_bench,
         streams=True,
         first=Rule(50, f"{_D}:is_tau_bench_result"),
+        census=f"{_F}:census_tau_bench",
     ),
     Reader(
         "tau2-bench",
@@ -247,6 +257,7 @@ READERS: tuple[Reader, ...] = (
         _tau2_bench,
         streams=False,
         first=Rule(20, "trajudge.trajectories.readers._tau2_bench:is_tau2_results"),
+        census=f"{_F}:census_tau2_bench",
     ),
     Reader(
         "inspect",
@@ -257,6 +268,7 @@ READERS: tuple[Reader, ...] = (
         suffixes=(".eval",),
         detect_by_suffix=True,
         first=Rule(30, f"{_D}:is_inspect_log"),
+        census_file=f"{_F}:census_inspect",
     ),
     Reader(
         "swe-agent",
@@ -264,6 +276,7 @@ READERS: tuple[Reader, ...] = (
         _swe_agent,
         streams=False,
         first=Rule(40, f"{_D}:is_swe_agent"),
+        census=f"{_F}:census_swe_agent",
     ),
     Reader(
         "openhands",
@@ -273,6 +286,7 @@ READERS: tuple[Reader, ...] = (
         first=Rule(80, f"{_D}:is_openhands_conversation"),
         every=Rule(10, f"{_D}:is_openhands_event"),
         folder="event-*.json",  # an OpenHands SDK ``events`` folder
+        census=f"{_F}:census_openhands",
     ),
 )
 BY_NAME: dict[str, Reader] = {r.name: r for r in READERS}
