@@ -280,6 +280,8 @@ def codex_from_records(
                 )
         elif rtype == "response_item":
             _item(conv, p, file, where, ignored)
+        elif rtype == "compacted":  # the summary that replaced the history before it
+            ignored.add("compaction summary", "compaction summaries", where)
         elif rtype not in _BOOKKEEPING:
             ignored.add("line of a kind not read", "lines of kinds not read", f"{where} ({rtype})")
     if session is None:
