@@ -182,6 +182,7 @@ def test_outputs_of_earlier_shell_tools_tell_their_exit_code(tmp_path: Path) -> 
     assert exit_code("Exit code: 0\nWall time: 0.1 seconds\nOutput:\nExit code: 5\n") == 0
     assert exit_code("Process running with session ID 3\nOutput:\nExit code: 5\n") is None
     assert exit_code("apply_patch verification failed") is None
+    assert exit_code("{" * 100_000) is None  # nested past Python's limit: not JSON to it
     meta = LINES[0]
     calls = [
         (
@@ -209,6 +210,9 @@ def test_outputs_of_earlier_shell_tools_tell_their_exit_code(tmp_path: Path) -> 
     )
     lines.append(_item("custom_tool_call_output", call_id="c3", output="Exit code: 0\nOutput:\nok"))
     lines.append(_item("web_search_call", status="failed", action={"type": "search", "query": "q"}))
+    # an output that is an object, not text, tells no exit code (to the reader and the census)
+    lines.append(_item("function_call", name="shell", arguments="{}", call_id="c4"))
+    lines.append(_item("function_call_output", call_id="c4", output={"metadata": {"exit_code": 1}}))
     path = write(tmp_path, lines)
     (t,) = read_trajectories(path, fmt="codex").trajectories
     assert [(s.tool, s.ok) for s in t.steps] == [
@@ -217,6 +221,7 @@ def test_outputs_of_earlier_shell_tools_tell_their_exit_code(tmp_path: Path) -> 
         ("local_shell", False),
         ("apply_patch", True),
         ("web_search", False),
+        ("shell", True),
     ]
     assert t.steps[2].args == {"type": "exec", "command": ["ls"]}
     assert t.steps[3].args == {"input": "*** Begin Patch"}

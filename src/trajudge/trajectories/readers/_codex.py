@@ -68,6 +68,7 @@ _EVENT_COPIES = frozenset(
         "thread_goal_updated", "thread_rolled_back", "sub_agent_activity", "token_count",
     }
 )  # fmt: skip
+_META_KEYS = ("cwd", "cli_version", "originator", "source", "model_provider", "timestamp")
 _BOOKKEEPING = frozenset({"world_state", "turn_context", "inter_agent_communication"})
 _TAGGED = re.compile(r"<([A-Za-z_][\w-]*)[\s>]")
 _EXIT = re.compile(r"^(?:Exit code:|Process exited with code) (-?\d+)\s*$", re.MULTILINE)
@@ -92,21 +93,15 @@ def _is_context(text: str) -> bool:
     return m is not None and text.endswith(f"</{m.group(1)}>")
 
 
-def _provenances(payload: dict[str, Any]) -> list[str]:
+def _from_user(payload: dict[str, Any]) -> bool:
     meta = as_dict(payload.get("internal_chat_message_metadata_passthrough"))
     parts = meta.get("content_item_metadata")
-    if not isinstance(parts, list):
-        return []
-    return [
-        str(as_dict(as_dict(p).get("provenance")).get("type"))
-        for p in parts
-        if as_dict(as_dict(p).get("provenance")).get("type") is not None
-    ]
-
-
-def _from_user(payload: dict[str, Any]) -> bool:
-    said = _provenances(payload)
-    if said:
+    said = (
+        [as_dict(as_dict(p).get("provenance")).get("type") for p in parts or []]
+        if isinstance(parts, list)
+        else []
+    )
+    if any(s is not None for s in said):
         return "user" in said
     content = payload.get("content")
     texts = [
@@ -124,7 +119,7 @@ def exit_code(text: str) -> int | None:
     if text.startswith("{"):
         try:
             value = json.loads(text)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # not JSON after all, or nested past Python's limit
             value = None
         code = as_dict(as_dict(value).get("metadata")).get("exit_code")
         if isinstance(code, int) and not isinstance(code, bool):
@@ -159,9 +154,8 @@ class _Tokens:
     def count(self, payload: dict[str, Any]) -> None:
         info = as_dict(payload.get("info"))
         total, last = info.get("total_token_usage"), as_dict(info.get("last_token_usage"))
-        if last and (total is None or total != self._total):
+        if last and total is not None and total != self._total:
             self.counts.append(last)
-        if total is not None:
             self._total = total
 
     def usage(self) -> tuple[list[int | None], dict[str, int]]:
@@ -254,14 +248,7 @@ def codex_from_records(
                 text = as_dict(value).get("text") if isinstance(value, dict) else value
                 if isinstance(text, str) and text:
                     conv.say("system", text, name=key)
-            for key in (
-                "cwd",
-                "cli_version",
-                "originator",
-                "source",
-                "model_provider",
-                "timestamp",
-            ):
+            for key in _META_KEYS:
                 if isinstance(p.get(key), str):
                     meta[key] = p[key]
         elif rtype == "turn_context":
@@ -339,7 +326,8 @@ def _item(conv: Conversation, p: dict[str, Any], file: str, where: str, ignored:
             ignored.add("tool output answering no call", "tool outputs answering no call", where)
             conv.result(None, text)
             return
-        code = exit_code(text) if text is not None else None
+        raw = p.get("output")  # an exit code is told by text only, never by a list or object
+        code = exit_code(raw) if isinstance(raw, str) else None
         if code:
             conv.result(n, text, ok=False, error=f"exit code {code}")
         else:
@@ -383,7 +371,7 @@ def _census_failed(output: Any) -> bool:
     if output.startswith("{"):
         try:
             code = json.loads(output)["metadata"]["exit_code"]
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, RecursionError):
             code = None
         if type(code) is int:
             return code != 0
