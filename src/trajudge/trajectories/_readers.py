@@ -32,6 +32,7 @@ ReaderName = Literal[
     "inspect",
     "swe-agent",
     "openhands",
+    "codex",
 ]
 
 
@@ -184,6 +185,13 @@ def _openhands(src: Source) -> Iterator[tuple[str, Trajectory]]:
     yield from openhands_from_records(src.path, list(src.records), src.ignored)
 
 
+def _codex(src: Source) -> Iterator[tuple[str, Trajectory]]:
+    # imported on use: naming the formats (--help) loads no reader
+    from trajudge.trajectories.readers._codex import codex_from_records
+
+    yield from codex_from_records(src.path, list(src.records), src.ignored)
+
+
 _D = "trajudge.trajectories._detect"
 _C = "trajudge.trajectories.readers._census_chat"
 _F = "trajudge.trajectories.readers._census_files"
@@ -287,6 +295,14 @@ READERS: tuple[Reader, ...] = (
         every=Rule(10, f"{_D}:is_openhands_event"),
         folder="event-*.json",  # an OpenHands SDK ``events`` folder
         census=f"{_F}:census_openhands",
+    ),
+    Reader(
+        "codex",
+        "an OpenAI Codex CLI rollout",
+        _codex,
+        streams=False,
+        first=Rule(35, "trajudge.trajectories.readers._codex:is_codex_rollout"),
+        census="trajudge.trajectories.readers._codex:census",
     ),
 )
 BY_NAME: dict[str, Reader] = {r.name: r for r in READERS}

@@ -1,0 +1,426 @@
+"""Import OpenAI Codex CLI rollouts (``--format codex``): ``~/.codex/sessions/.../rollout-*.jsonl``.
+
+Each line is ``{"timestamp", "type", "payload"}``; one file is one session, and a session
+resumed with ``codex exec resume`` / ``codex resume`` goes on in the same file. What is read:
+
+* ``session_meta``: the trajectory's ``id`` (= ``task_id``, the session id); ``cwd``,
+  ``cli_version``, ``originator``, ``source``, ``model_provider`` into metadata; its
+  ``base_instructions`` (the system prompt) and ``instructions`` become system turns so named;
+  ``turn_context``: the ``model`` (every model, in order, when it changed: ``models``);
+* ``response_item`` (Responses API items, what the model was given and gave):
+
+  - ``message``: role ``user`` is a user turn, unless Codex wrote it for the model (the
+    environment, AGENTS.md or skill instructions, an interrupted-turn marker...): those carry
+    a ``provenance`` other than ``user`` (Codex 0.15x on), or, in older files, are one tagged
+    block (``<environment_context>...</environment_context>``, ``# AGENTS.md instructions
+    for ...``) and become system turns named ``context``; role ``developer`` / ``system`` is a
+    system turn, ``assistant`` an assistant turn;
+  - ``reasoning``: its summary text is an assistant turn named ``reasoning`` (an encrypted
+    reasoning item without a summary is counted as ignored);
+  - every ``*_call`` item is a step of the current assistant turn: ``function_call``
+    (``arguments`` JSON text), ``custom_tool_call`` (``{"input": ...}``), ``local_shell_call``
+    and ``web_search_call`` (their ``action``), any other (``{}``); ``*_call_output`` /
+    ``*_output`` items answer the earliest unanswered call with the same ``call_id``;
+* usage: ``token_usage_record`` lines (Codex 0.15x on; one per model response, keyed by
+  ``response_id``), else ``event_msg`` ``token_count``: its ``last_token_usage`` counted once
+  per change of the cumulative ``total_token_usage`` (Codex writes the same count again on
+  UI and rate-limit refreshes). Prompt tokens are ``input_tokens`` (cached ones included,
+  also kept as ``metadata.cached_tokens``), completion tokens ``output_tokens`` (reasoning
+  included, also ``metadata.reasoning_tokens``).
+
+A step FAILED when its output records a non-zero exit code: ``Exit code: N`` (the shell
+tool), ``Process exited with code N`` (``exec_command``) in the header above ``Output:``, or
+``metadata.exit_code`` of the JSON the shell tool wrote before Codex 0.4x. Codex marks no
+other tool result as an error, so nothing else fails a step.
+
+``event_msg`` lines repeat the response items for the UI (``user_message``, ``agent_message``,
+``item_completed``, ``exec_command_end``...) or mark turns (``task_started``,
+``task_complete``...): they are not read again; the census counts user turns from them.
+Record and event kinds not listed here, ``compacted`` summaries and further ``session_meta``
+lines are counted as ignored. Files from before Codex's ``{type, payload}`` lines are not read.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from trajudge.core import InputError
+from trajudge.trajectories._census import Held
+from trajudge.trajectories._io import Record, kind
+from trajudge.trajectories._models import Trajectory
+from trajudge.trajectories._options import Ignored, as_dict, as_json_text
+from trajudge.trajectories.readers._conversation import REASONING, Conversation
+from trajudge.trajectories.readers._openai import content_text, parse_args
+
+CONTEXT = "context"  # the name of a system turn Codex wrote as a user message
+_SYSTEM_ROLES = {"developer", "system"}
+# event_msg kinds that repeat response items or mark turns: not read again (see docstring)
+_EVENT_COPIES = frozenset(
+    {
+        "user_message", "agent_message", "agent_reasoning", "agent_reasoning_raw_content",
+        "item_completed", "exec_command_end", "patch_apply_end", "mcp_tool_call_end",
+        "web_search_end", "image_generation_end", "task_started", "task_complete",
+        "turn_started", "turn_complete", "turn_aborted", "thread_settings_applied",
+        "context_compacted", "entered_review_mode", "exited_review_mode", "undo_completed",
+        "thread_goal_updated", "thread_rolled_back", "sub_agent_activity", "token_count",
+    }
+)  # fmt: skip
+_META_KEYS = ("cwd", "cli_version", "originator", "source", "model_provider", "timestamp")
+_BOOKKEEPING = frozenset({"world_state", "turn_context", "inter_agent_communication"})
+_TAGGED = re.compile(r"<([A-Za-z_][\w-]*)[\s>]")
+_EXIT = re.compile(r"^(?:Exit code:|Process exited with code) (-?\d+)\s*$", re.MULTILINE)
+
+
+def is_codex_rollout(obj: Any) -> bool:
+    """The first line of a rollout: ``{"type": "session_meta", "payload": {...}}``."""
+    return (
+        isinstance(obj, dict)
+        and obj.get("type") == "session_meta"
+        and isinstance(obj.get("payload"), dict)
+    )
+
+
+def _is_context(text: str) -> bool:
+    """Whether one text part is a block Codex writes for the model (a tagged block or the
+    AGENTS.md instructions), as Codex itself tells them apart in files without provenance."""
+    text = text.strip()
+    if text.startswith("# AGENTS.md instructions for "):
+        return True
+    m = _TAGGED.match(text)
+    return m is not None and text.endswith(f"</{m.group(1)}>")
+
+
+def _from_user(payload: dict[str, Any]) -> bool:
+    meta = as_dict(payload.get("internal_chat_message_metadata_passthrough"))
+    parts = meta.get("content_item_metadata")
+    said = (
+        [as_dict(as_dict(p).get("provenance")).get("type") for p in parts or []]
+        if isinstance(parts, list)
+        else []
+    )
+    if any(s is not None for s in said):
+        return "user" in said
+    content = payload.get("content")
+    texts = [
+        p["text"]
+        for p in (content if isinstance(content, list) else [])
+        if isinstance(p, dict) and isinstance(p.get("text"), str)
+    ]
+    if isinstance(content, str):
+        texts = [content]
+    return not any(_is_context(t) for t in texts)
+
+
+def exit_code(text: str) -> int | None:
+    """The exit code an output records (see the module docstring), or None."""
+    if text.startswith("{"):
+        try:
+            value = json.loads(text)
+        except (ValueError, RecursionError):  # not JSON after all, or nested past Python's limit
+            value = None
+        code = as_dict(as_dict(value).get("metadata")).get("exit_code")
+        if isinstance(code, int) and not isinstance(code, bool):
+            return code
+    head = text.split("\nOutput:", 1)[0] if "\nOutput:" in text else text.split("\n", 1)[0]
+    m = _EXIT.search(head)
+    return int(m.group(1)) if m else None
+
+
+def _output_text(output: Any) -> str | None:
+    if output is None or isinstance(output, str):
+        return output
+    if isinstance(output, list):  # content items (text and images)
+        text = content_text(output)
+        return text if text is not None else as_json_text(output)
+    return as_json_text(output)
+
+
+class _Tokens:
+    """Token counts once per model response (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self.records: dict[str, dict[str, Any]] = {}  # response id -> usage
+        self.counts: list[dict[str, Any]] = []  # last_token_usage of each new total
+        self._total: Any = None
+
+    def record(self, payload: dict[str, Any], where: str) -> None:
+        usage = as_dict(payload.get("usage"))
+        if usage:
+            self.records.setdefault(str(payload.get("response_id") or where), usage)
+
+    def count(self, payload: dict[str, Any]) -> None:
+        info = as_dict(payload.get("info"))
+        total, last = info.get("total_token_usage"), as_dict(info.get("last_token_usage"))
+        if last and total is not None and total != self._total:
+            self.counts.append(last)
+            self._total = total
+
+    def usage(self) -> tuple[list[int | None], dict[str, int]]:
+        per_response = list(self.records.values()) if self.records else self.counts
+        sums: dict[str, int | None] = {}
+        for key in ("input_tokens", "output_tokens", "cached_input_tokens"):
+            values = [u[key] for u in per_response if _count(u.get(key))]
+            sums[key] = sum(values) if values else None
+        reasoning = [u.get("reasoning_output_tokens") for u in per_response]
+        extra = {"model_responses": len(per_response)} if per_response else {}
+        if sums["cached_input_tokens"] is not None:
+            extra["cached_tokens"] = sums["cached_input_tokens"]
+        if reasoning and all(_count(r) for r in reasoning):
+            extra["reasoning_tokens"] = sum(int(r or 0) for r in reasoning)
+        return [sums["input_tokens"], sums["output_tokens"]], extra
+
+
+def _count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+_HOSTED = ("web_search_call", "image_generation_call")  # calls that are their own result
+
+
+def _call(conv: Conversation, p: dict[str, Any], t: str, file: str, where: str) -> None:
+    call_id = p.get("call_id") or p.get("id")
+    call_id = None if call_id is None else str(call_id)
+    name: Any = t.removesuffix("_call")
+    if t == "function_call":
+        name, arguments = p.get("name"), p.get("arguments")
+        if arguments is not None and not isinstance(arguments, str | dict):
+            raise InputError(
+                file,
+                record=where,
+                field="payload.arguments",
+                reason=f"expected JSON text, got {kind(arguments)}",
+            )
+        args = parse_args(arguments, file, where, "payload.arguments")
+    elif t == "custom_tool_call":
+        name, args = p.get("name"), {"input": p.get("input")}
+    else:  # local_shell_call, web_search_call and calls of kinds not known here
+        args = as_dict(p.get("action"))
+    if not isinstance(name, str) or not name:
+        raise InputError(file, record=where, field="payload.name", reason="missing or empty")
+    fields: dict[str, Any] = {}
+    if t in _HOSTED:
+        fields = {"output": None}
+        if p.get("status") == "failed":
+            fields.update(ok=False, error="status failed")
+    conv.call(name, args, call_id, **fields)
+
+
+def codex_from_records(
+    path: Path, records: list[Record], ignored: Ignored
+) -> list[tuple[str, Trajectory]]:
+    file = str(path)
+    conv = Conversation()
+    tokens = _Tokens()
+    meta: dict[str, Any] = {}
+    models: list[str] = []
+    session: str | None = None
+    label = records[0][0] if records else "line 1"
+    for where, rec in records:
+        if not isinstance(rec, dict) or not isinstance(rec.get("type"), str):
+            raise InputError(
+                file,
+                record=where,
+                field="type",
+                reason=f"expected a rollout line {{type, payload}}, got {kind(rec)}",
+            )
+        p = rec.get("payload")
+        if not isinstance(p, dict):
+            raise InputError(
+                file, record=where, field="payload", reason=f"expected an object, got {kind(p)}"
+            )
+        rtype = rec["type"]
+        if rtype == "session_meta":
+            if session is not None:
+                ignored.add("further session_meta line", "further session_meta lines", where)
+                continue
+            sid = p.get("id", p.get("session_id"))
+            if not isinstance(sid, str) or not sid:
+                raise InputError(
+                    file, record=where, field="payload.id", reason="missing or empty session id"
+                )
+            session, label = sid, where
+            # the system prompt Codex sent (``base_instructions``; ``instructions``: AGENTS.md)
+            for key in ("base_instructions", "instructions"):
+                value = p.get(key)
+                text = as_dict(value).get("text") if isinstance(value, dict) else value
+                if isinstance(text, str) and text:
+                    conv.say("system", text, name=key)
+            for key in _META_KEYS:
+                if isinstance(p.get(key), str):
+                    meta[key] = p[key]
+        elif rtype == "turn_context":
+            model = p.get("model")
+            if isinstance(model, str) and model not in models:
+                models.append(model)
+        elif rtype == "token_usage_record":
+            tokens.record(p, where)
+        elif rtype == "event_msg":
+            t = p.get("type")
+            if t == "token_count":
+                tokens.count(p)
+            elif t not in _EVENT_COPIES:
+                ignored.add(
+                    "event of a kind not read", "events of kinds not read", f"{where} ({t})"
+                )
+        elif rtype == "response_item":
+            _item(conv, p, file, where, ignored)
+        elif rtype == "compacted":  # the summary that replaced the history before it
+            ignored.add("compaction summary", "compaction summaries", where)
+        elif rtype not in _BOOKKEEPING:
+            ignored.add("line of a kind not read", "lines of kinds not read", f"{where} ({rtype})")
+    if session is None:
+        raise InputError(
+            file,
+            record=label,
+            field="session_meta",
+            reason="no session_meta line: not a Codex rollout",
+        )
+    totals, extra = tokens.usage()
+    if models:
+        meta["model"] = models[0]
+        if len(models) > 1:
+            meta["models"] = models
+    meta.update(extra)
+    t = conv.trajectory(totals, file=file, record=label, id=session, task_id=session, metadata=meta)
+    return [(label, t)]
+
+
+def _item(conv: Conversation, p: dict[str, Any], file: str, where: str, ignored: Ignored) -> None:
+    t = p.get("type")
+    if t == "message":
+        role = p.get("role")
+        text = content_text(p.get("content"), ignored, f"{where}: payload.content")
+        if role == "user":
+            if _from_user(p):
+                conv.say("user", text)
+            else:
+                conv.say("system", text, name=CONTEXT)
+        elif role == "assistant":
+            conv.say("assistant", text)
+        elif role in _SYSTEM_ROLES:
+            conv.say("system", text)
+        else:
+            ignored.add("message of an unknown role", "messages of unknown roles", where)
+    elif t == "reasoning":
+        summary = p.get("summary")
+        texts = [
+            str(s["text"])
+            for s in (summary if isinstance(summary, list) else [])
+            if isinstance(s, dict) and isinstance(s.get("text"), str)
+        ]
+        if texts:
+            conv.say("assistant", "\n".join(texts), name=REASONING)
+        else:
+            ignored.add(
+                "reasoning item without a summary", "reasoning items without a summary", where
+            )
+    elif isinstance(t, str) and t.endswith("_call"):
+        _call(conv, p, t, file, where)
+    elif isinstance(t, str) and t.endswith("_output") and "call_id" in p:
+        n = conv.pending(call_id=str(p["call_id"]))
+        text = _output_text(p.get("output"))
+        if n is None:
+            ignored.add("tool output answering no call", "tool outputs answering no call", where)
+            conv.result(None, text)
+            return
+        raw = p.get("output")  # an exit code is told by text only, never by a list or object
+        code = exit_code(raw) if isinstance(raw, str) else None
+        if code:
+            conv.result(n, text, ok=False, error=f"exit code {code}")
+        else:
+            conv.result(n, text)
+    else:
+        ignored.add("item of a kind not read", "items of kinds not read", f"{where} ({t})")
+
+
+# The census: a walk of its own over the raw lines (see trajudge.trajectories._census). Tool
+# calls are ``*_call`` response items; failed calls are outputs whose text records a non-zero
+# exit code, and hosted calls whose status is failed; user turns come from the UI events
+# (``user_message`` before Codex 0.15x, ``item_completed`` of a ``UserMessage`` after), not
+# from the response items the reader takes; tokens are the ``token_usage_record`` lines once
+# per response id, else the growth of ``token_count``'s cumulative ``total_token_usage``. The
+# little state this needs across lines is kept beside the counts, afresh from each file's
+# first line.
+
+_CENSUS_EXIT = re.compile(r"(?:Exit code:|Process exited with code) (-?\d+)")
+_CENSUS_KEY = "_codex_census"
+
+
+class _CensusState:
+    def __init__(self, held: Held) -> None:
+        self.base_users = held.user_messages
+        self.legacy_users = 0  # user_message events
+        self.item_users = 0  # item_completed events of a UserMessage
+        self.responses: set[str] = set()
+        self.total = (0, 0)  # the last cumulative (input, output) of token_count
+
+
+def _state(held: Held, label: str) -> _CensusState:
+    state = vars(held).get(_CENSUS_KEY)
+    if not isinstance(state, _CensusState) or label == "line 1":
+        state = vars(held)[_CENSUS_KEY] = _CensusState(held)
+    return state
+
+
+def _census_failed(output: Any) -> bool:
+    if not isinstance(output, str):
+        return False
+    if output.startswith("{"):
+        try:
+            code = json.loads(output)["metadata"]["exit_code"]
+        except (ValueError, KeyError, TypeError, RecursionError):
+            code = None
+        if type(code) is int:
+            return code != 0
+    for line in output.splitlines():
+        if line == "Output:":
+            break
+        m = _CENSUS_EXIT.fullmatch(line.strip())
+        if m:
+            return int(m.group(1)) != 0
+    return False
+
+
+def _census_count(value: Any) -> int | None:
+    return value if type(value) is int and value >= 0 else None
+
+
+def census(label: str, value: Any, held: Held) -> None:
+    """Count what one rollout line holds (see the comment above)."""
+    state = _state(held, label)
+    if not isinstance(value, dict) or not isinstance(value.get("payload"), dict):
+        return
+    rtype, p = value.get("type"), value["payload"]
+    item = p.get("type")
+    if rtype == "response_item" and isinstance(item, str):
+        if item.endswith("_call"):
+            held.tool_calls += 1
+            if item in ("web_search_call", "image_generation_call") and p.get("status") == "failed":
+                held.failed_calls += 1
+        elif item.endswith("_output") and _census_failed(p.get("output")):
+            held.failed_calls += 1
+    elif rtype == "event_msg" and item == "user_message":
+        state.legacy_users += 1
+    elif rtype == "event_msg" and item == "item_completed":
+        if as_dict(p.get("item")).get("type") == "UserMessage":
+            state.item_users += 1
+    elif rtype == "token_usage_record":
+        rid = str(p.get("response_id") or label)
+        usage = as_dict(p.get("usage"))
+        if usage and rid not in state.responses:
+            state.responses.add(rid)
+            held.add_tokens(
+                *(_census_count(usage.get(k)) for k in ("input_tokens", "output_tokens"))
+            )
+    elif rtype == "event_msg" and item == "token_count" and not state.responses:
+        total = as_dict(as_dict(p.get("info")).get("total_token_usage"))
+        now = (total.get("input_tokens"), total.get("output_tokens"))
+        if type(now[0]) is int and type(now[1]) is int and now != state.total:
+            # a total that went down started again (a session resumed without its count)
+            start = state.total if now[0] >= state.total[0] and now[1] >= state.total[1] else (0, 0)
+            held.add_tokens(now[0] - start[0], now[1] - start[1])
+            state.total = (now[0], now[1])
+    held.user_messages = state.base_users + max(state.legacy_users, state.item_users)
