@@ -342,8 +342,7 @@ def _item(conv: Conversation, p: dict[str, Any], file: str, where: str, ignored:
 # (``user_message`` before Codex 0.15x, ``item_completed`` of a ``UserMessage`` after), not
 # from the response items the reader takes; tokens are the ``token_usage_record`` lines once
 # per response id, else the growth of ``token_count``'s cumulative ``total_token_usage``. The
-# little state this needs across lines is kept beside the counts, afresh from each file's
-# first line.
+# little state this needs across lines is kept in the census's scratch (one per file).
 
 _CENSUS_EXIT = re.compile(r"(?:Exit code:|Process exited with code) (-?\d+)")
 _CENSUS_KEY = "_codex_census"
@@ -359,9 +358,9 @@ class _CensusState:
 
 
 def _state(held: Held, label: str) -> _CensusState:
-    state = vars(held).get(_CENSUS_KEY)
-    if not isinstance(state, _CensusState) or label == "line 1":
-        state = vars(held)[_CENSUS_KEY] = _CensusState(held)
+    state = held.scratch.get(_CENSUS_KEY)
+    if not isinstance(state, _CensusState):
+        state = held.scratch[_CENSUS_KEY] = _CensusState(held)
     return state
 
 
