@@ -14,7 +14,7 @@ import typer.testing
 import trajudge.cli._commands  # noqa: F401  (registers the commands)
 from trajudge.cli import app
 from trajudge.store import Store
-from trajudge.trajectories import Step, Trajectory, write_jsonl
+from trajudge.trajectories import FORMATS, Step, Trajectory, write_jsonl
 
 runner = typer.testing.CliRunner()
 GOOD = '{"id": "a-0", "task_id": "a", "steps": [{"tool": "search"}]}'
@@ -204,9 +204,9 @@ def test_unknown_file_gets_a_one_line_diagnosis_and_nothing_is_stored(
         path = write(tmp_path, name, text)
         result = run(str(path), "--db", db_url)
         assert result.exit_code == 2
+        supported = ", ".join(f for f in FORMATS if f != "auto")
         assert result.stderr == (
-            f"error: {path}: unrecognised format: {looks} (supported: jsonl, parquet, openai, "
-            "responses, langchain, otel, tau-bench, tau2-bench, inspect, swe-agent, openhands)\n"
+            f"error: {path}: unrecognised format: {looks} (supported: {supported})\n"
         )
         assert_nothing_stored(db_url, path.stem)
 

@@ -91,6 +91,8 @@ def _first_message(obj: Any) -> Any:
 
 
 def is_langchain_conversation(obj: Any) -> bool:
+    if isinstance(obj, dict) and not _record_keys_only(obj, "messages"):
+        return False
     return is_langchain_message(_first_message(obj))
 
 
@@ -114,12 +116,26 @@ def is_responses_conversation(obj: Any) -> bool:
         isinstance(obj, dict)
         and not isinstance(obj.get("messages"), list)
         and isinstance(obj.get("items"), list)
+        and _record_keys_only(obj, "items")
     )
+
+
+# the keys a conversation record may have beside its list (``_chatlog``, ``OpenAIRecord``):
+# an object with others is another tool's file that happens to hold ``messages`` (a Gemini CLI
+# session), told by its closest format rather than refused with a field error of this one
+_RECORD_KEYS = frozenset(
+    {"id", "task_id", "trial", "outcome", "intent", "metadata", "usage", "tools"}
+    | {"parallel_tool_calls"}
+)
+
+
+def _record_keys_only(obj: dict[str, Any], key: str) -> bool:
+    return set(obj) - {key} <= _RECORD_KEYS
 
 
 def is_chat_conversation(obj: Any) -> bool:
     if isinstance(obj, dict):
-        return isinstance(obj.get("messages"), list)
+        return isinstance(obj.get("messages"), list) and _record_keys_only(obj, "messages")
     return isinstance(obj, list) and bool(obj) and is_chat_message(obj[0])
 
 
@@ -251,9 +267,31 @@ def describe(data: bytes, first: Record | None, count: int = 1, *, more: bool = 
     value = first[1]
     if isinstance(value, dict):
         keys = ", ".join(sorted(value)[:6]) + (", ..." if len(value) > 6 else "")
+        near = closest(value)
         if more:
-            return f"at least {count:,} JSON objects with keys {keys}"
-        return f"{'a JSON object' if count == 1 else f'{count} JSON objects'} with keys {keys}"
+            return f"at least {count:,} JSON objects with keys {keys}{near}"
+        what = "a JSON object" if count == 1 else f"{count} JSON objects"
+        return f"{what} with keys {keys}{near}"
     if isinstance(value, list):
         return "JSON lines of lists"
     return f"JSON values of type {type(value).__name__}"
+
+
+def closest(record: dict[str, Any]) -> str:
+    """``; closest to X (--format N): has ...; lacks ...`` naming the format whose records'
+    keys ``record`` shares most of, or "" when it shares none with any."""
+    have = set(record)
+    best: tuple[int, float, str] | None = None
+    for r in READERS:
+        shared = len(have & set(r.keys))
+        if shared and (best is None or (shared, shared / len(r.keys)) > best[:2]):
+            best = (shared, shared / len(r.keys), r.name)
+    if best is None:
+        return ""
+    reader = BY_NAME[best[2]]
+    has = [k for k in reader.keys if k in have]
+    lacks = [k for k in reader.keys if k not in have]
+    out = f"; closest to {reader.description} (--format {reader.name}): has {', '.join(has)}"
+    if lacks:
+        out += f"; lacks {', '.join(lacks[:4])}" + (", ..." if len(lacks) > 4 else "")
+    return out

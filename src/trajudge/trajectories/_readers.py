@@ -98,6 +98,8 @@ class Reader:
     census: str | None = None
     # the census of a reader that reads the file itself: ``(path, held) -> None``
     census_file: str | None = None
+    # the top-level keys its records carry, to name the closest format of a file in none
+    keys: tuple[str, ...] = ()
 
 
 # Each read function imports its reader when called and is a generator, so nothing is read
@@ -206,6 +208,7 @@ READERS: tuple[Reader, ...] = (
         streams=True,
         first=Rule(60, f"{_D}:is_native_record"),
         census=f"{_F}:census_jsonl",
+        keys=("id", "task_id", "trial", "steps", "messages", "final_answer", "outcome", "usage"),
     ),
     Reader(
         "parquet",
@@ -224,6 +227,7 @@ READERS: tuple[Reader, ...] = (
         first=Rule(100, f"{_D}:is_chat_conversation"),
         every=Rule(30, "trajudge.trajectories.readers._openai:is_chat_message"),
         census=f"{_C}:census_openai",
+        keys=("messages", "tools", "role", "content", "tool_calls", "tool_call_id"),
     ),
     Reader(
         "responses",
@@ -233,6 +237,7 @@ READERS: tuple[Reader, ...] = (
         first=Rule(90, f"{_D}:is_responses_conversation"),
         every=Rule(40, f"{_D}:responses_item_sign"),
         census=f"{_C}:census_responses",
+        keys=("items", "type", "role", "content", "call_id", "arguments", "output"),
     ),
     Reader(
         "langchain",
@@ -242,6 +247,7 @@ READERS: tuple[Reader, ...] = (
         first=Rule(70, f"{_D}:is_langchain_conversation"),
         every=Rule(20, "trajudge.trajectories.readers._langchain:is_langchain_message"),
         census=f"{_C}:census_langchain",
+        keys=("type", "data", "messages"),
     ),
     Reader(
         "otel",
@@ -250,6 +256,16 @@ READERS: tuple[Reader, ...] = (
         streams=False,
         first=Rule(10, f"{_D}:is_trace_export"),
         census=f"{_O}:census_otel",
+        keys=(
+            "resourceSpans",
+            "resourceLogs",
+            "batches",
+            "data",
+            "traceId",
+            "spanId",
+            "context",
+            "attributes",
+        ),
     ),
     Reader(
         "tau-bench",
@@ -258,6 +274,7 @@ READERS: tuple[Reader, ...] = (
         streams=True,
         first=Rule(50, f"{_D}:is_tau_bench_result"),
         census=f"{_F}:census_tau_bench",
+        keys=("task_id", "trial", "reward", "info", "traj"),
     ),
     Reader(
         "tau2-bench",
@@ -266,6 +283,7 @@ READERS: tuple[Reader, ...] = (
         streams=False,
         first=Rule(20, "trajudge.trajectories.readers._tau2_bench:is_tau2_results"),
         census=f"{_F}:census_tau2_bench",
+        keys=("tasks", "simulations", "info", "timestamp"),
     ),
     Reader(
         "inspect",
@@ -277,6 +295,7 @@ READERS: tuple[Reader, ...] = (
         detect_by_suffix=True,
         first=Rule(30, f"{_D}:is_inspect_log"),
         census_file=f"{_F}:census_inspect",
+        keys=("version", "status", "eval", "plan", "results", "stats", "samples"),
     ),
     Reader(
         "swe-agent",
@@ -285,6 +304,7 @@ READERS: tuple[Reader, ...] = (
         streams=False,
         first=Rule(40, f"{_D}:is_swe_agent"),
         census=f"{_F}:census_swe_agent",
+        keys=("trajectory", "history", "info", "environment"),
     ),
     Reader(
         "openhands",
@@ -295,6 +315,17 @@ READERS: tuple[Reader, ...] = (
         every=Rule(10, f"{_D}:is_openhands_event"),
         folder="event-*.json",  # an OpenHands SDK ``events`` folder
         census=f"{_F}:census_openhands",
+        keys=(
+            "id",
+            "timestamp",
+            "source",
+            "message",
+            "action",
+            "observation",
+            "args",
+            "cause",
+            "kind",
+        ),
     ),
     Reader(
         "codex",
@@ -303,6 +334,7 @@ READERS: tuple[Reader, ...] = (
         streams=False,
         first=Rule(35, "trajudge.trajectories.readers._codex:is_codex_rollout"),
         census="trajudge.trajectories.readers._codex:census",
+        keys=("timestamp", "type", "payload"),
     ),
 )
 BY_NAME: dict[str, Reader] = {r.name: r for r in READERS}
