@@ -32,6 +32,7 @@ ReaderName = Literal[
     "inspect",
     "swe-agent",
     "openhands",
+    "claude-code",
 ]
 
 
@@ -184,6 +185,13 @@ def _openhands(src: Source) -> Iterator[tuple[str, Trajectory]]:
     yield from openhands_from_records(src.path, list(src.records), src.ignored)
 
 
+def _claude_code(src: Source) -> Iterator[tuple[str, Trajectory]]:
+    # imported on use: naming the formats (--help) loads no reader
+    from trajudge.trajectories.readers._claude_code import claude_code_from_records
+
+    yield from claude_code_from_records(src.path, list(src.records), src.ignored)
+
+
 _D = "trajudge.trajectories._detect"
 
 #: In the order ``--format`` lists them.
@@ -273,6 +281,14 @@ READERS: tuple[Reader, ...] = (
         first=Rule(80, f"{_D}:is_openhands_conversation"),
         every=Rule(10, f"{_D}:is_openhands_event"),
         folder="event-*.json",  # an OpenHands SDK ``events`` folder
+    ),
+    Reader(
+        "claude-code",
+        "a Claude Code session transcript",
+        _claude_code,
+        streams=False,
+        first=Rule(45, "trajudge.trajectories.readers._claude_code:is_claude_code_record"),
+        census="trajudge.trajectories.readers._claude_code:census",
     ),
 )
 BY_NAME: dict[str, Reader] = {r.name: r for r in READERS}
