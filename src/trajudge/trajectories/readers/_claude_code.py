@@ -41,7 +41,7 @@ from trajudge.core import InputError
 from trajudge.trajectories._census import Held
 from trajudge.trajectories._io import Record, kind
 from trajudge.trajectories._models import Message, Trajectory, Usage
-from trajudge.trajectories._options import Ignored, as_json_text
+from trajudge.trajectories._options import Ignored, as_dict, as_json_text
 from trajudge.trajectories.readers._conversation import REASONING, Conversation
 
 SIDECHAIN = "sidechain"  # the name of a sub-agent's assistant turn in the session
@@ -107,7 +107,7 @@ class _Session:
         elif t == "cost-state" and isinstance(rec.get("totalCostUSD"), int | float):
             self.cost = float(rec["totalCostUSD"])
         else:
-            sub = rec.get("subtype") or as_dict_get(rec.get("attachment"), "type")
+            sub = rec.get("subtype") or as_dict(rec.get("attachment")).get("type")
             where = f"{label} ({sub})" if isinstance(sub, str) else label
             self.ignored.add(f"{t} record", f"{t} records", where)
 
@@ -159,11 +159,15 @@ class _Session:
         for i, b in enumerate(blocks):
             bt, where = b.get("type"), f"message.content[{i}]"
             if bt == "text":
-                self.conv.say("assistant", _text(b.get("text"), self, label, where), name=name)
+                self.conv.say(
+                    "assistant", _text(b.get("text"), self, label, f"{where}.text"), name=name
+                )
                 self.open = (rid, name, len(self.conv.messages) - 1)
             elif bt == "thinking":
                 self.conv.say(
-                    "assistant", _text(b.get("thinking"), self, label, where), name=REASONING
+                    "assistant",
+                    _text(b.get("thinking"), self, label, f"{where}.thinking"),
+                    name=REASONING,
                 )
                 self.open = None
             elif bt in ("tool_use", "server_tool_use"):
@@ -348,10 +352,6 @@ class _Session:
             usage=Usage(cost_usd=self.cost),
         )
         return t.model_copy(update={"final_answer": final})
-
-
-def as_dict_get(value: Any, key: str) -> Any:
-    return value.get(key) if isinstance(value, dict) else None
 
 
 def _text(value: Any, session: _Session, label: str, where: str) -> str:
