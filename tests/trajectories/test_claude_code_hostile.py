@@ -187,7 +187,7 @@ def test_markers_meta_and_local_output_are_no_user_turns(tmp_path: Path) -> None
         "1 interruption marker was ignored",
         "1 local command output was ignored",
         "1 meta message was ignored",
-        "1 system record was ignored",
+        "1 record that is no message was ignored",
         "1 user block that is not text was ignored",
     ]
 
@@ -259,3 +259,11 @@ def test_a_sidechain_inside_the_session_is_marked(tmp_path: Path) -> None:
     assert [s.output for s in t.steps] == ["found x", "x"]
     assert t.final_answer == "x it is"
     assert (t.usage.prompt_tokens, t.usage.completion_tokens) == (7, 3)
+
+
+def test_a_file_without_messages_is_refused_in_one_line(tmp_path: Path) -> None:
+    queued = {"type": "queue-operation", "operation": "enqueue", "sessionId": S, "content": "x"}
+    path = write(tmp_path, [queued])
+    with pytest.raises(InputError) as info:
+        read_trajectories(path)
+    assert str(info.value) == f"{path}: no conversation: no user or assistant record"

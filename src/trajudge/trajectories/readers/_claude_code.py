@@ -27,9 +27,9 @@ name when a record names it as its ``sessionId``, else the first ``sessionId``).
   them to ``<session id>/subagents/agent-<id>.jsonl`` instead, named in
   ``metadata.subagents``: such a file read alone is the sub-agent's trajectory (its prompt is
   its user turn), ``id`` = ``<session id>:agent-<agent id>``.
-* ``summary`` records (titles) go to ``metadata.summaries``; every other record type
-  (``attachment``, ``system``, ``queue-operation``, ``file-history-snapshot``, ...) is counted
-  as ignored, by type.
+* ``summary`` records (titles) go to ``metadata.summaries``; records of every other type
+  (``attachment``, ``system``, ``queue-operation``, ``file-history-snapshot``, ...) are counted
+  as ignored, each named with its type.
 """
 
 from __future__ import annotations
@@ -107,9 +107,10 @@ class _Session:
         elif t == "cost-state" and isinstance(rec.get("totalCostUSD"), int | float):
             self.cost = float(rec["totalCostUSD"])
         else:
+            # bookkeeping (attachments, queue operations, request logs ...), named by type
             sub = rec.get("subtype") or as_dict(rec.get("attachment")).get("type")
-            where = f"{label} ({sub})" if isinstance(sub, str) else label
-            self.ignored.add(f"{t} record", f"{t} records", where)
+            where = f"{label} ({t}: {sub})" if isinstance(sub, str) else f"{label} ({t})"
+            self.ignored.add("record that is no message", "records that are no messages", where)
 
     def message(self, label: str, rec: dict[str, Any], t: str) -> None:
         msg = rec.get("message")
@@ -216,7 +217,9 @@ class _Session:
         for i, b in enumerate(blocks):
             if b.get("type") not in ("text", "tool_result"):
                 self.ignored.add(
-                    "user block that is not text", "user blocks that are not text", f"{label}: {i}"
+                    "user block that is not text",
+                    "user blocks that are not text",
+                    f"{label}: message.content[{i}]",
                 )
         if results:
             for i, b in results:
@@ -298,12 +301,13 @@ class _Session:
 
     def trajectory(self, path: Path, label: str) -> Trajectory:
         if self.subagent_file is None:
-            what = "summaries" if self.summaries else "no user or assistant record"
-            raise InputError(
-                self.file,
-                reason=f"no conversation ({what}): Claude Code keeps other sessions' titles "
-                "in such files; import the session file itself",
+            why = (
+                "no conversation (summaries): Claude Code keeps sessions' titles in such "
+                "files; import the session file itself"
+                if self.summaries
+                else "no conversation: no user or assistant record"
             )
+            raise InputError(self.file, reason=why)
         sums = [
             sum(c[k] or 0 for c in self.usage.values())
             if any(c[k] is not None for c in self.usage.values())
