@@ -7,8 +7,10 @@ name when a record names it as its ``sessionId``, else the first ``sessionId``).
 * ``user`` records: text (``message.content`` a string or text blocks) is a user turn, except
   ``isMeta`` records, interruption markers (``[Request interrupted by user...]``, counted in
   ``metadata.interruptions``) and local command output (``<local-command-stdout>`` ...), which
-  are counted as ignored; an ``isCompactSummary`` record is a system turn. A user record holding
-  ``tool_result`` blocks answers the calls whose ids they name (``is_error`` fails the step).
+  are counted as ignored; an ``isCompactSummary`` record, and a notification the CLI writes as
+  a user record (``promptSource: system``, ``<task-notification>``: a background sub-agent's
+  report), are system turns. A user record holding ``tool_result`` blocks answers the calls
+  whose ids they name (``is_error`` fails the step).
 * ``assistant`` records: one API response is written as several records, one content block
   each, sharing ``message.id``. Text blocks are assistant turns, ``thinking`` blocks turns named
   ``reasoning``, ``tool_use`` (and ``server_tool_use``) blocks steps (``tool`` = ``name``,
@@ -38,14 +40,15 @@ from pathlib import Path
 from typing import Any
 
 from trajudge.core import InputError
-from trajudge.trajectories._census import Held
 from trajudge.trajectories._io import Record, kind
 from trajudge.trajectories._models import Message, Trajectory, Usage
 from trajudge.trajectories._options import Ignored, as_dict, as_json_text
+from trajudge.trajectories.readers._claude_code_census import census as census
 from trajudge.trajectories.readers._conversation import REASONING, Conversation
 
 SIDECHAIN = "sidechain"  # the name of a sub-agent's assistant turn in the session
 INTERRUPTED = "[Request interrupted by user"
+NOTIFICATION = "<task-notification>"  # a background task's report, written as a user record
 LOCAL_OUTPUT = ("<local-command-stdout>", "<local-command-stderr>", "<local-command-caveat>")
 _TOKENS = (
     "input_tokens",
@@ -236,6 +239,8 @@ class _Session:
             self.ignored.add("meta message", "meta messages", label)
         elif rec.get("isCompactSummary") is True:
             self.conv.say("system", text, name="compact summary")
+        elif rec.get("promptSource") == "system" or text.startswith(NOTIFICATION):
+            self.conv.say("system", text, name="notification")  # e.g. a sub-agent's report
         elif text.startswith(INTERRUPTED):
             self.interruptions += 1
             self.ignored.add("interruption marker", "interruption markers", label)
@@ -281,7 +286,9 @@ class _Session:
                 {
                     "call_id": call_id,
                     "agent_id": structured["agentId"],
-                    "agent_type": structured.get("agentType"),
+                    # a background agent's result leaves the type out: the call names it
+                    "agent_type": structured.get("agentType")
+                    or self.conv.steps[n].args.get("subagent_type"),
                 }
             )
 
@@ -374,83 +381,3 @@ def claude_code_from_records(
         session.add(label, rec)
     label = records[0][0] if records else "line 1"
     return [(label, session.trajectory(path, label))]
-
-
-# The census: a walk of its own over the raw records (see trajudge.trajectories._census),
-# sharing nothing with the building above that decides what a call or a turn is.
-
-
-def census(label: str, value: Any, held: Held) -> None:
-    """Count what one record of a Claude Code transcript holds."""
-    if not isinstance(value, dict) or value.get("type") not in ("user", "assistant"):
-        return
-    message = value.get("message")
-    if not isinstance(message, dict):
-        return
-    # the walk's memory, kept on ``held`` so that each census starts afresh
-    state = vars(held).setdefault(
-        "_claude_code", {"file_is_sidechain": None, "usage": {}, "unanswered": {}}
-    )
-    if state["file_is_sidechain"] is None:
-        state["file_is_sidechain"] = value.get("isSidechain") is True
-    content = message.get("content")
-    if isinstance(content, str):
-        content = [{"type": "text", "text": content}]
-    blocks = [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
-    unanswered: dict[str, int] = state["unanswered"]
-    if value["type"] == "assistant":
-        for b in blocks:
-            if b.get("type") in ("tool_use", "server_tool_use"):
-                held.tool_calls += 1
-                held.failed_calls += 1  # until a result says otherwise: no result is a failure
-                unanswered[str(b.get("id"))] = unanswered.get(str(b.get("id")), 0) + 1
-            elif str(b.get("type")).endswith("_tool_result"):
-                inner = b.get("content")
-                error = isinstance(inner, dict) and str(inner.get("type")).endswith("_error")
-                _census_result(unanswered, held, str(b.get("tool_use_id")), error)
-        _census_usage(state["usage"], label, message, held)
-        return
-    results = [b for b in blocks if b.get("type") == "tool_result"]
-    for b in results:
-        _census_result(unanswered, held, str(b.get("tool_use_id")), b.get("is_error") is True)
-    if results:
-        return
-    text = "".join(str(b.get("text") or "") for b in blocks if b.get("type") == "text")
-    not_typed = (
-        value.get("isMeta") is True
-        or value.get("isCompactSummary") is True
-        or text.startswith("[Request interrupted by user")
-        or text.lstrip().startswith(LOCAL_OUTPUT)
-        # a sub-agent's prompt inside the session file is the model's, not the user's
-        or (value.get("isSidechain") is True and not state["file_is_sidechain"])
-    )
-    if not not_typed:
-        held.user_messages += 1
-
-
-def _census_result(unanswered: dict[str, int], held: Held, call_id: str, error: bool) -> None:
-    if unanswered.get(call_id, 0) > 0:
-        unanswered[call_id] -= 1
-        if not error:
-            held.failed_calls -= 1
-
-
-def _census_usage(
-    seen: dict[str, list[int]], label: str, message: dict[str, Any], held: Held
-) -> None:
-    usage = message.get("usage")
-    if not isinstance(usage, dict):
-        return
-    key = message.get("id") if isinstance(message.get("id"), str) else f"record {label}"
-    # every record of one response repeats its usage: add only what grows the largest seen
-    best = seen.setdefault(str(key), [-1, -1, -1, -1])
-    grow: list[int | None] = []
-    for k, name in enumerate(_TOKENS):
-        n = usage.get(name)
-        if isinstance(n, int) and not isinstance(n, bool) and n > best[k]:
-            grow.append(n - max(best[k], 0))
-            best[k] = n
-        else:
-            grow.append(None)
-    reads = [g for g in grow[:3] if g is not None]
-    held.add_tokens(sum(reads) if reads else None, grow[3])
