@@ -43,7 +43,7 @@ from trajudge.core import InputError
 from trajudge.trajectories._io import Record, kind
 from trajudge.trajectories._models import Message, Trajectory, Usage
 from trajudge.trajectories._options import Ignored, as_dict, as_json_text
-from trajudge.trajectories.readers._claude_code_census import census as census
+from trajudge.trajectories.readers._claude_code_census import census as census  # the census
 from trajudge.trajectories.readers._conversation import REASONING, Conversation
 
 SIDECHAIN = "sidechain"  # the name of a sub-agent's assistant turn in the session
