@@ -58,7 +58,7 @@ def _sum(runs: list[Held]) -> Held:
 
 _TOKENS = {"prompt_tokens", "completion_tokens"}
 # the manifests of these folders have shapes of their own, read below
-_OWN_SHAPE = {"inspect", "openhands", "swe_agent", "tau2"}
+_OWN_SHAPE = {"inspect", "openhands", "swe_agent", "tau2", "claude_code"}
 
 
 def _cases() -> Iterator[tuple[str, Path, Held | None]]:
@@ -108,6 +108,30 @@ def _cases() -> Iterator[tuple[str, Path, Held | None]]:
         ),
     )
     yield "tau-bench", ROOT / "examples" / "tau_airline" / "gpt-4o-airline.json", None
+    for version in ("v2", "v2-background"):
+        cc = _manifest(f"claude_code/{version}")
+        main, sub = cc["main"], cc["subagent"]
+        for name, run, turns in (
+            (cc["files"][0], main, cc["user_turns"]),
+            (cc["files"][1], sub, [sub["prompt"]]),
+        ):
+            tokens = run["tokens"]
+            prompt = sum(
+                tokens[k]
+                for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+            )
+            yield (
+                "claude-code",
+                FIXTURES / "claude_code" / version / name,
+                _scenario(
+                    {
+                        "steps": run["calls"],
+                        "user_turns": turns,
+                        "prompt_tokens": prompt,
+                        "completion_tokens": tokens["output_tokens"],
+                    }
+                ),
+            )
 
 
 CASES = list(_cases())

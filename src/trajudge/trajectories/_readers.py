@@ -33,6 +33,7 @@ ReaderName = Literal[
     "swe-agent",
     "openhands",
     "codex",
+    "claude-code",
 ]
 
 
@@ -192,6 +193,11 @@ def _codex(src: Source) -> Iterator[tuple[str, Trajectory]]:
     from trajudge.trajectories.readers._codex import codex_from_records
 
     yield from codex_from_records(src.path, list(src.records), src.ignored)
+def _claude_code(src: Source) -> Iterator[tuple[str, Trajectory]]:
+    # imported on use: naming the formats (--help) loads no reader
+    from trajudge.trajectories.readers._claude_code import claude_code_from_records
+
+    yield from claude_code_from_records(src.path, list(src.records), src.ignored)
 
 
 _D = "trajudge.trajectories._detect"
@@ -335,6 +341,15 @@ READERS: tuple[Reader, ...] = (
         first=Rule(35, "trajudge.trajectories.readers._codex:is_codex_rollout"),
         census="trajudge.trajectories.readers._codex:census",
         keys=("timestamp", "type", "payload"),
+    ),
+    Reader(
+        "claude-code",
+        "a Claude Code session transcript",
+        _claude_code,
+        streams=False,
+        first=Rule(45, "trajudge.trajectories.readers._claude_code:is_claude_code_record"),
+        census="trajudge.trajectories.readers._claude_code:census",
+        keys=("type", "message", "sessionId", "uuid", "parentUuid", "cwd", "isSidechain"),
     ),
 )
 BY_NAME: dict[str, Reader] = {r.name: r for r in READERS}
