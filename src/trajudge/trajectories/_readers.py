@@ -32,6 +32,7 @@ ReaderName = Literal[
     "inspect",
     "swe-agent",
     "openhands",
+    "gemini-cli",
 ]
 
 
@@ -184,6 +185,13 @@ def _openhands(src: Source) -> Iterator[tuple[str, Trajectory]]:
     yield from openhands_from_records(src.path, list(src.records), src.ignored)
 
 
+def _gemini_cli(src: Source) -> Iterator[tuple[str, Trajectory]]:
+    # imported on use: naming the formats (--help) loads no reader
+    from trajudge.trajectories.readers._gemini_cli import gemini_cli_from_records
+
+    yield from gemini_cli_from_records(src.path, list(src.records), src.ignored)
+
+
 _D = "trajudge.trajectories._detect"
 
 #: In the order ``--format`` lists them.
@@ -273,6 +281,16 @@ READERS: tuple[Reader, ...] = (
         first=Rule(80, f"{_D}:is_openhands_conversation"),
         every=Rule(10, f"{_D}:is_openhands_event"),
         folder="event-*.json",  # an OpenHands SDK ``events`` folder
+    ),
+    Reader(
+        "gemini-cli",
+        "a Gemini CLI chat session",
+        _gemini_cli,
+        streams=False,
+        # before trajudge's JSON Lines and chat messages: a session's first record has
+        # ``sessionId`` and ``projectHash`` (and, in the older one-document files, ``messages``)
+        first=Rule(15, "trajudge.trajectories.readers._gemini_cli:is_gemini_session"),
+        census="trajudge.trajectories.readers._gemini_cli_census:census",
     ),
 )
 BY_NAME: dict[str, Reader] = {r.name: r for r in READERS}
