@@ -42,6 +42,12 @@ CONTEXT_MARKS = ("<session_context>", "<hook_context>")
 _TOKEN_KEYS = ("input", "output", "cached", "thoughts", "tool")
 
 
+def _bad(file: str, where: str, field: str | None, expected: str, value: Any) -> InputError:
+    return InputError(
+        file, record=where, field=field, reason=f"expected {expected}, got {kind(value)}"
+    )
+
+
 def is_gemini_session(obj: Any) -> bool:
     """The first record of a session file: its metadata (JSON Lines) or the whole document."""
     return (
@@ -63,16 +69,11 @@ class _Replay:
 
     def add(self, label: str, rec: Any) -> None:
         if not isinstance(rec, dict):
-            raise InputError(self.file, record=label, reason=f"expected an object, got {kind(rec)}")
+            raise _bad(self.file, label, None, "an object", rec)
         if "$rewindTo" in rec:
             target = rec["$rewindTo"]
             if not isinstance(target, str):
-                raise InputError(
-                    self.file,
-                    record=label,
-                    field="$rewindTo",
-                    reason=f"expected a message id, got {kind(target)}",
-                )
+                raise _bad(self.file, label, "$rewindTo", "a message id", target)
             ids = list(self.messages)
             for gone in ids[ids.index(target) if target in ids else 0 :]:
                 del self.messages[gone]
@@ -81,12 +82,7 @@ class _Replay:
         elif "$set" in rec:
             update = rec["$set"]
             if not isinstance(update, dict):
-                raise InputError(
-                    self.file,
-                    record=label,
-                    field="$set",
-                    reason=f"expected an object, got {kind(update)}",
-                )
+                raise _bad(self.file, label, "$set", "an object", update)
             self._metadata(label, update, replace=True)
         elif "sessionId" in rec:
             self._metadata(label, rec, replace=False)
@@ -104,9 +100,7 @@ class _Replay:
             return
         field = "$set.messages" if replace else "messages"
         if not isinstance(msgs, list):
-            raise InputError(
-                self.file, record=label, field=field, reason=f"expected a list, got {kind(msgs)}"
-            )
+            raise _bad(self.file, label, field, "a list", msgs)
         if replace:
             self.messages = {}
         for i, m in enumerate(msgs):
@@ -115,20 +109,10 @@ class _Replay:
     def _message(self, label: str, where: str, m: Any) -> None:
         prefix = "" if where == label else f"{where}."
         if not isinstance(m, dict):
-            raise InputError(
-                self.file,
-                record=label,
-                field=where,
-                reason=f"expected a message object, got {kind(m)}",
-            )
+            raise _bad(self.file, label, where, "a message object", m)
         mid = m.get("id")
         if not isinstance(mid, str) or not mid:
-            raise InputError(
-                self.file,
-                record=label,
-                field=f"{prefix}id",
-                reason=f"expected a message id, got {kind(mid)}",
-            )
+            raise _bad(self.file, label, f"{prefix}id", "a message id", mid)
         earlier = self.known.get(mid, ("", {}))[1]
         merged = {**earlier, **m}
         place = label if where == label else f"{label}: {where}"
@@ -161,16 +145,9 @@ def _parts(file: str, where: str, content: Any) -> list[dict[str, Any]]:
             elif isinstance(p, dict):
                 out.append(p)
             else:
-                raise InputError(
-                    file,
-                    record=where,
-                    field=f"content[{i}]",
-                    reason=f"expected a part, got {kind(p)}",
-                )
+                raise _bad(file, where, f"content[{i}]", "a part", p)
         return out
-    raise InputError(
-        file, record=where, field="content", reason=f"expected text or parts, got {kind(content)}"
-    )
+    raise _bad(file, where, "content", "text or parts", content)
 
 
 def _response_text(response: Any) -> tuple[str | None, str | None]:
@@ -289,20 +266,10 @@ class _Builder:
         for field, call, record in calls:
             name = call.get("name")
             if not isinstance(name, str) or not name:
-                raise InputError(
-                    self.file,
-                    record=where,
-                    field=f"{field}.name",
-                    reason=f"expected a tool name, got {kind(name)}",
-                )
+                raise _bad(self.file, where, f"{field}.name", "a tool name", name)
             args = call.get("args")
             if args is not None and not isinstance(args, dict):
-                raise InputError(
-                    self.file,
-                    record=where,
-                    field=f"{field}.args",
-                    reason=f"expected an object, got {kind(args)}",
-                )
+                raise _bad(self.file, where, f"{field}.args", "an object", args)
             call_id = call.get("id") if isinstance(call.get("id"), str) else None
             made.append((self.conv.call(name, dict(args or {}), call_id), record))
         # the results after all the calls: one assistant turn makes them all
@@ -320,12 +287,7 @@ class _Builder:
         if thoughts is None:
             return []
         if not isinstance(thoughts, list):
-            raise InputError(
-                self.file,
-                record=where,
-                field="thoughts",
-                reason=f"expected a list, got {kind(thoughts)}",
-            )
+            raise _bad(self.file, where, "thoughts", "a list", thoughts)
         out = []
         for t in thoughts:
             if isinstance(t, dict):
@@ -338,21 +300,11 @@ class _Builder:
     ) -> list[tuple[str, dict[str, Any], dict[str, Any] | None]]:
         """(field, call, its toolCalls record) for each call of the message, in order."""
         if tool_calls is not None and not isinstance(tool_calls, list):
-            raise InputError(
-                self.file,
-                record=where,
-                field="toolCalls",
-                reason=f"expected a list, got {kind(tool_calls)}",
-            )
+            raise _bad(self.file, where, "toolCalls", "a list", tool_calls)
         records: dict[str, tuple[int, dict[str, Any]]] = {}
         for i, tc in enumerate(tool_calls or []):
             if not isinstance(tc, dict):
-                raise InputError(
-                    self.file,
-                    record=where,
-                    field=f"toolCalls[{i}]",
-                    reason=f"expected an object, got {kind(tc)}",
-                )
+                raise _bad(self.file, where, f"toolCalls[{i}]", "an object", tc)
             records.setdefault(str(tc.get("id")), (i, tc))
         out: list[tuple[str, dict[str, Any], dict[str, Any] | None]] = []
         used: set[int] = set()
@@ -375,23 +327,13 @@ class _Builder:
         if tokens is None:
             return
         if not isinstance(tokens, dict):
-            raise InputError(
-                self.file,
-                record=where,
-                field="tokens",
-                reason=f"expected an object, got {kind(tokens)}",
-            )
+            raise _bad(self.file, where, "tokens", "an object", tokens)
         for key in _TOKEN_KEYS:
             value = tokens.get(key)
             if value is None:
                 continue
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                raise InputError(
-                    self.file,
-                    record=where,
-                    field=f"tokens.{key}",
-                    reason=f"expected a count, got {kind(value)}",
-                )
+                raise _bad(self.file, where, f"tokens.{key}", "a count", value)
             self.tokens[key] += value
         self.counted = True
 
@@ -407,12 +349,7 @@ def gemini_cli_from_records(
     label = records[0][0] if records else "record 0"
     sid = replay.meta.get("sessionId")
     if not isinstance(sid, str) or not sid:
-        raise InputError(
-            file,
-            record=label,
-            field="sessionId",
-            reason=f"expected the session id, got {kind(sid)}",
-        )
+        raise _bad(file, label, "sessionId", "the session id", sid)
     b = _Builder(file, ignored)
     for where, m in replay.messages.values():
         t = m.get("type")
