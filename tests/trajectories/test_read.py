@@ -32,6 +32,7 @@ def test_formats_listed() -> None:
         "openhands",
         "codex",
         "claude-code",
+        "gemini-cli",
     )
 
 
@@ -93,7 +94,7 @@ def test_unknown_format(tmp_path: Path) -> None:
     assert str(info.value) == (
         f"{path}: format: unknown format 'csv' "
         "(choose from auto, jsonl, parquet, openai, responses, langchain, otel, tau-bench, "
-        "tau2-bench, inspect, swe-agent, openhands, codex, claude-code)"
+        "tau2-bench, inspect, swe-agent, openhands, codex, claude-code, gemini-cli)"
     )
 
 

@@ -34,6 +34,7 @@ ReaderName = Literal[
     "openhands",
     "codex",
     "claude-code",
+    "gemini-cli",
 ]
 
 
@@ -193,11 +194,20 @@ def _codex(src: Source) -> Iterator[tuple[str, Trajectory]]:
     from trajudge.trajectories.readers._codex import codex_from_records
 
     yield from codex_from_records(src.path, list(src.records), src.ignored)
+
+
 def _claude_code(src: Source) -> Iterator[tuple[str, Trajectory]]:
     # imported on use: naming the formats (--help) loads no reader
     from trajudge.trajectories.readers._claude_code import claude_code_from_records
 
     yield from claude_code_from_records(src.path, list(src.records), src.ignored)
+
+
+def _gemini_cli(src: Source) -> Iterator[tuple[str, Trajectory]]:
+    # imported on use: naming the formats (--help) loads no reader
+    from trajudge.trajectories.readers._gemini_cli import gemini_cli_from_records
+
+    yield from gemini_cli_from_records(src.path, list(src.records), src.ignored)
 
 
 _D = "trajudge.trajectories._detect"
@@ -350,6 +360,17 @@ READERS: tuple[Reader, ...] = (
         first=Rule(45, "trajudge.trajectories.readers._claude_code:is_claude_code_record"),
         census="trajudge.trajectories.readers._claude_code:census",
         keys=("type", "message", "sessionId", "uuid", "parentUuid", "cwd", "isSidechain"),
+    ),
+    Reader(
+        "gemini-cli",
+        "a Gemini CLI chat session",
+        _gemini_cli,
+        streams=False,
+        # before trajudge's JSON Lines and chat messages: a session's first record has
+        # ``sessionId`` and ``projectHash`` (and, in the older one-document files, ``messages``)
+        first=Rule(15, "trajudge.trajectories.readers._gemini_cli:is_gemini_session"),
+        census="trajudge.trajectories.readers._gemini_cli_census:census",
+        keys=("sessionId", "projectHash", "startTime", "lastUpdated", "messages", "kind"),
     ),
 )
 BY_NAME: dict[str, Reader] = {r.name: r for r in READERS}
