@@ -30,6 +30,7 @@ def test_formats_listed() -> None:
         "inspect",
         "swe-agent",
         "openhands",
+        "smolagents",
     )
 
 
@@ -91,7 +92,7 @@ def test_unknown_format(tmp_path: Path) -> None:
     assert str(info.value) == (
         f"{path}: format: unknown format 'csv' "
         "(choose from auto, jsonl, parquet, openai, responses, langchain, otel, tau-bench, "
-        "tau2-bench, inspect, swe-agent, openhands)"
+        "tau2-bench, inspect, swe-agent, openhands, smolagents)"
     )
 
 

@@ -32,6 +32,7 @@ ReaderName = Literal[
     "inspect",
     "swe-agent",
     "openhands",
+    "smolagents",
 ]
 
 
@@ -184,6 +185,13 @@ def _openhands(src: Source) -> Iterator[tuple[str, Trajectory]]:
     yield from openhands_from_records(src.path, list(src.records), src.ignored)
 
 
+def _smolagents(src: Source) -> Iterator[tuple[str, Trajectory]]:
+    # imported on use: naming the formats (--help) loads no reader
+    from trajudge.trajectories.readers._smolagents_memory import smolagents_from_records
+
+    yield from smolagents_from_records(src.path, src.records, src.ignored)
+
+
 _D = "trajudge.trajectories._detect"
 
 #: In the order ``--format`` lists them.
@@ -273,6 +281,15 @@ READERS: tuple[Reader, ...] = (
         first=Rule(80, f"{_D}:is_openhands_conversation"),
         every=Rule(10, f"{_D}:is_openhands_event"),
         folder="event-*.json",  # an OpenHands SDK ``events`` folder
+    ),
+    Reader(
+        "smolagents",
+        "smolagents agent memory steps",
+        _smolagents,
+        streams=True,
+        # before jsonl (60): a RunResult's ``steps`` is one of trajudge's own field names
+        first=Rule(45, "trajudge.trajectories.readers._smolagents_memory:is_smolagents_record"),
+        census="trajudge.trajectories.readers._smolagents_memory:census",
     ),
 )
 BY_NAME: dict[str, Reader] = {r.name: r for r in READERS}
