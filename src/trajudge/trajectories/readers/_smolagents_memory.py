@@ -8,7 +8,7 @@ smolagents serialises an agent's memory itself; the files read are what that giv
   file is one trajectory, ``id`` = ``task_id`` = the file name without suffix;
 * ``RunResult.dict()`` of ``agent.run(..., return_full_result=True)``, an object with
   ``output``, ``state``, ``token_usage``, ``timing`` and the same ``steps``: each such record
-  is one trajectory (the file name, with ``:N`` after it when a file holds several).
+  is one trajectory, ``{file name}-{n}`` for the n-th (from 0).
 
 The step dicts carry no class name; they are told by their keys: ``task`` (TaskStep: a user
 turn), ``step_number`` (ActionStep), ``plan`` (PlanningStep: an assistant turn named ``plan``),
@@ -24,8 +24,8 @@ records one per step) fails every call it made; an error of a step without calls
 ``metadata.step_errors``. ``final_answer``: ``RunResult.output``, else a FinalAnswerStep's
 ``output``, else the last ``final_answer`` call (``action_output`` for a CodeAgent). Usage: the
 ``token_usage`` of each ActionStep and PlanningStep, one model response each. The system
-prompt is the first ``model_input_messages`` system message (the only part of those inputs
-read: they repeat the memory). Images are counted as ignored.
+prompt is a SystemPromptStep's, else the first ``model_input_messages`` system message (the
+only part of those inputs read: they repeat the memory). Images are counted as ignored.
 """
 
 from __future__ import annotations
@@ -134,7 +134,7 @@ class _Run:
             self.add_tokens(s.get("token_usage"), where)
             self.conv.say("assistant", content_text(s["plan"], self.ignored, where), name="plan")
         elif "system_prompt" in s:
-            self.conv.say("system", content_text(s["system_prompt"], self.ignored, where))
+            self.system = content_text(s["system_prompt"], self.ignored, where)
         elif set(s) == {"output"}:
             self.final = None if s["output"] is None else as_json_text(s["output"])
         else:
@@ -256,7 +256,7 @@ def smolagents_from_records(
             run = _Run(file, ignored)
             for i, s in enumerate(value["steps"]):
                 run.step(f"{label}: steps[{i}]", s)
-            tid = path.stem if n_runs == 0 else f"{path.stem}:{n_runs}"
+            tid = f"{path.stem}-{n_runs}"
             n_runs += 1
             yield label, run.trajectory(tid, label, value)
             continue
