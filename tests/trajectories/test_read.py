@@ -31,6 +31,7 @@ def test_formats_listed() -> None:
         "swe-agent",
         "openhands",
         "smolagents",
+        "autogen",
     )
 
 
@@ -92,7 +93,8 @@ def test_unknown_format(tmp_path: Path) -> None:
     assert str(info.value) == (
         f"{path}: format: unknown format 'csv' "
         "(choose from auto, jsonl, parquet, openai, responses, langchain, otel, tau-bench, "
-        "tau2-bench, inspect, swe-agent, openhands, smolagents)"
+        "tau2-bench, inspect, swe-agent, openhands, smolagents, "
+        "autogen)"
     )
 
 

@@ -33,6 +33,7 @@ ReaderName = Literal[
     "swe-agent",
     "openhands",
     "smolagents",
+    "autogen",
 ]
 
 
@@ -192,6 +193,13 @@ def _smolagents(src: Source) -> Iterator[tuple[str, Trajectory]]:
     yield from smolagents_from_records(src.path, src.records, src.ignored)
 
 
+def _autogen(src: Source) -> Iterator[tuple[str, Trajectory]]:
+    # imported on use: naming the formats (--help) loads no reader
+    from trajudge.trajectories.readers._autogen import autogen_from_records
+
+    yield from autogen_from_records(src.path, src.records, src.ignored)
+
+
 _D = "trajudge.trajectories._detect"
 
 #: In the order ``--format`` lists them.
@@ -290,6 +298,15 @@ READERS: tuple[Reader, ...] = (
         # before jsonl (60): a RunResult's ``steps`` is one of trajudge's own field names
         first=Rule(45, "trajudge.trajectories.readers._smolagents_memory:is_smolagents_record"),
         census="trajudge.trajectories.readers._smolagents_memory:census",
+    ),
+    Reader(
+        "autogen",
+        "AutoGen AgentChat messages or state",
+        _autogen,
+        streams=True,
+        # before openai (100): a TaskResult is an object with a list of messages
+        first=Rule(47, "trajudge.trajectories.readers._autogen:is_autogen_record"),
+        census="trajudge.trajectories.readers._autogen:census",
     ),
 )
 BY_NAME: dict[str, Reader] = {r.name: r for r in READERS}
