@@ -32,6 +32,7 @@ def test_formats_listed() -> None:
         "openhands",
         "smolagents",
         "autogen",
+        "crewai",
     )
 
 
@@ -94,7 +95,7 @@ def test_unknown_format(tmp_path: Path) -> None:
         f"{path}: format: unknown format 'csv' "
         "(choose from auto, jsonl, parquet, openai, responses, langchain, otel, tau-bench, "
         "tau2-bench, inspect, swe-agent, openhands, smolagents, "
-        "autogen)"
+        "autogen, crewai)"
     )
 
 

@@ -34,6 +34,7 @@ ReaderName = Literal[
     "openhands",
     "smolagents",
     "autogen",
+    "crewai",
 ]
 
 
@@ -200,6 +201,13 @@ def _autogen(src: Source) -> Iterator[tuple[str, Trajectory]]:
     yield from autogen_from_records(src.path, src.records, src.ignored)
 
 
+def _crewai(src: Source) -> Iterator[tuple[str, Trajectory]]:
+    # imported on use: naming the formats (--help) loads no reader
+    from trajudge.trajectories.readers._crewai import crewai_from_records
+
+    yield from crewai_from_records(src.path, src.records, src.ignored)
+
+
 _D = "trajudge.trajectories._detect"
 
 #: In the order ``--format`` lists them.
@@ -307,6 +315,15 @@ READERS: tuple[Reader, ...] = (
         # before openai (100): a TaskResult is an object with a list of messages
         first=Rule(47, "trajudge.trajectories.readers._autogen:is_autogen_record"),
         census="trajudge.trajectories.readers._autogen:census",
+    ),
+    Reader(
+        "crewai",
+        "a CrewAI crew result (CrewOutput)",
+        _crewai,
+        streams=True,
+        # before openai (100): a TaskOutput is an object with a list of chat messages
+        first=Rule(48, "trajudge.trajectories.readers._crewai:is_crewai_record"),
+        census="trajudge.trajectories.readers._crewai:census",
     ),
 )
 BY_NAME: dict[str, Reader] = {r.name: r for r in READERS}
