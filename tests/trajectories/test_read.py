@@ -33,6 +33,9 @@ def test_formats_listed() -> None:
         "codex",
         "claude-code",
         "gemini-cli",
+        "smolagents",
+        "autogen",
+        "crewai",
     )
 
 
@@ -94,7 +97,8 @@ def test_unknown_format(tmp_path: Path) -> None:
     assert str(info.value) == (
         f"{path}: format: unknown format 'csv' "
         "(choose from auto, jsonl, parquet, openai, responses, langchain, otel, tau-bench, "
-        "tau2-bench, inspect, swe-agent, openhands, codex, claude-code, gemini-cli)"
+        "tau2-bench, inspect, swe-agent, openhands, codex, claude-code, gemini-cli, smolagents, "
+        "autogen, crewai)"
     )
 
 

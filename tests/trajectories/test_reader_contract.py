@@ -71,6 +71,10 @@ def _cases() -> Iterator[tuple[str, Path, Held | None]]:
             expected = entry.get("expected", {})
             if "format" in entry and "steps" in expected and "user_turns" in expected:
                 yield entry["format"], manifest.parent / name, _scenario(expected)
+            elif "format" in entry and "steps" in expected and "user_turns_contain" in expected:
+                # CrewAI wraps each task in a prompt of its own: one user turn per task output
+                turns = {"user_turns": entry["task_outputs"]}
+                yield entry["format"], manifest.parent / name, _scenario({**expected, **turns})
     for name, entry in _manifest("inspect").items():
         epochs = entry["expected"]["epochs"]
         turns = entry["expected"].get("user_turns")

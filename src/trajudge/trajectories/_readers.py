@@ -35,6 +35,9 @@ ReaderName = Literal[
     "codex",
     "claude-code",
     "gemini-cli",
+    "smolagents",
+    "autogen",
+    "crewai",
 ]
 
 
@@ -210,6 +213,27 @@ def _gemini_cli(src: Source) -> Iterator[tuple[str, Trajectory]]:
     yield from gemini_cli_from_records(src.path, list(src.records), src.ignored)
 
 
+def _smolagents(src: Source) -> Iterator[tuple[str, Trajectory]]:
+    # imported on use: naming the formats (--help) loads no reader
+    from trajudge.trajectories.readers._smolagents_memory import smolagents_from_records
+
+    yield from smolagents_from_records(src.path, src.records, src.ignored)
+
+
+def _autogen(src: Source) -> Iterator[tuple[str, Trajectory]]:
+    # imported on use: naming the formats (--help) loads no reader
+    from trajudge.trajectories.readers._autogen import autogen_from_records
+
+    yield from autogen_from_records(src.path, src.records, src.ignored)
+
+
+def _crewai(src: Source) -> Iterator[tuple[str, Trajectory]]:
+    # imported on use: naming the formats (--help) loads no reader
+    from trajudge.trajectories.readers._crewai import crewai_from_records
+
+    yield from crewai_from_records(src.path, src.records, src.ignored)
+
+
 _D = "trajudge.trajectories._detect"
 _C = "trajudge.trajectories.readers._census_chat"
 _F = "trajudge.trajectories.readers._census_files"
@@ -371,6 +395,45 @@ READERS: tuple[Reader, ...] = (
         first=Rule(15, "trajudge.trajectories.readers._gemini_cli:is_gemini_session"),
         census="trajudge.trajectories.readers._gemini_cli_census:census",
         keys=("sessionId", "projectHash", "startTime", "lastUpdated", "messages", "kind"),
+    ),
+    Reader(
+        "smolagents",
+        "smolagents agent memory steps",
+        _smolagents,
+        streams=True,
+        # before jsonl (60): a RunResult's ``steps`` is one of trajudge's own field names
+        first=Rule(46, "trajudge.trajectories.readers._smolagents_memory:is_smolagents_record"),
+        census="trajudge.trajectories.readers._smolagents_memory:census",
+        keys=(
+            "step_number",
+            "task",
+            "model_input_messages",
+            "model_output_message",
+            "tool_calls",
+            "observations",
+            "token_usage",
+            "error",
+        ),
+    ),
+    Reader(
+        "autogen",
+        "AutoGen AgentChat messages or state",
+        _autogen,
+        streams=True,
+        # before openai (100): a TaskResult is an object with a list of messages
+        first=Rule(47, "trajudge.trajectories.readers._autogen:is_autogen_record"),
+        census="trajudge.trajectories.readers._autogen:census",
+        keys=("type", "source", "content", "models_usage", "metadata", "messages", "llm_context"),
+    ),
+    Reader(
+        "crewai",
+        "a CrewAI crew result (CrewOutput)",
+        _crewai,
+        streams=True,
+        # before openai (100): a TaskOutput is an object with a list of chat messages
+        first=Rule(48, "trajudge.trajectories.readers._crewai:is_crewai_record"),
+        census="trajudge.trajectories.readers._crewai:census",
+        keys=("raw", "tasks_output", "token_usage", "json_dict", "pydantic"),
     ),
 )
 BY_NAME: dict[str, Reader] = {r.name: r for r in READERS}
