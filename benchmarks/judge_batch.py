@@ -36,6 +36,10 @@ process's best run: on a machine whose speed for the same work swings by tens of
 from one run to the next (seen here: 1.6-2.9 s for the same 400 calls), the best of K is
 what the code costs with the least interference, as ``timeit`` takes it.
 
+``--latency S`` makes the fake server answer each request after S seconds (issue 29: 0.2 s,
+2,000 calls at concurrency 64 and 4,000 at 256), so that the client side, not the server, is
+what limits the throughput at high concurrency.
+
 ``--before REF`` adds the code of a git ref (``git archive REF src`` into a temporary folder)
 as a third side, ``before``, so that old and new code are measured in the same rounds.
 ``--profile`` then runs each trajudge side once more under cProfile and prints the top entries
@@ -77,11 +81,16 @@ BASELINES = ("plain", "frozen")
 
 
 # -- the fake server, in its own process ------------------------------------------------------
-def serve() -> None:
+def serve(latency: float) -> None:
     sys.path.insert(0, str(ROOT / "tests" / "judges"))
     from fake_llm import FakeLLM  # type: ignore[import-not-found]  # tests/judges
 
-    server = FakeLLM().start()
+    server = FakeLLM()
+    if latency > 0:
+        # a provider's answer takes time: at high concurrency the client, not the server,
+        # must be what limits the throughput
+        server.default = f"delay:{latency}"
+    server.start()
     print(server.api_base, flush=True)
     sys.stdin.read()  # until the parent closes the pipe
     server.stop()
@@ -326,20 +335,23 @@ def main() -> int:
     parser.add_argument(
         "--frozen", action="store_true", help="add the bare loop with gc.freeze as a baseline"
     )
+    parser.add_argument(
+        "--latency", type=float, default=0.0, help="seconds the fake server waits per answer"
+    )
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--side", help=argparse.SUPPRESS)
     parser.add_argument("--data", help=argparse.SUPPRESS)
     parser.add_argument("--api-base", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
-        serve()
+        serve(args.latency)
         return 0
     if args.side:
         side_main(args)
         return 0
 
     server = subprocess.Popen(
-        [sys.executable, __file__, "--serve"],
+        [sys.executable, __file__, "--serve", "--latency", str(args.latency)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
