@@ -9,11 +9,19 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from trajudge.core import InputError
 from trajudge.trajectories._census import LOSSES, Held, Loss, add_built, check
 from trajudge.trajectories._detect import detect, format_name
 from trajudge.trajectories._formats import FORMATS
-from trajudge.trajectories._io import Record, check_file, decode_utf8, unique_items
+from trajudge.trajectories._io import (
+    Record,
+    check_file,
+    decode_utf8,
+    unique_items,
+    validation_error,
+)
 from trajudge.trajectories._json import load_json
 from trajudge.trajectories._models import Trajectory
 from trajudge.trajectories._options import Ignored, ReadOptions, iter_options
@@ -74,6 +82,7 @@ class TrajectoryStream:
         strict: bool,
         held: Held | None = None,
         accept: frozenset[str] = frozenset(),
+        at: _At | None = None,
     ) -> None:
         self.source = source
         self.fmt = fmt
@@ -84,6 +93,7 @@ class TrajectoryStream:
         self.held = held
         self.made = Held()
         self.losses: list[Loss] = []
+        self.at = at or _At()
         self._accept = accept
         self._items: Iterator[Item] | None = items
         self._strict = strict
@@ -95,10 +105,26 @@ class TrajectoryStream:
         return self._run(items)
 
     def _run(self, items: Iterator[Item]) -> Iterator[Trajectory]:
-        for _, t in items:
-            self.count += 1
-            add_built(self.made, t)
-            yield t
+        try:
+            for _, t in items:
+                self.count += 1
+                add_built(self.made, t)
+                yield t
+        except InputError:
+            raise  # named by the reader (an InputError is a ValueError too)
+        except ValidationError as exc:
+            # a value of a type the reader did not expect reached a model: the first error,
+            # on one line, at the record being read
+            raise validation_error(self.source, self.at.label, exc) from None
+        except (TypeError, AttributeError, KeyError, IndexError, ValueError) as exc:
+            # the safety net under every reader's own checks: a shape no check named is still
+            # one line naming the file and the record, never a traceback
+            what = " ".join(str(exc).split())[:200]
+            raise InputError(
+                self.source,
+                record=self.at.label,
+                reason=f"a value of an unexpected type or shape ({type(exc).__name__}: {what})",
+            ) from None
         held = self.held
         if held is not None:
             for done in held.finish:
@@ -124,6 +150,19 @@ def _items(reader: Reader, src: Source) -> Iterator[Item]:
 _FAILED = "census failed"
 
 
+class _At:
+    """The label of the record a reader took last (None before the first, or for a reader
+    that reads the file itself), for an error the reader did not name."""
+
+    label: str | None = None
+
+
+def _tracked(records: Iterator[Record], at: _At) -> Iterator[Record]:
+    for label, value in records:
+        at.label = label
+        yield label, value
+
+
 def _guarded(held: Held, where: str, count: Callable[[], None]) -> None:
     """Run one step of a census; the first exception is kept (see ``TrajectoryStream``)."""
     try:
@@ -140,11 +179,13 @@ def _counted(records: Iterator[Record], census: str, held: Held) -> Iterator[Rec
         yield label, value
 
 
-def _census_source(reader: Reader, src: Source) -> tuple[Source, Held | None]:
-    """``src`` with its records counted by ``reader``'s census, and the census (None for a
-    reader without one). A census of the file itself runs once the reader has read it (and
-    refused what it would refuse: a zip bomb is never opened by the census first)."""
+def _census_source(reader: Reader, src: Source, at: _At) -> tuple[Source, Held | None]:
+    """``src`` with its records counted by ``reader``'s census (and the last one's label kept
+    in ``at``), and the census (None for a reader without one). A census of the file itself
+    runs once the reader has read it (and refused what it would refuse: a zip bomb is never
+    opened by the census first)."""
     held = Held()
+    src = Source(src.path, _tracked(src.records, at), src.options, src.ignored, src.specs)
     if reader.census_file is not None:
         count = resolve(reader.census_file)
         held.finish.append(lambda h: count(src.path, h))
@@ -225,7 +266,8 @@ def stream_trajectories(
         if auto and detected is None:
             raise refusal(file, head, found)
         reader = BY_NAME[detected if auto and detected is not None else fmt]
-    src, held = _census_source(reader, src)
+    at = _At()
+    src, held = _census_source(reader, src, at)
     items = _items(reader, src)
     if detected is not None and detected != reader.name:
         items = _hinted(items, detected)
@@ -239,6 +281,7 @@ def stream_trajectories(
         strict=strict,
         held=held,
         accept=accept,
+        at=at,
     )
 
 
@@ -346,7 +389,8 @@ def _folder_stream(
             ) from None
     ignored = Ignored()
     specs: Specs = {}
-    src, held = _census_source(reader, Source(folder, iter(records), opts, ignored, specs))
+    at = _At()
+    src, held = _census_source(reader, Source(folder, iter(records), opts, ignored, specs), at)
     items = _items(reader, src)
     return TrajectoryStream(
         iter_options(str(folder), items, opts),
@@ -358,6 +402,7 @@ def _folder_stream(
         strict=strict,
         held=held,
         accept=accept,
+        at=at,
     )
 
 

@@ -261,7 +261,7 @@ def codex_from_records(
             t = p.get("type")
             if t == "token_count":
                 tokens.count(p)
-            elif t not in _EVENT_COPIES:
+            elif not isinstance(t, str) or t not in _EVENT_COPIES:
                 ignored.add(
                     "event of a kind not read", "events of kinds not read", f"{where} ({t})"
                 )
@@ -300,7 +300,7 @@ def _item(conv: Conversation, p: dict[str, Any], file: str, where: str, ignored:
                 conv.say("system", text, name=CONTEXT)
         elif role == "assistant":
             conv.say("assistant", text)
-        elif role in _SYSTEM_ROLES:
+        elif isinstance(role, str) and role in _SYSTEM_ROLES:
             conv.say("system", text)
         else:
             ignored.add("message of an unknown role", "messages of unknown roles", where)

@@ -221,7 +221,7 @@ class _Builder:
         if n is not None:
             out, err = _response_text(response.get("response"))
             self._settle(n, out, err, ok=err is None)
-        elif call_id not in self.answered:
+        elif not isinstance(call_id, str) or call_id not in self.answered:
             self.ignored.add(
                 "tool result answering no call",
                 "tool results answering no call",

@@ -77,18 +77,31 @@ def any_value(value: Any) -> Any:
             return value[key]
     for key in ("arrayValue", "array_value"):
         if key in value:
-            return [any_value(v) for v in (value[key] or {}).get("values", [])]
+            # a value of another shape is kept as it is, never dropped
+            inner = value[key]
+            items = inner.get("values", []) if isinstance(inner, dict) else inner
+            return [any_value(v) for v in items] if isinstance(items, list) else items
     for key in ("kvlistValue", "kvlist_value"):
         if key in value:
-            return attributes((value[key] or {}).get("values", []))
+            inner = value[key]
+            items = inner.get("values", []) if isinstance(inner, dict) else inner
+            return attributes(items) if isinstance(items, list) else items
     for key in ("bytesValue", "bytes_value"):
         if key in value:
             return value[key]
     return None
 
 
-def attributes(items: Any) -> dict[str, Any]:
+def attributes(
+    items: Any, file: str = "", record: str | None = None, path: str = "attributes"
+) -> dict[str, Any]:
+    """An OTLP attribute list as a dict; a value that is not a list is an :class:`InputError`
+    naming ``path``."""
     out: dict[str, Any] = {}
+    if items is not None and not isinstance(items, list):
+        raise InputError(
+            file, record=record, field=path, reason=f"expected a list, got {kind(items)}"
+        )
     for item in items or []:
         if isinstance(item, dict) and isinstance(item.get("key"), str):
             out[item["key"]] = any_value(item.get("value"))
@@ -141,6 +154,18 @@ def _list(value: Any, file: str, record: str, path: str) -> list[Any]:
     return value
 
 
+def _object(value: Any, file: str, record: str, path: str) -> dict[str, Any]:
+    """The object at ``path`` (absent or null: an empty one); anything else is an
+    :class:`InputError` naming it."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise InputError(
+            file, record=record, field=path, reason=f"expected an object, got {kind(value)}"
+        )
+    return value
+
+
 def _objects(value: Any, file: str, record: str, path: str) -> Iterator[tuple[str, dict[str, Any]]]:
     """``(path[i], item)`` for each item of the list at ``path``; an item that is not an object
     is an :class:`InputError` naming it."""
@@ -155,7 +180,8 @@ def _objects(value: Any, file: str, record: str, path: str) -> Iterator[tuple[st
 
 def _otlp(doc: dict[str, Any], key: str, file: str, label: str, spans: list[Span]) -> None:
     for rpath, rs in _objects(doc.get(key), file, label, key):
-        resource = attributes((rs.get("resource") or {}).get("attributes"))
+        res = _object(rs.get("resource"), file, label, f"{rpath}.resource")
+        resource = attributes(res.get("attributes"), file, label, f"{rpath}.resource.attributes")
         scope_key = next(
             (
                 k
@@ -192,12 +218,18 @@ def _otlp(doc: dict[str, Any], key: str, file: str, label: str, spans: list[Span
                         field=f"{path}.endTimeUnixNano",
                         reason="is before startTimeUnixNano",
                     )
-                status = raw.get("status") or {}
+                status = _object(raw.get("status"), file, label, f"{path}.status")
                 code = status.get("code")
                 failed = code in (STATUS_ERROR, "STATUS_CODE_ERROR", "ERROR")
+                message = status.get("message")
                 events = [
-                    (str(e.get("name") or ""), attributes(e.get("attributes")))
-                    for e in _list(raw.get("events"), file, label, f"{path}.events")
+                    (str(e.get("name") or ""), attributes(e.get("attributes"), file, label, at))
+                    for at, e in (
+                        (f"{path}.events[{i}].attributes", e)
+                        for i, e in enumerate(
+                            _list(raw.get("events"), file, label, f"{path}.events")
+                        )
+                    )
                     if isinstance(e, dict)
                 ]
                 spans.append(
@@ -208,9 +240,9 @@ def _otlp(doc: dict[str, Any], key: str, file: str, label: str, spans: list[Span
                         name=str(raw.get("name") or ""),
                         start=start,
                         end=end,
-                        attrs=attributes(raw.get("attributes")),
+                        attrs=attributes(raw.get("attributes"), file, label, f"{path}.attributes"),
                         events=events,
-                        error=(status.get("message") or "status ERROR") if failed else None,
+                        error=(str(message) if message else "status ERROR") if failed else None,
                         resource=resource,
                         scope=str(scope.get("name") or "") if isinstance(scope, dict) else "",
                         record=label,

@@ -169,7 +169,8 @@ class _Run:
         executed = s.get("tool_calls")
         ids = [as_dict(c).get("id") for c in executed] if isinstance(executed, list) else []
         lines = observations.split("\n")
-        if n_calls > 1 and len(ids) == n_calls == len(lines) and None not in ids:
+        keyed = all(isinstance(i, str) for i in ids)  # a hostile id (a list) keys nothing
+        if n_calls > 1 and len(ids) == n_calls == len(lines) and keyed:
             return dict(zip(ids, lines, strict=True))  # smolagents joins them in call-id order
         if n_calls > 1:
             self.joined.append(where)
