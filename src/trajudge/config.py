@@ -43,6 +43,18 @@ class DatasetConfig(_Section):
     path: Path | None = None
     format: str | None = None  # e.g. jsonl, openai, otel, tau_bench, parquet; None = detect
     name: str | None = Field(default=None, min_length=1)
+    # counts the file may hold more of than was read (``trajudge import --accept-loss``)
+    accept_loss: list[str] = Field(default_factory=list)
+
+    @field_validator("accept_loss")
+    @classmethod
+    def _known_losses(cls, value: list[str]) -> list[str]:
+        from trajudge.trajectories._census import LOSSES
+
+        for name in value:
+            if name not in LOSSES:
+                raise ValueError(f"unknown loss {name!r} (choose from {', '.join(LOSSES)})")
+        return value
 
 
 class SpecsConfig(_Section):

@@ -356,7 +356,13 @@ def run_pipeline(
     try:
         with _phase(summary, "import", console):
             if cfg.dataset.path is not None:
-                result = read_trajectories(cfg.dataset.path, fmt=cfg.dataset.format or "auto")
+                result = read_trajectories(
+                    cfg.dataset.path,
+                    fmt=cfg.dataset.format or "auto",
+                    accept_loss=cfg.dataset.accept_loss,
+                )
+                for loss in result.losses if console is not None else ():
+                    console.print(f"accepted loss: {loss.line()}", markup=False, highlight=False)
                 chosen = select_subset(result.trajectories, cfg)
                 if not chosen:
                     raise InputError(

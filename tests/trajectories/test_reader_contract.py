@@ -285,3 +285,16 @@ def test_a_census_that_breaks_refuses_instead_of_passing(monkeypatch: pytest.Mon
             read_trajectories(FIXTURES / "traces" / "litellm_chat.json")
     finally:
         resolve.cache_clear()
+
+
+def test_a_run_config_accepts_only_known_losses(tmp_path: Path) -> None:
+    from trajudge.config import load_config
+
+    good = tmp_path / "good.yaml"
+    good.write_text("dataset:\n  path: runs.jsonl\n  accept_loss: [tool_calls]\n", encoding="utf-8")
+    assert load_config(good).dataset.accept_loss == ["tool_calls"]
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("dataset:\n  path: runs.jsonl\n  accept_loss: [steps]\n", encoding="utf-8")
+    with pytest.raises(InputError) as err:
+        load_config(bad)
+    assert "dataset.accept_loss" in str(err.value) and "unknown loss 'steps'" in str(err.value)
