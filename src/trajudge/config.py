@@ -49,6 +49,7 @@ class DatasetConfig(_Section):
     @field_validator("accept_loss")
     @classmethod
     def _known_losses(cls, value: list[str]) -> list[str]:
+        # imported on use: the config of a command that reads no file loads no reader code
         from trajudge.trajectories._census import LOSSES
 
         for name in value:

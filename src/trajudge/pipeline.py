@@ -361,8 +361,10 @@ def run_pipeline(
                     fmt=cfg.dataset.format or "auto",
                     accept_loss=cfg.dataset.accept_loss,
                 )
-                for loss in result.losses if console is not None else ():
-                    console.print(f"accepted loss: {loss.line()}", markup=False, highlight=False)
+                if console is not None:
+                    for loss in result.losses:
+                        line = f"accepted loss: {loss.line()}"
+                        console.print(line, markup=False, highlight=False)
                 chosen = select_subset(result.trajectories, cfg)
                 if not chosen:
                     raise InputError(
