@@ -4,7 +4,8 @@ The ``adk_*`` fixtures were written by google-adk itself (``tests/fixtures/trace
 ADK 2.13 in its GenAI schema with content on the spans, in log records or both; the same
 release switched back to its legacy schema (``ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN=1``); and ADK
 1.39 (the last 1.x) in that schema by default, each legacy one with the content on ADK's own
-spans, in the GenAI events, or both. One scripted run, so one trajectory.
+spans, in the GenAI events, or both. One scripted run, so one trajectory. ADK 2's defaults
+record no content at all (``adk_genai_no_content.jsonl``).
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from trajudge.trajectories.readers._otel_spans import read_spans
 
 TRACES = Path(__file__).parents[1] / "fixtures" / "traces"
 MANIFEST: dict[str, Any] = json.loads((TRACES / "manifest.json").read_text(encoding="utf-8"))
-ADK = sorted(n for n in MANIFEST if n.startswith("adk_"))
+ADK = sorted(n for n in MANIFEST if n.startswith("adk_") and "scenario" not in MANIFEST[n])
+NO_CONTENT = "adk_genai_no_content.jsonl"
 LEGACY = [n for n in ADK if n.startswith(("adk_legacy_", "adk_schema_v1"))]
 
 
@@ -97,3 +99,23 @@ def test_elided_events_are_no_messages() -> None:
     assert [llm_messages(s) for s in generate] == [None] * 5
     (t,) = read_trajectories(TRACES / name).trajectories
     assert all(m.content != "<elided>" for m in t.messages)
+
+
+def test_without_content_the_calls_failures_and_tokens_are_read() -> None:
+    entry = MANIFEST[NO_CONTENT]
+    want = entry["expected"]
+    # ADK recorded no message, argument or result: the reservation is named nowhere in the file
+    assert "ABC123" not in (TRACES / NO_CONTENT).read_text(encoding="utf-8")
+    result = read_trajectories(TRACES / NO_CONTENT)
+    assert not result.ignored and result.losses == []
+    (t,) = result.trajectories
+    assert t.id == want["conversation_id"]
+    assert [(s.tool, s.args, s.ok, s.error, s.output) for s in t.steps] == [
+        (w["tool"], w["args"], w["ok"], w.get("error"), None) for w in want["steps"]
+    ]
+    assert [s.call_id for s in t.steps] == entry["call_ids"]
+    assert (t.messages, t.final_answer, t.usage.turns) == ([], None, None)
+    assert (t.usage.prompt_tokens, t.usage.completion_tokens) == (
+        want["prompt_tokens"],
+        want["completion_tokens"],
+    )
