@@ -57,13 +57,13 @@ from trajudge.trajectories.readers._conversation import NO_RESULT, Conversation
 from trajudge.trajectories.readers._otel_conventions import (
     CONVERSATION_KEYS,
     TOKEN_KEYS,
-    Msg,
     ToolCall,
     declares_tool,
     is_whole_run,
     llm_messages,
     tool_call,
 )
+from trajudge.trajectories.readers._otel_messages import Msg
 from trajudge.trajectories.readers._otel_smolagents import conversation as smolagents_conversation
 from trajudge.trajectories.readers._otel_smolagents import is_smolagents
 from trajudge.trajectories.readers._otel_spans import Span, read_spans

@@ -6,56 +6,50 @@ Messages of a model call (:func:`llm_messages`), in the order tried:
   (``{"role", "parts": [{"type": "text" | "tool_call" | "tool_call_response", ...}]}``) and
   ``gen_ai.system_instructions``; pydantic-ai's whole-run ``pydantic_ai.all_messages`` uses
   the same shape;
-* GenAI, older: span events ``gen_ai.system.message`` / ``gen_ai.user.message`` /
-  ``gen_ai.assistant.message`` / ``gen_ai.tool.message`` / ``gen_ai.choice``, the same events as
-  a JSON ``events`` attribute (pydantic-ai / logfire instrumentation version 1, and its
-  ``all_messages_events``), and ``gen_ai.content.prompt`` / ``gen_ai.content.completion``
-  events holding ``gen_ai.prompt`` / ``gen_ai.completion`` JSON;
+* GenAI, older: one event per message (:mod:`trajudge.trajectories.readers._otel_events`);
 * OpenLLMetry (traceloop): indexed ``gen_ai.prompt.N.role`` / ``.content`` /
   ``.tool_calls.M.{id,name,arguments}`` / ``.tool_call_id`` and ``gen_ai.completion.N.*`` (and the
   older ``llm.prompts.N.*`` / ``llm.completions.N.*``);
 * OpenInference: ``llm.input_messages.N.message.{role,content,name,tool_call_id}``,
   ``.contents.M.message_content.text`` and ``.tool_calls.M.tool_call.{id,function.name,
   function.arguments}``, and ``llm.output_messages.N.*``;
-* Google ADK: ``gcp.vertex.agent.llm_request`` / ``gcp.vertex.agent.llm_response`` (Gemini
-  ``contents`` with ``text``, ``function_call`` and ``function_response`` parts).
+* Google ADK's legacy schema: ``gcp.vertex.agent.llm_request`` / ``llm_response`` (Gemini
+  ``contents`` with ``text``, ``function_call`` and ``function_response`` parts; see
+  :mod:`trajudge.trajectories.readers._otel_adk`).
 
 Tool spans (:func:`tool_call`): GenAI ``execute_tool`` (``gen_ai.tool.name``,
 ``gen_ai.tool.call.arguments`` / ``.result`` / ``.id``; pydantic-ai's older ``tool_arguments`` /
-``tool_response``; ADK's ``gcp.vertex.agent.tool_call_args`` / ``tool_response``), OpenInference
-``TOOL`` spans (``tool.name``, ``input.value``, ``output.value``, ``tool_call.id``) and
-OpenLLMetry ``traceloop.span.kind == "tool"`` (``traceloop.entity.name`` / ``.input`` /
-``.output``). A failed tool keeps the message of its ``exception`` event (else the status
-message, else ``error.type``) as the error.
+``tool_response``; ADK's ``gcp.vertex.agent.tool_call_args`` / ``tool_response``, less its ``{}``
+placeholders), OpenInference ``TOOL`` spans (``tool.name``, ``input.value``, ``output.value``,
+``tool_call.id``) and OpenLLMetry ``traceloop.span.kind == "tool"`` (``traceloop.entity.name`` /
+``.input`` / ``.output``). A failed tool keeps the message of its ``exception`` event (else the
+status message, else ``error.type``) as the error.
 """
 
 from __future__ import annotations
 
-import ast
-import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from trajudge.trajectories._json import json_deeper_than
-from trajudge.trajectories._limits import NESTING
 from trajudge.trajectories._options import as_dict
+from trajudge.trajectories.readers._otel_adk import (
+    ADK_SCOPE,
+    adk_messages,
+    unwrap_adk,
+    without_placeholders,
+)
+from trajudge.trajectories.readers._otel_events import events_messages, json_events
+from trajudge.trajectories.readers._otel_messages import (
+    Msg,
+    args_of,
+    as_text,
+    block_text,
+    content_text,
+    parse_json,
+    role_of,
+)
 from trajudge.trajectories.readers._otel_spans import Span
-
-
-@dataclass
-class Msg:
-    """A message in one normal form: OpenAI-like roles, text, calls, the call it answers."""
-
-    role: str
-    text: str | None = None
-    calls: list[tuple[str | None, str, dict[str, Any]]] = field(default_factory=list)
-    call_id: str | None = None
-    name: str | None = None
-    failed: bool = False
-
-    def key(self) -> tuple[Any, ...]:
-        return (self.role, self.text, [(c[1], c[0]) for c in self.calls], self.call_id)
 
 
 @dataclass
@@ -72,89 +66,6 @@ class ToolCall:
     bare_error: bool = False
 
 
-_ROLES = {
-    "user": "user",
-    "human": "user",
-    "system": "system",
-    "developer": "system",
-    "assistant": "assistant",
-    "model": "assistant",
-    "ai": "assistant",
-    "tool": "tool",
-    "function": "tool",
-    "ipython": "tool",
-}
-
-
-def as_text(value: Any) -> str | None:
-    if value is None or isinstance(value, str):
-        return value
-    return json.dumps(value, ensure_ascii=False, default=str)
-
-
-def parse_json(value: Any) -> Any:
-    """JSON text parsed; text that is not JSON, or nests too deep to store, stays text."""
-    if not isinstance(value, str):
-        return value
-    try:
-        parsed = json.loads(value)
-    except (json.JSONDecodeError, RecursionError):
-        return value
-    return value if json_deeper_than(value, NESTING.value) else parsed
-
-
-def args_of(value: Any) -> dict[str, Any]:
-    """Tool arguments as an object: JSON text, a Python dict literal (LangChain), or kept whole."""
-    if value is None or value == "":
-        return {}
-    parsed = parse_json(value)
-    if isinstance(parsed, str):
-        try:
-            parsed = ast.literal_eval(parsed)
-        except (ValueError, SyntaxError, MemoryError, RecursionError):
-            return {"input": value}
-    if isinstance(parsed, dict):
-        return parsed
-    return {"input": parsed}
-
-
-def _role(value: Any) -> str | None:
-    return _ROLES.get(str(value).lower()) if value is not None else None
-
-
-def _content_text(content: Any) -> str | None:
-    if content is None or isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        texts = []
-        for part in content:
-            if isinstance(part, str):
-                texts.append(part)
-            elif isinstance(part, dict):
-                text = part.get("text", part.get("content"))
-                if isinstance(text, str) and part.get("type", "text") in (
-                    "text",
-                    "input_text",
-                    "output_text",
-                ):
-                    texts.append(text)
-        return "\n".join(texts) if texts else None
-    return as_text(content)
-
-
-def _openai_calls(calls: Any) -> list[tuple[str | None, str, dict[str, Any]]]:
-    out = []
-    for c in calls or []:
-        if not isinstance(c, dict):
-            continue
-        fn = as_dict(c.get("function")) or c
-        name = fn.get("name")
-        if isinstance(name, str) and name:
-            out.append((c.get("id"), name, args_of(fn.get("arguments", fn.get("args")))))
-    return out
-
-
-ADK_SCOPE = "gcp.vertex.agent"
 SMOLAGENTS_SCOPE = "openinference.instrumentation.smolagents"
 STRANDS_SCOPE = "strands.telemetry.tracer"
 _SMOLAGENTS_SIGNATURE = {"args", "kwargs", "sanitize_inputs_outputs"}
@@ -175,24 +86,13 @@ def unwrap_smolagents(value: Any) -> Any:
     return value
 
 
-def unwrap_adk(value: Any) -> tuple[Any, str | None]:
-    """ADK wraps a tool's return as ``{"result": value}`` and its failure as ``{"error": msg}``."""
-    parsed = parse_json(value)
-    if isinstance(parsed, dict) and len(parsed) == 1:
-        if "result" in parsed:
-            return parsed["result"], None
-        if "error" in parsed:
-            return None, as_text(parsed["error"])
-    return value, None
-
-
 # --- GenAI current: role + parts -------------------------------------------------------------
 
 
 def _parts_message(m: Any, adk: bool = False, blocks: bool = False) -> list[Msg]:
     if not isinstance(m, dict):
         return []
-    role = _role(m.get("role"))
+    role = role_of(m.get("role"))
     parts = m.get("parts")
     if role is None or not isinstance(parts, list):
         return []
@@ -213,7 +113,7 @@ def _parts_message(m: Any, adk: bool = False, blocks: bool = False) -> list[Msg]
             if adk:
                 value, error = unwrap_adk(value)
             if blocks:  # Strands: the tool result's content blocks
-                value = _block_text(value)
+                value = block_text(value)
             text = as_text(value) if error is None else error
             results.append(
                 Msg("tool", text, call_id=p.get("id"), name=p.get("name"), failed=error is not None)
@@ -252,135 +152,6 @@ def _details(span: Span) -> dict[str, Any]:
     return merged
 
 
-# --- GenAI older: events --------------------------------------------------------------------
-
-
-_EVENT_ROLES = {
-    "gen_ai.system.message": "system",
-    "gen_ai.user.message": "user",
-    "gen_ai.assistant.message": "assistant",
-    "gen_ai.tool.message": "tool",
-    "gen_ai.choice": "assistant",
-}
-
-
-def _converse_blocks(
-    content: Any,
-) -> tuple[str | None, list[tuple[str | None, str, dict[str, Any]]], list[Msg]] | None:
-    """Bedrock Converse content blocks (what Strands Agents records as an event's content):
-    the text, the ``toolUse`` calls and a tool message per ``toolResult``; None when the
-    content holds no tool block."""
-    value = parse_json(content)
-    if not isinstance(value, list) or not any(
-        isinstance(b, dict) and ("toolUse" in b or "toolResult" in b) for b in value
-    ):
-        return None
-    texts: list[str] = []
-    calls: list[tuple[str | None, str, dict[str, Any]]] = []
-    results: list[Msg] = []
-    for b in value:
-        if not isinstance(b, dict):
-            continue
-        if isinstance(b.get("text"), str):
-            texts.append(b["text"])
-        use = as_dict(b.get("toolUse"))
-        if isinstance(use.get("name"), str) and use["name"]:
-            calls.append((use.get("toolUseId"), use["name"], args_of(use.get("input"))))
-        result = as_dict(b.get("toolResult"))
-        if result:
-            results.append(
-                Msg(
-                    "tool",
-                    _block_text(result.get("content")),
-                    call_id=result.get("toolUseId"),
-                    failed=result.get("status") == "error",
-                )
-            )
-    return ("\n".join(texts) if texts else None), calls, results
-
-
-def _block_text(content: Any) -> str | None:
-    """The text of a tool result's blocks (``text``, or ``json`` as JSON text); a value that is
-    not a list of blocks is kept as it is (as text)."""
-    value = parse_json(content)
-    parts = [
-        b["text"] if isinstance(b.get("text"), str) else as_text(b["json"])
-        for b in (value if isinstance(value, list) else [])
-        if isinstance(b, dict) and ("text" in b or "json" in b)
-    ]
-    if not parts:
-        return as_text(content)
-    return "\n".join(p for p in parts if p is not None)
-
-
-def _event_messages(name: str, body: dict[str, Any]) -> list[Msg]:
-    role = _EVENT_ROLES.get(name)
-    if role is None:
-        return []
-    content = body.get("content")
-    if name == "gen_ai.choice":
-        msg = parse_json(body.get("message"))
-        if isinstance(msg, dict):
-            body, content = msg, msg.get("content")
-        elif msg is not None:  # the message is its content (Strands: text or blocks)
-            content = msg
-    blocks = _converse_blocks(content)
-    if blocks is not None:
-        text, calls, results = blocks
-        if role == "tool" or (results and not calls):
-            return results
-        return [Msg(_role(body.get("role")) or role, text, calls)]
-    text = _content_text(parse_json(content))
-    if role == "tool":
-        return [
-            Msg(
-                "tool",
-                text,
-                call_id=body.get("id") or body.get("tool_call_id"),
-                name=body.get("name"),
-            )
-        ]
-    return [
-        Msg(
-            _role(body.get("role")) or role, text, _openai_calls(parse_json(body.get("tool_calls")))
-        )
-    ]
-
-
-def _events_messages(
-    events: list[tuple[str, dict[str, Any]]],
-) -> tuple[list[Msg], list[Msg]] | None:
-    inputs: list[Msg] = []
-    outputs: list[Msg] = []
-    for name, body in events:
-        if name in ("gen_ai.content.prompt", "gen_ai.content.completion"):
-            value = parse_json(
-                body.get("gen_ai.prompt" if name.endswith("prompt") else "gen_ai.completion")
-            )
-            target = inputs if name.endswith("prompt") else outputs
-            for m in value if isinstance(value, list) else []:
-                if isinstance(m, dict) and _role(m.get("role")):
-                    target.append(_openai_message(m))
-            continue
-        (outputs if name == "gen_ai.choice" else inputs).extend(_event_messages(name, body))
-    return (inputs, outputs) if inputs or outputs else None
-
-
-def _openai_message(m: dict[str, Any]) -> Msg:
-    role = _role(m.get("role")) or "user"
-    text = _content_text(m.get("content"))
-    if role == "tool":
-        return Msg("tool", text, call_id=m.get("tool_call_id") or m.get("id"), name=m.get("name"))
-    return Msg(role, text, _openai_calls(m.get("tool_calls")))
-
-
-def _json_events(value: Any) -> list[tuple[str, dict[str, Any]]]:
-    value = parse_json(value)
-    if not isinstance(value, list):
-        return []
-    return [(str(e.get("event.name") or ""), e) for e in value if isinstance(e, dict)]
-
-
 # --- indexed attributes: OpenLLMetry and OpenInference --------------------------------------
 
 
@@ -397,7 +168,7 @@ def _indexed(attrs: dict[str, Any], prefix: str) -> dict[int, dict[str, Any]]:
 def _openllmetry(attrs: dict[str, Any], prefix: str) -> list[Msg]:
     out = []
     for _, fields in sorted(_indexed(attrs, prefix).items()):
-        role = _role(fields.get("role")) or ("assistant" if "completion" in prefix else None)
+        role = role_of(fields.get("role")) or ("assistant" if "completion" in prefix else None)
         if role is None:
             continue
         calls = []
@@ -408,7 +179,7 @@ def _openllmetry(attrs: dict[str, Any], prefix: str) -> list[Msg]:
             calls.append(
                 (None, fields["function_call.name"], args_of(fields.get("function_call.arguments")))
             )
-        text = _content_text(parse_json(fields.get("content")))
+        text = content_text(parse_json(fields.get("content")))
         if role == "tool":
             out.append(
                 Msg("tool", text, call_id=fields.get("tool_call_id"), name=fields.get("name"))
@@ -421,7 +192,7 @@ def _openllmetry(attrs: dict[str, Any], prefix: str) -> list[Msg]:
 def _openinference(attrs: dict[str, Any], prefix: str) -> list[Msg]:
     out = []
     for _, fields in sorted(_indexed(attrs, prefix).items()):
-        role = _role(fields.get("message.role"))
+        role = role_of(fields.get("message.role"))
         if role is None:
             continue
         text = fields.get("message.content")
@@ -457,59 +228,6 @@ def _openinference(attrs: dict[str, Any], prefix: str) -> list[Msg]:
     return out
 
 
-# --- Google ADK -----------------------------------------------------------------------------
-
-
-def _gemini_content(content: Any) -> list[Msg]:
-    if not isinstance(content, dict):
-        return []
-    role = _role(content.get("role")) or "user"
-    texts: list[str] = []
-    calls: list[tuple[str | None, str, dict[str, Any]]] = []
-    results: list[Msg] = []
-    for p in content.get("parts") or []:
-        if not isinstance(p, dict):
-            continue
-        if isinstance(p.get("text"), str) and not p.get("thought"):
-            texts.append(p["text"])
-        fc = p.get("function_call") or p.get("functionCall")
-        if isinstance(fc, dict) and isinstance(fc.get("name"), str):
-            calls.append((fc.get("id"), fc["name"], args_of(fc.get("args"))))
-        fr = p.get("function_response") or p.get("functionResponse")
-        if isinstance(fr, dict):
-            response = fr.get("response")
-            failed = isinstance(response, dict) and set(response) == {"error"}
-            results.append(
-                Msg(
-                    "tool",
-                    as_text(response),
-                    call_id=fr.get("id"),
-                    name=fr.get("name"),
-                    failed=failed,
-                )
-            )
-    if results:
-        return results
-    return [Msg(role, "\n".join(texts) if texts else None, calls)]
-
-
-def _adk(attrs: dict[str, Any]) -> tuple[list[Msg], list[Msg]] | None:
-    request = parse_json(attrs.get("gcp.vertex.agent.llm_request"))
-    response = parse_json(attrs.get("gcp.vertex.agent.llm_response"))
-    if not isinstance(request, dict) and not isinstance(response, dict):
-        return None
-    inputs: list[Msg] = []
-    if isinstance(request, dict):
-        config = as_dict(request.get("config"))
-        system = config.get("system_instruction")
-        if isinstance(system, str) and system:
-            inputs.append(Msg("system", system))
-        for c in request.get("contents") or []:
-            inputs += _gemini_content(c)
-    outputs = _gemini_content(response.get("content")) if isinstance(response, dict) else []
-    return inputs, outputs
-
-
 # --- public ---------------------------------------------------------------------------------
 
 
@@ -536,10 +254,10 @@ def llm_messages(span: Span) -> tuple[list[Msg], list[Msg]] | None:
         return inputs, _parts_messages(a.get("gen_ai.output.messages"), adk, blocks) or []
     for key in ("all_messages_events", "events"):
         if key in a:
-            found = _events_messages(_json_events(a[key]))
+            found = events_messages(json_events(a[key]))
             if found is not None:
                 return found
-    found = _events_messages(span.events)
+    found = events_messages(span.events)
     if found is not None:
         return found
     for prompt, completion in (
@@ -550,7 +268,7 @@ def llm_messages(span: Span) -> tuple[list[Msg], list[Msg]] | None:
             return _openllmetry(a, prompt), _openllmetry(a, completion)
     if any(k.startswith("llm.input_messages.") or k.startswith("llm.output_messages.") for k in a):
         return _openinference(a, "llm.input_messages"), _openinference(a, "llm.output_messages")
-    return _adk(a)
+    return adk_messages(a)
 
 
 def is_whole_run(span: Span) -> bool:
@@ -589,7 +307,7 @@ def _tool_events(span: Span) -> tuple[Any, Any]:
         if name == "gen_ai.tool.message" and raw_in is None:
             raw_in = body.get("content")
         elif name == "gen_ai.choice" and raw_out is None:
-            raw_out = _block_text(body.get("message"))
+            raw_out = block_text(body.get("message"))
     return raw_in, raw_out
 
 
@@ -597,7 +315,7 @@ def tool_call(span: Span) -> ToolCall | None:
     """The tool call a span records, or None (not a tool span, or one without tool attributes)."""
     if not declares_tool(span):
         return None
-    a = span.attrs
+    a = without_placeholders(span.attrs)
     name = a.get("gen_ai.tool.name") or a.get("tool.name") or a.get("tool_name")
     if a.get("traceloop.span.kind") == "tool":
         name = name or a.get("traceloop.entity.name")
@@ -641,7 +359,7 @@ def tool_call(span: Span) -> ToolCall | None:
     if raw_in is None and raw_out is None:
         raw_in, raw_out = _tool_events(span)  # the result already as text
     elif span.scope.startswith(STRANDS_SCOPE):
-        raw_out = _block_text(raw_out)  # a Strands tool result attribute is content blocks
+        raw_out = block_text(raw_out)  # a Strands tool result attribute is content blocks
     if not name:
         prefix = "execute_tool "
         name = span.name[len(prefix) :].strip() if span.name.startswith(prefix) else None

@@ -31,11 +31,10 @@ from trajudge.trajectories._models import Message
 from trajudge.trajectories.readers._conversation import Conversation
 from trajudge.trajectories.readers._otel_conventions import (
     SMOLAGENTS_SCOPE,
-    as_text,
     llm_messages,
-    parse_json,
     tool_call,
 )
+from trajudge.trajectories.readers._otel_messages import as_text, parse_json
 from trajudge.trajectories.readers._otel_spans import Span
 
 FINAL_ANSWER = "final_answer"
