@@ -21,166 +21,33 @@ Attribute values (OTLP ``AnyValue`` or Jaeger typed tags) are decoded to plain P
 
 from __future__ import annotations
 
-import base64
-import binascii
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from trajudge.core import InputError
-from trajudge.trajectories._io import Record, kind
+from trajudge.trajectories._io import Record
 from trajudge.trajectories._options import Ignored
+from trajudge.trajectories.readers._otel_jaeger import read_other
+from trajudge.trajectories.readers._otel_values import (
+    STATUS_ERROR,
+    Span,
+    any_value,
+    attributes,
+    first_key,
+    hex_id,
+    list_at,
+    nanos_at,
+    object_at,
+    objects_at,
+)
 
-STATUS_ERROR = 2
-
-
-@dataclass
-class Span:
-    """One span, whatever container it came from."""
-
-    trace_id: str
-    span_id: str
-    parent_id: str
-    name: str
-    start: int  # nanoseconds
-    end: int
-    attrs: dict[str, Any]
-    events: list[tuple[str, dict[str, Any]]]
-    error: str | None  # the status message (or "status ERROR") when the status is ERROR
-    resource: dict[str, Any]
-    scope: str
-    record: str
-    path: str
-    order: int
-    depth: int = field(default=0)
-
-    def where(self, key: str) -> str:
-        return f"{self.path}.attributes.{key}"
-
-
-def any_value(value: Any) -> Any:
-    """Decode an OTLP JSON ``AnyValue`` (camelCase or snake_case keys)."""
-    if not isinstance(value, dict):
-        return value
-    for key in ("stringValue", "string_value"):
-        if key in value:
-            return value[key]
-    for key in ("boolValue", "bool_value"):
-        if key in value:
-            return value[key]
-    for key in ("intValue", "int_value"):
-        if key in value:
-            raw = value[key]
-            return int(raw) if isinstance(raw, str) and raw.lstrip("-").isdigit() else raw
-    for key in ("doubleValue", "double_value"):
-        if key in value:
-            return value[key]
-    for key in ("arrayValue", "array_value"):
-        if key in value:
-            # a value of another shape is kept as it is, never dropped
-            inner = value[key]
-            items = inner.get("values", []) if isinstance(inner, dict) else inner
-            return [any_value(v) for v in items] if isinstance(items, list) else items
-    for key in ("kvlistValue", "kvlist_value"):
-        if key in value:
-            inner = value[key]
-            items = inner.get("values", []) if isinstance(inner, dict) else inner
-            return attributes(items) if isinstance(items, list) else items
-    for key in ("bytesValue", "bytes_value"):
-        if key in value:
-            return value[key]
-    return None
-
-
-def attributes(
-    items: Any, file: str = "", record: str | None = None, path: str = "attributes"
-) -> dict[str, Any]:
-    """An OTLP attribute list as a dict; a value that is not a list is an :class:`InputError`
-    naming ``path``."""
-    out: dict[str, Any] = {}
-    if items is not None and not isinstance(items, list):
-        raise InputError(
-            file, record=record, field=path, reason=f"expected a list, got {kind(items)}"
-        )
-    for item in items or []:
-        if isinstance(item, dict) and isinstance(item.get("key"), str):
-            out[item["key"]] = any_value(item.get("value"))
-    return out
-
-
-def _hex_id(raw: Any, size: int) -> str:
-    """Ids in hex stay; base64 ids (protobuf JSON, Tempo) become hex."""
-    if not isinstance(raw, str) or not raw:
-        return ""
-    text = raw.lower()
-    if len(text) == size * 2 and all(c in "0123456789abcdef" for c in text):
-        return text
-    try:
-        data = base64.b64decode(raw, validate=True)
-    except (binascii.Error, ValueError):
-        return raw
-    return data.hex() if len(data) == size else raw
-
-
-def _nanos(span: dict[str, Any], keys: tuple[str, ...], file: str, record: str, path: str) -> int:
-    for key in keys:
-        raw = span.get(key)
-        if isinstance(raw, int) and not isinstance(raw, bool):
-            return raw
-        if isinstance(raw, str) and raw.isdigit():
-            return int(raw)
-    raise InputError(
-        file,
-        record=record,
-        field=f"{path}.{keys[0]}",
-        reason=f"expected nanoseconds, got {kind(span.get(keys[0]))}",
-    )
-
-
-def _get(obj: dict[str, Any], *keys: str) -> Any:
-    for key in keys:
-        if key in obj:
-            return obj[key]
-    return None
-
-
-def _list(value: Any, file: str, record: str, path: str) -> list[Any]:
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise InputError(
-            file, record=record, field=path, reason=f"expected a list, got {kind(value)}"
-        )
-    return value
-
-
-def _object(value: Any, file: str, record: str, path: str) -> dict[str, Any]:
-    """The object at ``path`` (absent or null: an empty one); anything else is an
-    :class:`InputError` naming it."""
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise InputError(
-            file, record=record, field=path, reason=f"expected an object, got {kind(value)}"
-        )
-    return value
-
-
-def _objects(value: Any, file: str, record: str, path: str) -> Iterator[tuple[str, dict[str, Any]]]:
-    """``(path[i], item)`` for each item of the list at ``path``; an item that is not an object
-    is an :class:`InputError` naming it."""
-    for i, item in enumerate(_list(value, file, record, path)):
-        where = f"{path}[{i}]"
-        if not isinstance(item, dict):
-            raise InputError(
-                file, record=record, field=where, reason=f"expected an object, got {kind(item)}"
-            )
-        yield where, item
+__all__ = ["STATUS_ERROR", "LogRecord", "Span", "any_value", "attributes", "read_spans"]
 
 
 def _otlp(doc: dict[str, Any], key: str, file: str, label: str, spans: list[Span]) -> None:
-    for rpath, rs in _objects(doc.get(key), file, label, key):
-        res = _object(rs.get("resource"), file, label, f"{rpath}.resource")
+    for rpath, rs in objects_at(doc.get(key), file, label, key):
+        res = object_at(rs.get("resource"), file, label, f"{rpath}.resource")
         resource = attributes(res.get("attributes"), file, label, f"{rpath}.resource.attributes")
         scope_key = next(
             (
@@ -195,11 +62,13 @@ def _otlp(doc: dict[str, Any], key: str, file: str, label: str, spans: list[Span
             ),
             "scopeSpans",
         )
-        for spath, ss in _objects(rs.get(scope_key), file, label, f"{rpath}.{scope_key}"):
-            scope = _get(ss, "scope", "instrumentationLibrary", "instrumentation_library") or {}
-            for path, raw in _objects(ss.get("spans"), file, label, f"{spath}.spans"):
-                trace_id = _hex_id(_get(raw, "traceId", "trace_id"), 16)
-                span_id = _hex_id(_get(raw, "spanId", "span_id"), 8)
+        for spath, ss in objects_at(rs.get(scope_key), file, label, f"{rpath}.{scope_key}"):
+            scope = (
+                first_key(ss, "scope", "instrumentationLibrary", "instrumentation_library") or {}
+            )
+            for path, raw in objects_at(ss.get("spans"), file, label, f"{spath}.spans"):
+                trace_id = hex_id(first_key(raw, "traceId", "trace_id"), 16)
+                span_id = hex_id(first_key(raw, "spanId", "span_id"), 8)
                 if not trace_id or not span_id:
                     raise InputError(
                         file,
@@ -207,10 +76,10 @@ def _otlp(doc: dict[str, Any], key: str, file: str, label: str, spans: list[Span
                         field=f"{path}.traceId/spanId",
                         reason="missing or empty",
                     )
-                start = _nanos(
+                start = nanos_at(
                     raw, ("startTimeUnixNano", "start_time_unix_nano"), file, label, path
                 )
-                end = _nanos(raw, ("endTimeUnixNano", "end_time_unix_nano"), file, label, path)
+                end = nanos_at(raw, ("endTimeUnixNano", "end_time_unix_nano"), file, label, path)
                 if end < start:
                     raise InputError(
                         file,
@@ -218,7 +87,7 @@ def _otlp(doc: dict[str, Any], key: str, file: str, label: str, spans: list[Span
                         field=f"{path}.endTimeUnixNano",
                         reason="is before startTimeUnixNano",
                     )
-                status = _object(raw.get("status"), file, label, f"{path}.status")
+                status = object_at(raw.get("status"), file, label, f"{path}.status")
                 code = status.get("code")
                 failed = code in (STATUS_ERROR, "STATUS_CODE_ERROR", "ERROR")
                 message = status.get("message")
@@ -227,7 +96,7 @@ def _otlp(doc: dict[str, Any], key: str, file: str, label: str, spans: list[Span
                     for at, e in (
                         (f"{path}.events[{i}].attributes", e)
                         for i, e in enumerate(
-                            _list(raw.get("events"), file, label, f"{path}.events")
+                            list_at(raw.get("events"), file, label, f"{path}.events")
                         )
                     )
                     if isinstance(e, dict)
@@ -236,7 +105,7 @@ def _otlp(doc: dict[str, Any], key: str, file: str, label: str, spans: list[Span
                     Span(
                         trace_id=trace_id,
                         span_id=span_id,
-                        parent_id=_hex_id(_get(raw, "parentSpanId", "parent_span_id"), 8),
+                        parent_id=hex_id(first_key(raw, "parentSpanId", "parent_span_id"), 8),
                         name=str(raw.get("name") or ""),
                         start=start,
                         end=end,
@@ -250,159 +119,6 @@ def _otlp(doc: dict[str, Any], key: str, file: str, label: str, spans: list[Span
                         order=len(spans),
                     )
                 )
-
-
-def _jaeger_tags(tags: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for tag in tags or []:
-        if isinstance(tag, dict) and isinstance(tag.get("key"), str):
-            value = tag.get("value")
-            if (
-                tag.get("type") == "int64"
-                and isinstance(value, str)
-                and value.lstrip("-").isdigit()
-            ):
-                value = int(value)
-            out[tag["key"]] = value
-    return out
-
-
-def _jaeger(doc: dict[str, Any], file: str, label: str, spans: list[Span]) -> None:
-    for ti, trace in enumerate(_list(doc.get("data"), file, label, "data")):
-        tpath = f"data[{ti}]"
-        if not isinstance(trace, dict):
-            raise InputError(
-                file, record=label, field=tpath, reason=f"expected an object, got {kind(trace)}"
-            )
-        processes = trace.get("processes") or {}
-        for pi, raw in enumerate(_list(trace.get("spans"), file, label, f"{tpath}.spans")):
-            path = f"{tpath}.spans[{pi}]"
-            if not isinstance(raw, dict):
-                raise InputError(
-                    file, record=label, field=path, reason=f"expected an object, got {kind(raw)}"
-                )
-            trace_id = _hex_id(str(raw.get("traceID") or trace.get("traceID") or "").zfill(32), 16)
-            span_id = _hex_id(str(raw.get("spanID") or "").zfill(16), 8)
-            if not trace_id.strip("0") or not span_id.strip("0"):
-                raise InputError(
-                    file, record=label, field=f"{path}.traceID/spanID", reason="missing or empty"
-                )
-            start_us, duration_us = raw.get("startTime"), raw.get("duration", 0)
-            if not isinstance(start_us, int) or not isinstance(duration_us, int):
-                raise InputError(
-                    file, record=label, field=f"{path}.startTime", reason="expected microseconds"
-                )
-            parent = next(
-                (
-                    r.get("spanID")
-                    for r in raw.get("references") or []
-                    if isinstance(r, dict) and r.get("refType") in ("CHILD_OF", "FOLLOWS_FROM")
-                ),
-                None,
-            )
-            tags = _jaeger_tags(raw.get("tags"))
-            process = processes.get(raw.get("processID")) if isinstance(processes, dict) else None
-            resource = _jaeger_tags((process or {}).get("tags"))
-            if isinstance(process, dict) and process.get("serviceName"):
-                resource["service.name"] = process["serviceName"]
-            failed = tags.get("otel.status_code") == "ERROR" or tags.get("error") is True
-            events = []
-            for log in raw.get("logs") or []:
-                fields = _jaeger_tags(log.get("fields") if isinstance(log, dict) else None)
-                events.append((str(fields.pop("event", "") or ""), fields))
-            spans.append(
-                Span(
-                    trace_id=trace_id,
-                    span_id=span_id,
-                    parent_id=_hex_id(str(parent).zfill(16), 8) if parent else "",
-                    name=str(raw.get("operationName") or ""),
-                    start=start_us * 1000,
-                    end=(start_us + duration_us) * 1000,
-                    attrs=tags,
-                    events=events,
-                    error=(str(tags.get("otel.status_description") or "status ERROR"))
-                    if failed
-                    else None,
-                    resource=resource,
-                    scope=str(tags.get("otel.scope.name") or tags.get("otel.library.name") or ""),
-                    record=label,
-                    path=path,
-                    order=len(spans),
-                )
-            )
-
-
-def _obj(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _iso_nanos(value: Any, file: str, record: str, field: str) -> int:
-    from datetime import datetime
-
-    if isinstance(value, str):
-        try:
-            stamp = datetime.fromisoformat(value.replace("Z", "+00:00"))
-        except ValueError:
-            pass
-        else:
-            whole = int(stamp.timestamp())
-            return whole * 1_000_000_000 + stamp.microsecond * 1000
-    raise InputError(
-        file, record=record, field=field, reason=f"expected an ISO-8601 time, got {kind(value)}"
-    )
-
-
-def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
-    """Nested attribute objects (Phoenix, to_json of kvlists) as dotted keys."""
-    out: dict[str, Any] = {}
-    if isinstance(value, dict):
-        for k, v in value.items():
-            out.update(_flatten(v, f"{prefix}.{k}" if prefix else str(k)))
-    elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
-        for i, v in enumerate(value):
-            out.update(_flatten(v, f"{prefix}.{i}"))
-    else:
-        out[prefix] = value
-    return out
-
-
-def _sdk_span(doc: dict[str, Any], file: str, label: str, spans: list[Span]) -> None:
-    context = _obj(doc.get("context"))
-    trace_id = _hex_id(str(context.get("trace_id") or "").removeprefix("0x"), 16)
-    span_id = _hex_id(str(context.get("span_id") or "").removeprefix("0x"), 8)
-    if not trace_id or not span_id:
-        raise InputError(
-            file, record=label, field="context.trace_id/span_id", reason="missing or empty"
-        )
-    start = _iso_nanos(doc.get("start_time"), file, label, "start_time")
-    end = _iso_nanos(doc.get("end_time"), file, label, "end_time")
-    status = _obj(doc.get("status"))
-    failed = status.get("status_code") in ("ERROR", "StatusCode.ERROR")
-    events = [
-        (str(e.get("name") or ""), _flatten(e.get("attributes") or {}))
-        for e in doc.get("events") or []
-        if isinstance(e, dict)
-    ]
-    resource = _obj(doc.get("resource"))
-    parent = doc.get("parent_id")
-    spans.append(
-        Span(
-            trace_id=trace_id,
-            span_id=span_id,
-            parent_id=_hex_id(str(parent).removeprefix("0x"), 8) if parent else "",
-            name=str(doc.get("name") or ""),
-            start=start,
-            end=end,
-            attrs=_flatten(doc.get("attributes") or {}),
-            events=events,
-            error=(str(status.get("description") or "status ERROR")) if failed else None,
-            resource=_flatten(resource.get("attributes") or {}),
-            scope=str(_obj(doc.get("instrumentation_scope")).get("name") or ""),
-            record=label,
-            path="span",
-            order=len(spans),
-        )
-    )
 
 
 def container_of(doc: Any) -> str | None:
@@ -440,18 +156,18 @@ class LogRecord:
 
 def _otlp_logs(doc: dict[str, Any], file: str, label: str, logs: list[LogRecord]) -> None:
     key = "resourceLogs" if "resourceLogs" in doc else "resource_logs"
-    for rpath, rl in _objects(doc.get(key), file, label, key):
+    for rpath, rl in objects_at(doc.get(key), file, label, key):
         scope_key = "scopeLogs" if "scopeLogs" in rl else "scope_logs"
-        for spath, sl in _objects(rl.get(scope_key), file, label, f"{rpath}.{scope_key}"):
-            records = _get(sl, "logRecords", "log_records")
-            for path, raw in _objects(records, file, label, f"{spath}.logRecords"):
+        for spath, sl in objects_at(rl.get(scope_key), file, label, f"{rpath}.{scope_key}"):
+            records = first_key(sl, "logRecords", "log_records")
+            for path, raw in objects_at(records, file, label, f"{spath}.logRecords"):
                 attrs = attributes(raw.get("attributes"))
-                name = _get(raw, "eventName", "event_name") or attrs.get("event.name") or ""
+                name = first_key(raw, "eventName", "event_name") or attrs.get("event.name") or ""
                 body = any_value(raw.get("body"))
                 logs.append(
                     LogRecord(
-                        trace_id=_hex_id(_get(raw, "traceId", "trace_id"), 16),
-                        span_id=_hex_id(_get(raw, "spanId", "span_id"), 8),
+                        trace_id=hex_id(first_key(raw, "traceId", "trace_id"), 16),
+                        span_id=hex_id(first_key(raw, "spanId", "span_id"), 8),
                         name=str(name),
                         # the GenAI event's fields: in the body (older form) or in the
                         # attributes (the latest form: ADK, operation details)
@@ -481,11 +197,8 @@ def read_spans(file: str, records: Iterable[Record], ignored: Ignored) -> list[S
                 reason="not a trace export "
                 "(expected OTLP JSON, a Tempo or Jaeger export, or span JSON)",
             )
-        if which == "jaeger":
-            _jaeger(doc, file, label, spans)
-            continue
-        if which == "sdk-span":
-            _sdk_span(doc, file, label, spans)
+        if which in ("jaeger", "sdk-span"):
+            read_other(which, doc, file, label, spans)
             continue
         if which == "otlp-logs":
             _otlp_logs(doc, file, label, logs)
