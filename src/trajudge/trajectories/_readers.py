@@ -374,7 +374,8 @@ READERS: tuple[Reader, ...] = (
         streams=False,
         first=Rule(35, "trajudge.trajectories.readers._codex:is_codex_rollout"),
         census="trajudge.trajectories.readers._codex:census",
-        keys=("timestamp", "type", "payload"),
+        # and the meta line of a rollout before Codex 0.3x: id, timestamp, instructions, git
+        keys=("timestamp", "type", "payload", "id", "instructions", "git"),
     ),
     Reader(
         "claude-code",

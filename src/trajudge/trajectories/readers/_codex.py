@@ -37,7 +37,16 @@ other tool result as an error, so nothing else fails a step.
 ``item_completed``, ``exec_command_end``...) or mark turns (``task_started``,
 ``task_complete``...): they are not read again; the census counts user turns from them.
 Record and event kinds not listed here, ``compacted`` summaries and further ``session_meta``
-lines are counted as ignored. Files from before Codex's ``{type, payload}`` lines are not read.
+lines are counted as ignored.
+
+Rollouts of the Rust CLI before Codex 0.3x (npm ``0.1.2505291658`` to ``0.29.0``) are read too:
+their first line is the session meta itself (``{"id", "timestamp", "instructions", "git"}``:
+keys of that set only, a UUID ``id``, which is how such a file is told from a file of
+Responses items) and each other line a bare Responses item, read as ``response_item`` payloads
+are above, or a ``{"record_type": "state"}`` line (bookkeeping, skipped). They record no model
+and no token usage, so both token totals are None; the AGENTS.md text is the meta's
+``instructions`` (a system turn so named) and, from 0.2x, also a ``<user_instructions>`` user
+message, which is a ``context`` system turn like ``<environment_context>``.
 """
 
 from __future__ import annotations
@@ -74,13 +83,37 @@ _TAGGED = re.compile(r"<([A-Za-z_][\w-]*)[\s>]")
 _EXIT = re.compile(r"^(?:Exit code:|Process exited with code) (-?\d+)\s*$", re.MULTILINE)
 
 
+_LEGACY_META = frozenset({"id", "timestamp", "instructions", "git"})
+_UUID = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
+
+
 def is_codex_rollout(obj: Any) -> bool:
-    """The first line of a rollout: ``{"type": "session_meta", "payload": {...}}``."""
+    """The first line of a rollout: ``{"type": "session_meta", "payload": {...}}``, or before
+    Codex 0.3x the session meta itself (see :func:`is_legacy_meta`)."""
     return (
         isinstance(obj, dict)
         and obj.get("type") == "session_meta"
         and isinstance(obj.get("payload"), dict)
+    ) or is_legacy_meta(obj)
+
+
+def is_legacy_meta(obj: Any) -> bool:
+    """The first line of a rollout before Codex 0.3x: ``{"id", "timestamp", ...}``, keys of
+    the session meta only (a Responses item has a ``type``, trajudge's records no
+    ``timestamp``), with a UUID ``id``."""
+    return (
+        isinstance(obj, dict)
+        and set(obj) <= _LEGACY_META
+        and isinstance(obj.get("id"), str)
+        and _UUID.fullmatch(obj["id"]) is not None
+        and isinstance(obj.get("timestamp"), str)
     )
+
+
+def _legacy_first(obj: Any) -> bool:
+    """Whether a first line is read as the older shape: an object without Codex's
+    ``{type, payload}`` wrapper (its meta is checked where it is read)."""
+    return isinstance(obj, dict) and "payload" not in obj and "type" not in obj
 
 
 def _is_context(text: str) -> bool:
@@ -180,7 +213,7 @@ def _count(value: Any) -> bool:
 _HOSTED = ("web_search_call", "image_generation_call")  # calls that are their own result
 
 
-def _call(conv: Conversation, p: dict[str, Any], t: str, file: str, where: str) -> None:
+def _call(conv: Conversation, p: dict[str, Any], t: str, file: str, where: str, at: str) -> None:
     call_id = p.get("call_id") or p.get("id")
     call_id = None if call_id is None else str(call_id)
     name: Any = t.removesuffix("_call")
@@ -190,16 +223,16 @@ def _call(conv: Conversation, p: dict[str, Any], t: str, file: str, where: str) 
             raise InputError(
                 file,
                 record=where,
-                field="payload.arguments",
+                field=f"{at}arguments",
                 reason=f"expected JSON text, got {kind(arguments)}",
             )
-        args = parse_args(arguments, file, where, "payload.arguments")
+        args = parse_args(arguments, file, where, f"{at}arguments")
     elif t == "custom_tool_call":
         name, args = p.get("name"), {"input": p.get("input")}
     else:  # local_shell_call, web_search_call and calls of kinds not known here
         args = as_dict(p.get("action"))
     if not isinstance(name, str) or not name:
-        raise InputError(file, record=where, field="payload.name", reason="missing or empty")
+        raise InputError(file, record=where, field=f"{at}name", reason="missing or empty")
     fields: dict[str, Any] = {}
     if t in _HOSTED:
         fields = {"output": None}
@@ -212,6 +245,8 @@ def codex_from_records(
     path: Path, records: list[Record], ignored: Ignored
 ) -> list[tuple[str, Trajectory]]:
     file = str(path)
+    if records and _legacy_first(records[0][1]):
+        return _legacy_from_records(file, records, ignored)
     conv = Conversation()
     tokens = _Tokens()
     meta: dict[str, Any] = {}
@@ -243,11 +278,7 @@ def codex_from_records(
                 )
             session, label = sid, where
             # the system prompt Codex sent (``base_instructions``; ``instructions``: AGENTS.md)
-            for key in ("base_instructions", "instructions"):
-                value = p.get(key)
-                text = as_dict(value).get("text") if isinstance(value, dict) else value
-                if isinstance(text, str) and text:
-                    conv.say("system", text, name=key)
+            _system_prompt(conv, p, ("base_instructions", "instructions"))
             for key in _META_KEYS:
                 if isinstance(p.get(key), str):
                     meta[key] = p[key]
@@ -288,11 +319,81 @@ def codex_from_records(
     return [(label, t)]
 
 
-def _item(conv: Conversation, p: dict[str, Any], file: str, where: str, ignored: Ignored) -> None:
+def _system_prompt(conv: Conversation, meta: dict[str, Any], keys: tuple[str, ...]) -> None:
+    """The system prompt a session meta holds, as system turns named by their keys."""
+    for key in keys:
+        value = meta.get(key)
+        text = as_dict(value).get("text") if isinstance(value, dict) else value
+        if isinstance(text, str) and text:
+            conv.say("system", text, name=key)
+
+
+def _legacy_from_records(
+    file: str, records: list[Record], ignored: Ignored
+) -> list[tuple[str, Trajectory]]:
+    """A rollout before Codex 0.3x (see the module docstring): the meta line, then items."""
+    label, first = records[0]
+    sid = first.get("id")
+    if not isinstance(sid, str) or not sid:
+        raise InputError(file, record=label, field="id", reason="missing or empty session id")
+    conv = Conversation()
+    _system_prompt(conv, first, ("instructions",))
+    meta = {"timestamp": first["timestamp"]} if isinstance(first.get("timestamp"), str) else {}
+    # These versions write each call's output right after the call, so the calls of one model
+    # response interleave with their outputs; the outputs are read after the run of calls and
+    # outputs they sit in (a state line or any other item ends it), so that those calls make
+    # one assistant turn, as they do in later files.
+    outputs: list[tuple[str, dict[str, Any]]] = []
+    for where, rec in records[1:]:
+        t = rec.get("type") if isinstance(rec, dict) else None
+        if isinstance(t, str) and t.endswith("_output") and "call_id" in rec:
+            outputs.append((where, rec))
+            continue
+        if not (isinstance(t, str) and t.endswith("_call")):
+            for out in outputs:
+                _item(conv, out[1], file, out[0], ignored, at="")
+            outputs.clear()
+        if not isinstance(rec, dict):
+            raise InputError(
+                file,
+                record=where,
+                field="type",
+                reason=f"expected a Responses item, got {kind(rec)}",
+            )
+        if "record_type" in rec:  # ``state``: the previous response id, for resuming
+            if rec["record_type"] != "state":
+                what = f"{where} ({rec['record_type']})"
+                ignored.add("line of a kind not read", "lines of kinds not read", what)
+        elif is_legacy_meta(rec):
+            ignored.add("further session meta line", "further session meta lines", where)
+        elif isinstance(t, str):
+            _item(conv, rec, file, where, ignored, at="")
+        else:
+            raise InputError(
+                file,
+                record=where,
+                field="type",
+                reason=f"expected a Responses item's type, got {kind(t)}",
+            )
+    for out in outputs:
+        _item(conv, out[1], file, out[0], ignored, at="")
+    t = conv.trajectory([None, None], file=file, record=label, id=sid, task_id=sid, metadata=meta)
+    return [(label, t)]
+
+
+def _item(
+    conv: Conversation,
+    p: dict[str, Any],
+    file: str,
+    where: str,
+    ignored: Ignored,
+    at: str = "payload.",
+) -> None:
+    """Read one Responses item (``at``: where it sits in the line, for errors)."""
     t = p.get("type")
     if t == "message":
         role = p.get("role")
-        text = content_text(p.get("content"), ignored, f"{where}: payload.content")
+        text = content_text(p.get("content"), ignored, f"{where}: {at}content")
         if role == "user":
             if _from_user(p):
                 conv.say("user", text)
@@ -318,7 +419,7 @@ def _item(conv: Conversation, p: dict[str, Any], file: str, where: str, ignored:
                 "reasoning item without a summary", "reasoning items without a summary", where
             )
     elif isinstance(t, str) and t.endswith("_call"):
-        _call(conv, p, t, file, where)
+        _call(conv, p, t, file, where, at)
     elif isinstance(t, str) and t.endswith("_output") and "call_id" in p:
         n = conv.pending(call_id=str(p["call_id"]))
         text = _output_text(p.get("output"))
@@ -343,6 +444,9 @@ def _item(conv: Conversation, p: dict[str, Any], file: str, where: str, ignored:
 # from the response items the reader takes; tokens are the ``token_usage_record`` lines once
 # per response id, else the growth of ``token_count``'s cumulative ``total_token_usage``. The
 # little state this needs across lines is kept in the census's scratch (one per file).
+# A rollout from before Codex 0.3x (a first line without ``payload`` or ``type``) holds bare
+# items, no UI events and no token counts: its user turns are the user messages that are not
+# one tagged block Codex wrote for the model, and its tokens stay None.
 
 _CENSUS_EXIT = re.compile(r"(?:Exit code:|Process exited with code) (-?\d+)")
 _CENSUS_KEY = "_codex_census"
@@ -355,6 +459,7 @@ class _CensusState:
         self.item_users = 0  # item_completed events of a UserMessage
         self.responses: set[str] = set()
         self.total = (0, 0)  # the last cumulative (input, output) of token_count
+        self.bare: bool | None = None  # whether the lines are bare items (told by the first)
 
 
 def _state(held: Held, label: str) -> _CensusState:
@@ -383,6 +488,40 @@ def _census_failed(output: Any) -> bool:
     return False
 
 
+_CENSUS_BLOCK = re.compile(r"<([A-Za-z_][\w-]*)(?:\s[^>]*)?>.*</\1>", re.DOTALL)
+
+
+def _census_bare(value: Any, held: Held) -> None:
+    """Count one line of a rollout before Codex 0.3x (see the comment above)."""
+    if not isinstance(value, dict):
+        return
+    item = value.get("type")
+    if not isinstance(item, str):
+        return  # the meta and state lines
+    if item.endswith("_call"):
+        held.tool_calls += 1
+        if item in ("web_search_call", "image_generation_call") and value.get("status") == "failed":
+            held.failed_calls += 1
+    elif item.endswith("_output") and _census_failed(value.get("output")):
+        held.failed_calls += 1
+    elif item == "message" and value.get("role") == "user":
+        content = value.get("content")
+        parts = [content] if isinstance(content, str) else content
+        texts = [
+            p if isinstance(p, str) else p.get("text")
+            for p in (parts if isinstance(parts, list) else [])
+            if isinstance(p, str | dict)
+        ]
+        written = [
+            t.strip().startswith("# AGENTS.md instructions for ")
+            or _CENSUS_BLOCK.fullmatch(t.strip()) is not None
+            for t in texts
+            if isinstance(t, str)
+        ]
+        if not any(written):  # no part is a block Codex wrote for the model
+            held.user_messages += 1
+
+
 def _census_count(value: Any) -> int | None:
     return value if type(value) is int and value >= 0 else None
 
@@ -390,6 +529,11 @@ def _census_count(value: Any) -> int | None:
 def census(label: str, value: Any, held: Held) -> None:
     """Count what one rollout line holds (see the comment above)."""
     state = _state(held, label)
+    if state.bare is None:
+        state.bare = isinstance(value, dict) and not {"payload", "type"} & set(value)
+    if state.bare:
+        _census_bare(value, held)
+        return
     if not isinstance(value, dict) or not isinstance(value.get("payload"), dict):
         return
     rtype, p = value.get("type"), value["payload"]
