@@ -91,7 +91,7 @@ def check_command(
         typer.Option(
             "--workers",
             help="With --parquet --engine local: processes checking blocks side by side "
-            "(default: one per CPU; 1: this process only).",
+            "(default: one per CPU from 50,000 trajectories on; 1: this process only).",
         ),
     ] = None,
     address: Annotated[
@@ -209,7 +209,7 @@ def _check_file(
             tasks,
             defaults,
             engine="ray" if engine == "ray" else "local",
-            workers=workers,  # None: one process per CPU (this command is a guarded __main__)
+            workers=workers,  # spawned workers import the entry script: it has the guard
             address=address,
             out=out,
             on_start=lambda total: progress.update(task, total=total),

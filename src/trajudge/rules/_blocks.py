@@ -6,8 +6,8 @@ report rows that are appended to a Parquet file of reports. Memory holds a few b
 the dataset. Every engine runs the same code per block and merges the blocks in file order,
 so their summaries (floats included) and report files are identical:
 
-- ``local``: block after block in this process, or (``workers``) in as many spawned
-  processes of this machine, each checking one block at a time;
+- ``local``: block after block in this process, or (``workers``) in spawned processes of
+  this machine, each checking one block at a time;
 - ``ray``: one Ray task per block on the cluster, at most ``2 x CPUs`` blocks in flight; the
   workers read the file themselves (it must be at the same path on every node: a local path
   of a one-machine cluster, or a shared file system).
