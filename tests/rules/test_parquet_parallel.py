@@ -24,7 +24,15 @@ import trajudge.cli._commands  # noqa: F401  (registers the commands)
 import trajudge.rules._blocks as blocks
 from trajudge.cli import app
 from trajudge.core import InputError
-from trajudge.rules import check_dataset, check_parquet, load_specs, resolve_specs
+from trajudge.rules import (
+    CheckResult,
+    check_dataset,
+    check_parquet,
+    load_specs,
+    register_check,
+    resolve_specs,
+    unregister_check,
+)
 from trajudge.trajectories import (
     Message,
     Step,
@@ -251,3 +259,20 @@ def test_a_bad_row_in_a_worker_is_one_error_naming_it(
     )
     assert result.exit_code == 2 and "row 170: steps[0].ok" in result.output
     assert "Traceback" not in result.output
+
+
+def test_a_custom_check_that_cannot_travel_is_run_here(
+    data: tuple[Path, Path, list[Trajectory]], tmp_path: Path
+) -> None:
+    runs, _, _ = data
+    here = os.getpid()
+    register_check("pid_here")(
+        lambda t, spec: CheckResult("pid_here", os.getpid() == here, data={"pid": os.getpid()})
+    )
+    try:
+        spec = tmp_path / "spec.yaml"
+        spec.write_text("defaults:\n  checks: [{name: pid_here}]\n")
+        got = _check(runs, spec, tmp_path / "r.parquet", workers=2)  # a lambda: not picklable
+    finally:
+        unregister_check("pid_here")
+    assert got["checks"]["pid_here"] == {**got["checks"]["pid_here"], "runs": N, "failed": 0}
