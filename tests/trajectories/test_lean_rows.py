@@ -142,6 +142,7 @@ HOSTILE: list[tuple[str, Any]] = [
     ("trial negative", lambda r: {**_row(_full()), "trial": -1}),
     ("input null", lambda r: {**_row(_full()), "input": None}),
     ("id empty", lambda r: {**_row(_full()), "id": ""}),
+    ("no id", lambda r: {k: v for k, v in _row(_full()).items() if k != "id"}),
     ("outcome a number", lambda r: {**_row(_full()), "outcome": 1}),
 ]
 

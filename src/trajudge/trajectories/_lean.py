@@ -116,8 +116,8 @@ def lean_trajectory(row: dict[str, Any], limit: int) -> LeanTrajectory | None:
 
 def _build(row: dict[str, Any], limit: int) -> LeanTrajectory:
     t = LeanTrajectory()
-    t.id = _name(row["id"])
-    t.task_id = _name(row["task_id"])
+    t.id = _name(row.get("id"))
+    t.task_id = _name(row.get("task_id"))
     trial = row.get("trial", 0)
     if type(trial) is not int or trial < 0:
         raise _Reject
