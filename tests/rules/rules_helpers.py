@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
-from trajudge.rules import CheckResult, RuleReport, run_checks
+from trajudge.rules import CheckResult, RuleReport, register_check, run_checks
 from trajudge.trajectories import Step, TaskSpec, Trajectory
 
 
@@ -39,3 +40,13 @@ def ref(*calls: tuple[str, dict[str, Any] | None] | str) -> list[dict[str, Any]]
         else:
             out.append({"tool": c[0], "args": c[1]})
     return out
+
+
+@register_check("answer_mentions_task")
+def answer_mentions_task(trajectory: Trajectory, spec: TaskSpec, *, word: str) -> CheckResult:
+    """A custom check registered by a test module (not on import of trajudge): the worker
+    processes of ``check_parquet`` must get it from the parent. ``data`` names the process
+    that ran it."""
+    found = word in (trajectory.final_answer or "")
+    data = {"pid": os.getpid()}
+    return CheckResult(check="answer_mentions_task", passed=found, score=float(found), data=data)

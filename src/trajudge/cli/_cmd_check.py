@@ -86,6 +86,14 @@ def check_command(
         str,
         typer.Option("--engine", help="With --parquet: local, or ray (one task per block)."),
     ] = "local",
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            "--workers",
+            help="With --parquet --engine local: processes checking blocks side by side "
+            "(default: one per CPU from 50,000 trajectories on; 1: this process only).",
+        ),
+    ] = None,
     address: Annotated[
         str | None,
         typer.Option("--address", help="Ray cluster of --engine ray: auto, ray://host:10001."),
@@ -110,13 +118,13 @@ def check_command(
             raise InputError(
                 "trajudge check", field="DATASET", reason="give a dataset or --parquet"
             )
-        _check_file(parquet, spec, engine, address, out, as_json, fail_on_gate)
+        _check_file(parquet, spec, engine, workers, address, out, as_json, fail_on_gate)
         return
     if dataset is None:
         raise InputError(
             "trajudge check", field="DATASET", reason="give a dataset name (or --parquet)"
         )
-    for name, value in (("--out", out), ("--address", address)):
+    for name, value in (("--out", out), ("--address", address), ("--workers", workers)):
         if value is not None:
             raise InputError(name, reason="applies to --parquet only")
     if engine != "local":
@@ -175,6 +183,7 @@ def _check_file(
     parquet: Path,
     spec: Path | None,
     engine: str,
+    workers: int | None,
     address: str | None,
     out: Path | None,
     as_json: bool,
@@ -188,6 +197,8 @@ def _check_file(
         raise InputError("--engine", reason=f"{engine!r} is not one of local, ray")
     if address is not None and engine != "ray":
         raise InputError("--address", reason="a cluster address applies to --engine ray")
+    if workers is not None and engine != "local":
+        raise InputError("--workers", reason="applies to --engine local (Ray has its CPUs)")
     spec_set = load_specs(spec) if spec is not None else None
     tasks, defaults = resolve_specs({}, spec_set)
     progress = _progress(as_json)
@@ -198,6 +209,7 @@ def _check_file(
             tasks,
             defaults,
             engine="ray" if engine == "ray" else "local",
+            workers=workers,  # spawned workers import the entry script: it has the guard
             address=address,
             out=out,
             on_start=lambda total: progress.update(task, total=total),

@@ -6,7 +6,7 @@ import re
 
 from trajudge.rules._compile import CompiledSpec, Prepared
 from trajudge.rules._models import CheckResult, result
-from trajudge.trajectories import Step
+from trajudge.trajectories import LeanStep, Step
 
 _REFUSAL = re.compile(
     r"\b(?:denied|declined|refused|rejected|disapproved|not\s+approved)\b"
@@ -16,7 +16,7 @@ _REFUSAL = re.compile(
 """Wording of an approval tool's output that reports a refusal."""
 
 
-def approval_granted(step: Step) -> bool:
+def approval_granted(step: Step | LeanStep) -> bool:
     """Whether a call of an approval tool granted its approval.
 
     It did not when the call failed (``ok=False``), errored (``error`` set), was recorded as
@@ -48,7 +48,7 @@ def check_approval(p: Prepared, c: CompiledSpec) -> CheckResult | None:
     last_approval: tuple[int, bool] | None = None  # (step, granted) of the latest approval call
     total = 0
     unapproved: list[tuple[int, str, str]] = []
-    for j, step in enumerate(p.trajectory.steps):
+    for j, step in enumerate(p.steps):
         if step.tool in risky:
             total += 1
             if step.approved is False:

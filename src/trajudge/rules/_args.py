@@ -56,7 +56,7 @@ def _assign(
     expectations: list[ArgExpectation], calls: list[int], p: Prepared
 ) -> list[tuple[ArgExpectation, int | None, list[str]]]:
     """Optimal assignment of the calls of one tool to its expectations."""
-    steps = p.trajectory.steps
+    steps = p.steps
     fails = [
         [[field_failure(fc, steps[j].args) for fc in e.fields] for j in calls] for e in expectations
     ]

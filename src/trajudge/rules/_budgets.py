@@ -9,14 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from trajudge.rules._compile import CompiledSpec, Prepared
+from trajudge.rules._compile import Checked, CompiledSpec, Prepared
 from trajudge.rules._models import CheckResult, result
-from trajudge.trajectories import Trajectory
 
 _METRICS = ("steps", "tokens", "cost_usd", "latency_s", "turns")
 
 
-def _figures(t: Trajectory) -> dict[str, float | None]:
+def _figures(t: Checked) -> dict[str, float | None]:
     u = t.usage
     return {
         "steps": float(len(t.steps)),

@@ -9,7 +9,7 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,7 +17,16 @@ from trajudge.core import canonical_json
 from trajudge.rules._models import CheckResult
 from trajudge.rules._registry import get_check
 from trajudge.rules._values import call_key, normalize
-from trajudge.trajectories import CustomCheckRef, Severity, TaskSpec, Trajectory, parse_path
+from trajudge.trajectories import (
+    CustomCheckRef,
+    LeanStep,
+    LeanTrajectory,
+    Severity,
+    Step,
+    TaskSpec,
+    Trajectory,
+    parse_path,
+)
 
 DEFAULT_WEIGHTS: dict[str, float] = {
     "side_effects": 3.0,
@@ -130,14 +139,19 @@ def compile_spec(spec: TaskSpec) -> CompiledSpec:
     return out
 
 
+Checked = Trajectory | LeanTrajectory
+"""What the built-in checks read: a model, or the lean rows of ``iter_lean_block`` (the same
+attributes, without pydantic); custom checks get models only."""
+
+
 class Prepared:
     """A trajectory with the canonical keys of its calls computed lazily, once each."""
 
     __slots__ = ("_keys", "memo", "steps", "tools", "trajectory")
 
-    def __init__(self, trajectory: Trajectory) -> None:
+    def __init__(self, trajectory: Checked) -> None:
         self.trajectory = trajectory
-        self.steps = trajectory.steps
+        self.steps: Sequence[Step | LeanStep] = trajectory.steps
         self.tools = [s.tool for s in self.steps]
         self._keys: list[str | None] = [None] * len(self.steps)
         self.memo: dict[str, Any] = {}

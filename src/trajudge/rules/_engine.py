@@ -9,7 +9,7 @@ from typing import Any
 from trajudge.rules._approval import check_approval
 from trajudge.rules._args import check_args
 from trajudge.rules._budgets import check_budget_limits, check_budget_regression
-from trajudge.rules._compile import CompiledSpec, Prepared, compile_spec
+from trajudge.rules._compile import Checked, CompiledSpec, Prepared, compile_spec
 from trajudge.rules._failures import check_failed_calls
 from trajudge.rules._loops import check_loops
 from trajudge.rules._models import CheckResult, RuleReport
@@ -80,6 +80,8 @@ def _run(p: Prepared, c: CompiledSpec) -> RuleReport:
         r = check(p, c)
         if r is not None:
             results.append(r)
+    if c.custom and not isinstance(t, Trajectory):  # check_parquet reads models for these
+        raise TypeError(f"custom checks need a Trajectory, got {type(t).__name__}")
     for ref, func in c.custom:
         r = func(t, c.spec, **ref.params)
         if not isinstance(r, CheckResult):
@@ -114,11 +116,15 @@ def run_checks(trajectory: Trajectory, spec: TaskSpec) -> RuleReport:
 
 
 def iter_check_dataset(
-    trajectories: Iterable[Trajectory],
+    trajectories: Iterable[Checked],
     specs: Mapping[str, TaskSpec],
     defaults: TaskSpec | None = None,
 ) -> Iterator[RuleReport]:
-    """Lazily yield :func:`check_dataset`'s reports (for progress bars and big datasets)."""
+    """Lazily yield :func:`check_dataset`'s reports (for progress bars and big datasets).
+
+    Besides models, takes the :class:`~trajudge.trajectories.LeanTrajectory` rows of
+    :func:`~trajudge.trajectories.iter_lean_block` when no spec has a custom check.
+    """
     base = defaults if defaults is not None else TaskSpec()
     compiled: dict[str, CompiledSpec] = {}
     for t in trajectories:

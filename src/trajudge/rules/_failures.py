@@ -12,7 +12,7 @@ def check_failed_calls(p: Prepared, c: CompiledSpec) -> CheckResult | None:
     Does not apply to a run without tool calls (a rate of 0/0 is not a score of 1).
     Score = 1 - rate.
     """
-    steps = p.trajectory.steps
+    steps = p.steps
     if not steps:
         return None
     failed = [j for j, s in enumerate(steps) if not s.ok]

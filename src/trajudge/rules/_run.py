@@ -5,12 +5,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from trajudge.rules._engine import iter_check_dataset
 from trajudge.rules._models import RuleReport
 from trajudge.rules._specs import SpecSet, load_specs, resolve_specs
 from trajudge.rules._summary import CheckSummary, summarize_reports
-from trajudge.store import Store
+
+if TYPE_CHECKING:  # a worker process of check_parquet imports the rules without the store
+    from trajudge.store import Store
 
 SAVE_BATCH = 500
 

@@ -14,9 +14,12 @@ if TYPE_CHECKING:
     from trajudge.trajectories._formats import FORMATS
     from trajudge.trajectories._json import json_deeper_than, load_json
     from trajudge.trajectories._jsonl import read_jsonl, write_jsonl
+    from trajudge.trajectories._lean import LeanStep, LeanTrajectory, LeanUsage
     from trajudge.trajectories._models import Message, Step, Trajectory, Usage
     from trajudge.trajectories._options import Ignored, ReadOptions, load_mapping
     from trajudge.trajectories._parquet import (
+        iter_lean_block,
+        iter_parquet_block,
         parquet_blocks,
         read_parquet,
         read_parquet_block,
@@ -55,6 +58,9 @@ __all__ = [
     "Ignored",
     "ImportResult",
     "InputError",
+    "LeanStep",
+    "LeanTrajectory",
+    "LeanUsage",
     "MatchMode",
     "Message",
     "ReadOptions",
@@ -71,6 +77,8 @@ __all__ = [
     "from_openai_messages",
     "from_otel",
     "from_tau_bench",
+    "iter_lean_block",
+    "iter_parquet_block",
     "json_deeper_than",
     "load_json",
     "load_mapping",
@@ -104,6 +112,11 @@ _EXPORTS = {
     "from_otel": "trajudge.trajectories.readers._otel",
     "from_tau_bench": "trajudge.trajectories.readers._tau_bench",
     "Ignored": "trajudge.trajectories._options",
+    "iter_lean_block": "trajudge.trajectories._parquet",
+    "iter_parquet_block": "trajudge.trajectories._parquet",
+    "LeanStep": "trajudge.trajectories._lean",
+    "LeanTrajectory": "trajudge.trajectories._lean",
+    "LeanUsage": "trajudge.trajectories._lean",
     "json_deeper_than": "trajudge.trajectories._json",
     "load_json": "trajudge.trajectories._json",
     "ImportResult": "trajudge.trajectories._read",

@@ -17,8 +17,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from trajudge.core import InputError, atomic_write
-from trajudge.trajectories._io import check_file, check_unique, validate
+from trajudge.trajectories._io import check_file, check_unique, kind, validate
 from trajudge.trajectories._json import load_json
+from trajudge.trajectories._lean import LeanTrajectory, lean_trajectory
+from trajudge.trajectories._limits import NESTING
 from trajudge.trajectories._models import Trajectory
 
 if TYPE_CHECKING:
@@ -29,6 +31,7 @@ FORMAT_KEY = b"trajudge.format"
 FORMAT_VALUE = b"trajectories-v1"
 JSON_COLUMNS = ("messages", "steps", "usage", "files_before", "files_after", "metadata")
 BATCH_ROWS = 256  # rows decoded at a time when reading
+BLOCK_BATCH_ROWS = 1024  # rows decoded at a time within a block (a row group) of rule checks
 
 
 @functools.cache
@@ -146,14 +149,18 @@ def _batches(p: Path, parquet: pq.ParquetFile) -> Iterator[list[dict[str, Any]]]
         yield batch.to_pylist()
 
 
-def _trajectory(p: Path, label: str, row: dict[str, Any]) -> Trajectory:
+def _trajectory(p: Path, label: str, row: dict[str, Any], limit: int | None = None) -> Trajectory:
     for col in JSON_COLUMNS:
         text = row.get(col)
         if text is None:
             row.pop(col, None)  # absent means the model's default
             continue
+        if not isinstance(text, str):  # a column of another type: a traceback further on
+            raise InputError(
+                str(p), record=label, field=col, reason=f"expected JSON text, got {kind(text)}"
+            )
         try:
-            row[col] = load_json(text, str(p), label, col)
+            row[col] = load_json(text, str(p), label, col, limit=limit)
         except json.JSONDecodeError as exc:
             raise InputError(
                 str(p),
@@ -202,14 +209,71 @@ def read_parquet_block(
 ) -> list[Trajectory]:
     """The validated trajectories of one block of :func:`parquet_blocks` (errors name the row
     of the file). Ids are not checked for repeats across blocks: that needs every id at once."""
+    return list(iter_parquet_block(path, row_group, first_row))
+
+
+def iter_parquet_block(
+    path: str | os.PathLike[str], row_group: int, first_row: int
+) -> Iterator[Trajectory]:
+    """:func:`read_parquet_block` one trajectory at a time, decoding
+    :data:`BLOCK_BATCH_ROWS` rows at a time (memory holds one batch whatever the group's size)."""
+    p = Path(path)
+    for label, row in _block_rows(p, row_group, first_row):
+        yield _trajectory(p, label, row)
+
+
+def iter_lean_block(
+    path: str | os.PathLike[str], row_group: int, first_row: int
+) -> Iterator[Trajectory | LeanTrajectory]:
+    """:func:`iter_parquet_block` for the built-in rule checks: each row as a
+    :class:`LeanTrajectory` (no pydantic models), or as a :class:`Trajectory` validated by
+    the model when the lean reader leaves it to the model (see :mod:`._lean`): the same
+    errors, the same values."""
+    p = Path(path)
+    limit = NESTING.value  # read once: the environment lookup cost more than a small value
+    for label, row in _block_rows(p, row_group, first_row):
+        yield lean_trajectory(row, limit) or _trajectory(p, label, row, limit)
+
+
+def _block_rows(p: Path, row_group: int, first_row: int) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The rows of a row group as ``(label, row)``, :data:`BLOCK_BATCH_ROWS` at a time."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    p = Path(path)
     try:
-        table = pq.ParquetFile(p).read_row_group(row_group)
+        parquet = pq.ParquetFile(p)
+        batches = parquet.iter_batches(batch_size=BLOCK_BATCH_ROWS, row_groups=[row_group])
     except (pa.ArrowException, OSError) as exc:
         raise InputError(str(p), reason=f"not a readable Parquet file: {exc}") from None
-    rows = table.to_pylist()
-    del table
-    return [_trajectory(p, f"row {i}", row) for i, row in enumerate(rows, start=first_row)]
+    with parquet:
+        i = first_row
+        while True:
+            try:
+                batch = next(batches, None)
+            except (pa.ArrowException, OSError) as exc:
+                raise InputError(str(p), reason=f"not a readable Parquet file: {exc}") from None
+            if batch is None:
+                return
+            # column by column: Arrow builds the row dicts of to_pylist() four times slower
+            names = batch.schema.names
+            columns = [
+                _values(p, name, col, i) for name, col in zip(names, batch.columns, strict=True)
+            ]
+            for values in zip(*columns, strict=True):
+                yield f"row {i}", dict(zip(names, values, strict=True))
+                i += 1
+
+
+def _values(p: Path, name: str, column: pa.Array, first_row: int) -> list[Any]:
+    try:
+        return column.to_pylist()  # type: ignore[no-any-return]
+    except UnicodeDecodeError as exc:  # a text column of a file not written by trajudge
+        k = 0
+        while k < len(column) - 1:
+            try:
+                column[k].as_py()
+            except UnicodeDecodeError:
+                break
+            k += 1
+        reason = f"not UTF-8 text: {exc.reason} at byte {exc.start}"
+        raise InputError(str(p), record=f"row {first_row + k}", field=name, reason=reason) from None
