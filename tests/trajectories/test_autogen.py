@@ -19,7 +19,7 @@ import pytest
 from _pyagents import assert_census_matches, assert_manifest, census_of
 from trajudge.core import InputError
 from trajudge.trajectories import read_trajectories
-from trajudge.trajectories.readers._autogen import is_autogen_record
+from trajudge.trajectories.readers.agents._autogen import is_autogen_record
 
 HERE = Path(__file__).parents[1] / "fixtures" / "autogen"
 MANIFEST: dict[str, Any] = json.loads((HERE / "manifest.json").read_text(encoding="utf-8"))

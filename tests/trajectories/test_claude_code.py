@@ -19,7 +19,7 @@ from trajudge.core import InputError
 from trajudge.trajectories import Trajectory, detect_format, read_trajectories
 from trajudge.trajectories._census import Held, built
 from trajudge.trajectories._stream import iter_json_records
-from trajudge.trajectories.readers._claude_code import census, is_claude_code_record
+from trajudge.trajectories.readers.agents._claude_code import census, is_claude_code_record
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 HERE = FIXTURES / "claude_code"

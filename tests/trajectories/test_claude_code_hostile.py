@@ -17,7 +17,7 @@ from trajudge.core import InputError
 from trajudge.trajectories import Trajectory, read_trajectories
 from trajudge.trajectories._census import Held, built
 from trajudge.trajectories._stream import iter_json_records
-from trajudge.trajectories.readers._claude_code import census
+from trajudge.trajectories.readers.agents._claude_code import census
 
 S = "0b7a1c2e-0000-4000-8000-000000000001"
 

@@ -18,7 +18,7 @@ import pytest
 from _pyagents import assert_census_matches, assert_manifest, census_of
 from trajudge.core import InputError
 from trajudge.trajectories import read_trajectories
-from trajudge.trajectories.readers._crewai import is_crewai_record
+from trajudge.trajectories.readers.agents._crewai import is_crewai_record
 
 HERE = Path(__file__).parents[1] / "fixtures" / "crewai"
 ENTRY: dict[str, Any] = json.loads((HERE / "manifest.json").read_text())["crew_output.json"]

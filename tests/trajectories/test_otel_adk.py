@@ -19,8 +19,8 @@ import pytest
 from trajudge.trajectories import Trajectory, read_trajectories
 from trajudge.trajectories._options import Ignored
 from trajudge.trajectories._stream import iter_json_records
-from trajudge.trajectories.readers._otel_conventions import llm_messages
-from trajudge.trajectories.readers._otel_spans import read_spans
+from trajudge.trajectories.readers.otel._otel_conventions import llm_messages
+from trajudge.trajectories.readers.otel._otel_spans import read_spans
 
 TRACES = Path(__file__).parents[1] / "fixtures" / "traces"
 MANIFEST: dict[str, Any] = json.loads((TRACES / "manifest.json").read_text(encoding="utf-8"))

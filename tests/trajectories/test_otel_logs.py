@@ -17,7 +17,7 @@ from trajudge.core import InputError
 from trajudge.trajectories import read_trajectories
 from trajudge.trajectories._options import Ignored
 from trajudge.trajectories._stream import iter_json_records
-from trajudge.trajectories.readers._otel_spans import read_spans
+from trajudge.trajectories.readers.otel._otel_spans import read_spans
 
 FILE = Path(__file__).parents[1] / "fixtures" / "traces" / "otel_genai_openai_events.jsonl"
 

@@ -55,7 +55,7 @@ def test_same_name_tool_spans_are_separate_steps(tmp_path: Path) -> None:
 def test_a_tool_result_that_is_a_json_list_is_kept() -> None:
     """Strands' result blocks give their text once: a tool that answers a JSON array keeps it
     (read a second time as blocks, the array of numbers gave no text and the output was lost)."""
-    from trajudge.trajectories.readers._otel_messages import block_text
+    from trajudge.trajectories.readers.otel._otel_messages import block_text
 
     assert block_text('[{"text": "[1, 2]"}]') == "[1, 2]"
     assert block_text("[1, 2]") == "[1, 2]"

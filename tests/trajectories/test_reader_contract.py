@@ -276,7 +276,7 @@ def test_a_census_that_breaks_refuses_instead_of_passing(monkeypatch: pytest.Mon
     def broken(label: str, value: Any, held: Held) -> None:
         raise KeyError("x")
 
-    monkeypatch.setattr("trajudge.trajectories.readers._census_chat.census_openai", broken)
+    monkeypatch.setattr("trajudge.trajectories.readers.chat._census_chat.census_openai", broken)
     from trajudge.trajectories._readers import resolve
 
     resolve.cache_clear()

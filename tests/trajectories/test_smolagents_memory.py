@@ -19,7 +19,7 @@ import pytest
 from _pyagents import assert_census_matches, assert_manifest, census_of
 from trajudge.core import InputError
 from trajudge.trajectories import detect_format, read_trajectories
-from trajudge.trajectories.readers._smolagents_memory import is_smolagents_record
+from trajudge.trajectories.readers.agents._smolagents_memory import is_smolagents_record
 
 HERE = Path(__file__).parents[1] / "fixtures" / "smolagents_memory"
 MANIFEST: dict[str, Any] = json.loads((HERE / "manifest.json").read_text(encoding="utf-8"))

@@ -44,9 +44,9 @@ if TYPE_CHECKING:
         parse_path,
     )
     from trajudge.trajectories._yaml import load_yaml, read_yaml
-    from trajudge.trajectories.readers._openai import from_openai_messages, read_openai
-    from trajudge.trajectories.readers._otel import from_otel
-    from trajudge.trajectories.readers._tau_bench import from_tau_bench
+    from trajudge.trajectories.readers.bench._tau_bench import from_tau_bench
+    from trajudge.trajectories.readers.chat._openai import from_openai_messages, read_openai
+    from trajudge.trajectories.readers.otel._otel import from_otel
 
 __all__ = [
     "FORMATS",
@@ -108,9 +108,9 @@ _EXPORTS = {
     "detect_format": "trajudge.trajectories._read",
     "ExpectedCall": "trajudge.trajectories._spec",
     "FORMATS": "trajudge.trajectories._formats",
-    "from_openai_messages": "trajudge.trajectories.readers._openai",
-    "from_otel": "trajudge.trajectories.readers._otel",
-    "from_tau_bench": "trajudge.trajectories.readers._tau_bench",
+    "from_openai_messages": "trajudge.trajectories.readers.chat._openai",
+    "from_otel": "trajudge.trajectories.readers.otel._otel",
+    "from_tau_bench": "trajudge.trajectories.readers.bench._tau_bench",
     "Ignored": "trajudge.trajectories._options",
     "iter_lean_block": "trajudge.trajectories._parquet",
     "iter_parquet_block": "trajudge.trajectories._parquet",
@@ -127,7 +127,7 @@ _EXPORTS = {
     "parquet_blocks": "trajudge.trajectories._parquet",
     "parse_path": "trajudge.trajectories._spec",
     "read_jsonl": "trajudge.trajectories._jsonl",
-    "read_openai": "trajudge.trajectories.readers._openai",
+    "read_openai": "trajudge.trajectories.readers.chat._openai",
     "read_parquet": "trajudge.trajectories._parquet",
     "read_parquet_block": "trajudge.trajectories._parquet",
     "read_trajectories": "trajudge.trajectories._read",

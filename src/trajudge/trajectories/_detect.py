@@ -15,10 +15,10 @@ from typing import Any, cast
 from trajudge.trajectories._io import Record
 from trajudge.trajectories._models import Trajectory
 from trajudge.trajectories._readers import BY_NAME, READERS, Rule, resolve
-from trajudge.trajectories.readers._langchain import is_langchain_message
-from trajudge.trajectories.readers._openai import is_chat_message
-from trajudge.trajectories.readers._otel_spans import container_of
-from trajudge.trajectories.readers._responses import is_responses_item
+from trajudge.trajectories.readers.chat._langchain import is_langchain_message
+from trajudge.trajectories.readers.chat._openai import is_chat_message
+from trajudge.trajectories.readers.chat._responses import is_responses_item
+from trajudge.trajectories.readers.otel._otel_spans import container_of
 
 PARQUET_MAGIC = b"PAR1"
 ZIP_MAGIC = b"PK\x03\x04"

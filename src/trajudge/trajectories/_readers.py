@@ -129,42 +129,42 @@ def _parquet(src: Source) -> Iterator[tuple[str, Trajectory]]:
 
 def _openai(src: Source) -> Iterator[tuple[str, Trajectory]]:
     # imported on use: naming the formats (--help) loads no reader
-    from trajudge.trajectories.readers._openai import iter_openai
+    from trajudge.trajectories.readers.chat._openai import iter_openai
 
     yield from iter_openai(src.path, src.records, src.ignored)
 
 
 def _responses(src: Source) -> Iterator[tuple[str, Trajectory]]:
     # imported on use: naming the formats (--help) loads no reader
-    from trajudge.trajectories.readers._responses import iter_responses
+    from trajudge.trajectories.readers.chat._responses import iter_responses
 
     yield from iter_responses(src.path, src.records, src.ignored)
 
 
 def _langchain(src: Source) -> Iterator[tuple[str, Trajectory]]:
     # imported on use: naming the formats (--help) loads no reader
-    from trajudge.trajectories.readers._langchain import iter_langchain
+    from trajudge.trajectories.readers.chat._langchain import iter_langchain
 
     yield from iter_langchain(src.path, src.records, src.ignored)
 
 
 def _otel(src: Source) -> Iterator[tuple[str, Trajectory]]:
     # a trace's spans may be anywhere in the file
-    from trajudge.trajectories.readers._otel import otel_from_records
+    from trajudge.trajectories.readers.otel._otel import otel_from_records
 
     yield from otel_from_records(src.path, src.records, src.options, src.ignored)
 
 
 def _tau_bench(src: Source) -> Iterator[tuple[str, Trajectory]]:
     # imported on use: naming the formats (--help) loads no reader
-    from trajudge.trajectories.readers._tau_bench import iter_tau_bench
+    from trajudge.trajectories.readers.bench._tau_bench import iter_tau_bench
 
     yield from iter_tau_bench(src.path, src.records, src.specs)
 
 
 def _tau2_bench(src: Source) -> Iterator[tuple[str, Trajectory]]:
     # imported on use: naming the formats (--help) loads no reader
-    from trajudge.trajectories.readers._tau2_bench import tau2_from_records
+    from trajudge.trajectories.readers.bench._tau2_bench import tau2_from_records
 
     items, specs = tau2_from_records(src.path, list(src.records), src.ignored)
     src.specs.update(specs)
@@ -173,71 +173,72 @@ def _tau2_bench(src: Source) -> Iterator[tuple[str, Trajectory]]:
 
 def _inspect(src: Source) -> Iterator[tuple[str, Trajectory]]:
     # imported on use: naming the formats (--help) loads no reader
-    from trajudge.trajectories.readers._inspect import read_inspect
+    from trajudge.trajectories.readers.bench._inspect import read_inspect
 
     yield from read_inspect(src.path, src.ignored)
 
 
 def _swe_agent(src: Source) -> Iterator[tuple[str, Trajectory]]:
     # imported on use: naming the formats (--help) loads no reader
-    from trajudge.trajectories.readers._swe_agent import swe_agent_from_records
+    from trajudge.trajectories.readers.bench._swe_agent import swe_agent_from_records
 
     yield from swe_agent_from_records(src.path, list(src.records), src.ignored)
 
 
 def _openhands(src: Source) -> Iterator[tuple[str, Trajectory]]:
     # imported on use: naming the formats (--help) loads no reader
-    from trajudge.trajectories.readers._openhands import openhands_from_records
+    from trajudge.trajectories.readers.bench._openhands import openhands_from_records
 
     yield from openhands_from_records(src.path, list(src.records), src.ignored)
 
 
 def _codex(src: Source) -> Iterator[tuple[str, Trajectory]]:
     # imported on use: naming the formats (--help) loads no reader
-    from trajudge.trajectories.readers._codex import codex_from_records
+    from trajudge.trajectories.readers.agents._codex import codex_from_records
 
     yield from codex_from_records(src.path, list(src.records), src.ignored)
 
 
 def _claude_code(src: Source) -> Iterator[tuple[str, Trajectory]]:
     # imported on use: naming the formats (--help) loads no reader
-    from trajudge.trajectories.readers._claude_code import claude_code_from_records
+    from trajudge.trajectories.readers.agents._claude_code import claude_code_from_records
 
     yield from claude_code_from_records(src.path, list(src.records), src.ignored)
 
 
 def _gemini_cli(src: Source) -> Iterator[tuple[str, Trajectory]]:
     # imported on use: naming the formats (--help) loads no reader
-    from trajudge.trajectories.readers._gemini_cli import gemini_cli_from_records
+    from trajudge.trajectories.readers.agents._gemini_cli import gemini_cli_from_records
 
     yield from gemini_cli_from_records(src.path, list(src.records), src.ignored)
 
 
 def _smolagents(src: Source) -> Iterator[tuple[str, Trajectory]]:
     # imported on use: naming the formats (--help) loads no reader
-    from trajudge.trajectories.readers._smolagents_memory import smolagents_from_records
+    from trajudge.trajectories.readers.agents._smolagents_memory import smolagents_from_records
 
     yield from smolagents_from_records(src.path, src.records, src.ignored)
 
 
 def _autogen(src: Source) -> Iterator[tuple[str, Trajectory]]:
     # imported on use: naming the formats (--help) loads no reader
-    from trajudge.trajectories.readers._autogen import autogen_from_records
+    from trajudge.trajectories.readers.agents._autogen import autogen_from_records
 
     yield from autogen_from_records(src.path, src.records, src.ignored)
 
 
 def _crewai(src: Source) -> Iterator[tuple[str, Trajectory]]:
     # imported on use: naming the formats (--help) loads no reader
-    from trajudge.trajectories.readers._crewai import crewai_from_records
+    from trajudge.trajectories.readers.agents._crewai import crewai_from_records
 
     yield from crewai_from_records(src.path, src.records, src.ignored)
 
 
 _D = "trajudge.trajectories._detect"
-_C = "trajudge.trajectories.readers._census_chat"
-_F = "trajudge.trajectories.readers._census_files"
-_O = "trajudge.trajectories.readers._census_otel"
+_C = "trajudge.trajectories.readers.chat._census_chat"
+_F = "trajudge.trajectories.readers.bench._census_files"
+_O = "trajudge.trajectories.readers.otel._census_otel"
+_A = "trajudge.trajectories.readers.agents"
 
 #: In the order ``--format`` lists them.
 READERS: tuple[Reader, ...] = (
@@ -265,7 +266,7 @@ READERS: tuple[Reader, ...] = (
         _openai,
         streams=True,
         first=Rule(100, f"{_D}:is_chat_conversation"),
-        every=Rule(30, "trajudge.trajectories.readers._openai:is_chat_message"),
+        every=Rule(30, "trajudge.trajectories.readers.chat._openai:is_chat_message"),
         census=f"{_C}:census_openai",
         keys=("messages", "tools", "role", "content", "tool_calls", "tool_call_id"),
     ),
@@ -285,7 +286,7 @@ READERS: tuple[Reader, ...] = (
         _langchain,
         streams=True,
         first=Rule(70, f"{_D}:is_langchain_conversation"),
-        every=Rule(20, "trajudge.trajectories.readers._langchain:is_langchain_message"),
+        every=Rule(20, "trajudge.trajectories.readers.chat._langchain:is_langchain_message"),
         census=f"{_C}:census_langchain",
         keys=("type", "data", "messages"),
     ),
@@ -321,7 +322,7 @@ READERS: tuple[Reader, ...] = (
         "a τ²-bench result file",
         _tau2_bench,
         streams=False,
-        first=Rule(20, "trajudge.trajectories.readers._tau2_bench:is_tau2_results"),
+        first=Rule(20, "trajudge.trajectories.readers.bench._tau2_bench:is_tau2_results"),
         census=f"{_F}:census_tau2_bench",
         keys=("tasks", "simulations", "info", "timestamp"),
     ),
@@ -372,8 +373,8 @@ READERS: tuple[Reader, ...] = (
         "an OpenAI Codex CLI rollout",
         _codex,
         streams=False,
-        first=Rule(35, "trajudge.trajectories.readers._codex:is_codex_rollout"),
-        census="trajudge.trajectories.readers._codex:census",
+        first=Rule(35, f"{_A}._codex:is_codex_rollout"),
+        census=f"{_A}._codex_census:census",
         # and the meta line of a rollout before Codex 0.3x: id, timestamp, instructions, git
         keys=("timestamp", "type", "payload", "id", "instructions", "git"),
     ),
@@ -382,8 +383,8 @@ READERS: tuple[Reader, ...] = (
         "a Claude Code session transcript",
         _claude_code,
         streams=False,
-        first=Rule(45, "trajudge.trajectories.readers._claude_code:is_claude_code_record"),
-        census="trajudge.trajectories.readers._claude_code:census",
+        first=Rule(45, f"{_A}._claude_code:is_claude_code_record"),
+        census=f"{_A}._claude_code:census",
         keys=("type", "message", "sessionId", "uuid", "parentUuid", "cwd", "isSidechain"),
     ),
     Reader(
@@ -393,8 +394,8 @@ READERS: tuple[Reader, ...] = (
         streams=False,
         # before trajudge's JSON Lines and chat messages: a session's first record has
         # ``sessionId`` and ``projectHash`` (and, in the older one-document files, ``messages``)
-        first=Rule(15, "trajudge.trajectories.readers._gemini_cli:is_gemini_session"),
-        census="trajudge.trajectories.readers._gemini_cli_census:census",
+        first=Rule(15, f"{_A}._gemini_cli:is_gemini_session"),
+        census=f"{_A}._gemini_cli_census:census",
         keys=("sessionId", "projectHash", "startTime", "lastUpdated", "messages", "kind"),
     ),
     Reader(
@@ -403,8 +404,8 @@ READERS: tuple[Reader, ...] = (
         _smolagents,
         streams=True,
         # before jsonl (60): a RunResult's ``steps`` is one of trajudge's own field names
-        first=Rule(46, "trajudge.trajectories.readers._smolagents_memory:is_smolagents_record"),
-        census="trajudge.trajectories.readers._smolagents_memory:census",
+        first=Rule(46, f"{_A}._smolagents_memory:is_smolagents_record"),
+        census=f"{_A}._smolagents_memory:census",
         keys=(
             "step_number",
             "task",
@@ -422,8 +423,8 @@ READERS: tuple[Reader, ...] = (
         _autogen,
         streams=True,
         # before openai (100): a TaskResult is an object with a list of messages
-        first=Rule(47, "trajudge.trajectories.readers._autogen:is_autogen_record"),
-        census="trajudge.trajectories.readers._autogen:census",
+        first=Rule(47, f"{_A}._autogen:is_autogen_record"),
+        census=f"{_A}._autogen:census",
         keys=("type", "source", "content", "models_usage", "metadata", "messages", "llm_context"),
     ),
     Reader(
@@ -432,8 +433,8 @@ READERS: tuple[Reader, ...] = (
         _crewai,
         streams=True,
         # before openai (100): a TaskOutput is an object with a list of chat messages
-        first=Rule(48, "trajudge.trajectories.readers._crewai:is_crewai_record"),
-        census="trajudge.trajectories.readers._crewai:census",
+        first=Rule(48, f"{_A}._crewai:is_crewai_record"),
+        census=f"{_A}._crewai:census",
         keys=("raw", "tasks_output", "token_usage", "json_dict", "pydantic"),
     ),
 )

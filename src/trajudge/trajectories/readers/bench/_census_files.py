@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from trajudge.trajectories._census import Held
-from trajudge.trajectories.readers._census_chat import census_openai
+from trajudge.trajectories.readers.chat._census_chat import census_openai
 
 
 def _int(value: Any) -> int | None:

@@ -6,7 +6,7 @@ Messages of a model call (:func:`llm_messages`), in the order tried:
   (``{"role", "parts": [{"type": "text" | "tool_call" | "tool_call_response", ...}]}``) and
   ``gen_ai.system_instructions``; pydantic-ai's whole-run ``pydantic_ai.all_messages`` uses
   the same shape;
-* GenAI, older: one event per message (:mod:`trajudge.trajectories.readers._otel_events`);
+* GenAI, older: one event per message (:mod:`trajudge.trajectories.readers.otel._otel_events`);
 * OpenLLMetry (traceloop): indexed ``gen_ai.prompt.N.role`` / ``.content`` /
   ``.tool_calls.M.{id,name,arguments}`` / ``.tool_call_id`` and ``gen_ai.completion.N.*`` (and the
   older ``llm.prompts.N.*`` / ``llm.completions.N.*``);
@@ -15,7 +15,7 @@ Messages of a model call (:func:`llm_messages`), in the order tried:
   function.arguments}``, and ``llm.output_messages.N.*``;
 * Google ADK's legacy schema: ``gcp.vertex.agent.llm_request`` / ``llm_response`` (Gemini
   ``contents`` with ``text``, ``function_call`` and ``function_response`` parts; see
-  :mod:`trajudge.trajectories.readers._otel_adk`).
+  :mod:`trajudge.trajectories.readers.otel._otel_adk`).
 
 Tool spans (:func:`tool_call`): GenAI ``execute_tool`` (``gen_ai.tool.name``,
 ``gen_ai.tool.call.arguments`` / ``.result`` / ``.id``; pydantic-ai's older ``tool_arguments`` /
@@ -33,14 +33,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from trajudge.trajectories._options import as_dict
-from trajudge.trajectories.readers._otel_adk import (
+from trajudge.trajectories.readers.otel._otel_adk import (
     ADK_SCOPE,
     adk_messages,
     unwrap_adk,
     without_placeholders,
 )
-from trajudge.trajectories.readers._otel_events import events_messages, json_events
-from trajudge.trajectories.readers._otel_messages import (
+from trajudge.trajectories.readers.otel._otel_events import events_messages, json_events
+from trajudge.trajectories.readers.otel._otel_messages import (
     Msg,
     args_of,
     as_text,
@@ -49,7 +49,7 @@ from trajudge.trajectories.readers._otel_messages import (
     parse_json,
     role_of,
 )
-from trajudge.trajectories.readers._otel_spans import Span
+from trajudge.trajectories.readers.otel._otel_spans import Span
 
 
 @dataclass

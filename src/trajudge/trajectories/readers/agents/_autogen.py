@@ -38,7 +38,7 @@ from trajudge.trajectories._io import Record, kind
 from trajudge.trajectories._models import Trajectory
 from trajudge.trajectories._options import Ignored, as_dict, as_json_text
 from trajudge.trajectories.readers._conversation import REASONING, Conversation
-from trajudge.trajectories.readers._openai import content_text, parse_args
+from trajudge.trajectories.readers.chat._openai import content_text, parse_args
 
 _TEXT = {"TextMessage", "StopMessage", "HandoffMessage", "ToolCallSummaryMessage",
          "MultiModalMessage", "ThoughtEvent", "UserMessage", "SystemMessage"}  # fmt: skip

@@ -1,7 +1,7 @@
 """The census of a Claude Code transcript (see :mod:`trajudge.trajectories._census`): what its
 raw records hold, counted by a walk of its own that shares nothing with the reader
-(:mod:`trajudge.trajectories.readers._claude_code`, which names it as its census) that decides
-what a call or a turn is.
+(:mod:`trajudge.trajectories.readers.agents._claude_code`, which names it as its census)
+that decides what a call or a turn is.
 """
 
 from __future__ import annotations

@@ -18,7 +18,13 @@ from __future__ import annotations
 from typing import Any
 
 from trajudge.trajectories._options import as_dict
-from trajudge.trajectories.readers._otel_messages import Msg, args_of, as_text, parse_json, role_of
+from trajudge.trajectories.readers.otel._otel_messages import (
+    Msg,
+    args_of,
+    as_text,
+    parse_json,
+    role_of,
+)
 
 ADK_SCOPE = "gcp.vertex.agent"
 # what ADK writes in place of content it was told not to capture: in the GenAI events, and on

@@ -1,8 +1,8 @@
 """Import OpenTelemetry traces of agent runs (``--format otel``).
 
-Containers: see :mod:`trajudge.trajectories.readers._otel_spans` (OTLP JSON and JSON lines,
+Containers: see :mod:`trajudge.trajectories.readers.otel._otel_spans` (OTLP JSON and JSON lines,
 Tempo exports, Jaeger JSON). Conventions: see
-:mod:`trajudge.trajectories.readers._otel_conventions` (GenAI
+:mod:`trajudge.trajectories.readers.otel._otel_conventions` (GenAI
 current and older forms, OpenInference, OpenLLMetry, pydantic-ai / logfire, Google ADK).
 
 Assembly:
@@ -22,7 +22,7 @@ Assembly:
   step failed). A tool span matching no call becomes a step of its own, never a candidate for
   another span. Without any recorded messages the steps are the tool spans in start order.
   smolagents traces are assembled from their spans instead
-  (:mod:`trajudge.trajectories.readers._otel_smolagents`);
+  (:mod:`trajudge.trajectories.readers.otel._otel_smolagents`);
 * ``usage``: token counts summed over the spans carrying them, skipping a span whose
   descendants carry their own (an agent span repeating its model calls' totals is not counted
   twice); ``latency_s`` = first start to last end;
@@ -54,7 +54,7 @@ from trajudge.trajectories._models import Trajectory, Usage
 from trajudge.trajectories._options import Ignored, ReadOptions
 from trajudge.trajectories._stream import iter_json_records
 from trajudge.trajectories.readers._conversation import NO_RESULT, Conversation
-from trajudge.trajectories.readers._otel_conventions import (
+from trajudge.trajectories.readers.otel._otel_conventions import (
     CONVERSATION_KEYS,
     TOKEN_KEYS,
     ToolCall,
@@ -63,10 +63,12 @@ from trajudge.trajectories.readers._otel_conventions import (
     llm_messages,
     tool_call,
 )
-from trajudge.trajectories.readers._otel_messages import Msg
-from trajudge.trajectories.readers._otel_smolagents import conversation as smolagents_conversation
-from trajudge.trajectories.readers._otel_smolagents import is_smolagents
-from trajudge.trajectories.readers._otel_spans import Span, read_spans
+from trajudge.trajectories.readers.otel._otel_messages import Msg
+from trajudge.trajectories.readers.otel._otel_smolagents import (
+    conversation as smolagents_conversation,
+)
+from trajudge.trajectories.readers.otel._otel_smolagents import is_smolagents
+from trajudge.trajectories.readers.otel._otel_spans import Span, read_spans
 
 
 def _set_depths(spans: list[Span]) -> None:

@@ -51,7 +51,7 @@ def _is_tool(name: str, attrs: dict[str, Any]) -> bool:
 def _count(held: Held) -> None:
     # the containers (OTLP, Jaeger, Tempo, SDK JSON) are told apart by the shared span parser:
     # what is counted here is what the spans say, not how the reader joins them
-    from trajudge.trajectories.readers._otel_spans import read_spans
+    from trajudge.trajectories.readers.otel._otel_spans import read_spans
 
     spans = read_spans("<census>", held.scratch.pop("records"), Ignored())
     for span in spans:

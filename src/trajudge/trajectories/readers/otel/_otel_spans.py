@@ -28,8 +28,8 @@ from typing import Any
 from trajudge.core import InputError
 from trajudge.trajectories._io import Record
 from trajudge.trajectories._options import Ignored
-from trajudge.trajectories.readers._otel_jaeger import read_other
-from trajudge.trajectories.readers._otel_values import (
+from trajudge.trajectories.readers.otel._otel_jaeger import read_other
+from trajudge.trajectories.readers.otel._otel_values import (
     STATUS_ERROR,
     Span,
     any_value,

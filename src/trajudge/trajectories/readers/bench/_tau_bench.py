@@ -33,7 +33,7 @@ from trajudge.trajectories._io import Record, check_file, check_unique, validate
 from trajudge.trajectories._models import Trajectory
 from trajudge.trajectories._spec import ExpectedCall, TaskSpec
 from trajudge.trajectories._stream import iter_json_records
-from trajudge.trajectories.readers._openai import content_text, from_openai_messages
+from trajudge.trajectories.readers.chat._openai import content_text, from_openai_messages
 
 SUCCESS_TOLERANCE = 1e-6
 NO_WRITE = "no_write"

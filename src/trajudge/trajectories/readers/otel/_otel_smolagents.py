@@ -29,13 +29,13 @@ from typing import Any
 from trajudge.core import canonical_json
 from trajudge.trajectories._models import Message
 from trajudge.trajectories.readers._conversation import Conversation
-from trajudge.trajectories.readers._otel_conventions import (
+from trajudge.trajectories.readers.otel._otel_conventions import (
     SMOLAGENTS_SCOPE,
     llm_messages,
     tool_call,
 )
-from trajudge.trajectories.readers._otel_messages import as_text, parse_json
-from trajudge.trajectories.readers._otel_spans import Span
+from trajudge.trajectories.readers.otel._otel_messages import as_text, parse_json
+from trajudge.trajectories.readers.otel._otel_spans import Span
 
 FINAL_ANSWER = "final_answer"
 

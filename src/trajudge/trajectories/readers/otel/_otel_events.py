@@ -14,8 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from trajudge.trajectories._options import as_dict
-from trajudge.trajectories.readers._otel_adk import ELIDED, gemini_content, is_gemini_content
-from trajudge.trajectories.readers._otel_messages import (
+from trajudge.trajectories.readers.otel._otel_adk import ELIDED, gemini_content, is_gemini_content
+from trajudge.trajectories.readers.otel._otel_messages import (
     Msg,
     args_of,
     block_text,

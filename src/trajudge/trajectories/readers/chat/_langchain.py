@@ -2,7 +2,7 @@
 
 Each message is ``{"type": "human" | "ai" | "system" | "tool" | "function" | "chat" (or a
 ``...MessageChunk`` type), "data": {...}}`` (``--format langchain``; file shapes as in
-:mod:`trajudge.trajectories.readers._chatlog`, the record key being ``messages``):
+:mod:`trajudge.trajectories.readers.chat._chatlog`, the record key being ``messages``):
 
 * ``ai`` messages: ``data.tool_calls`` (``name``, ``args``, ``id``) become steps of that turn;
   ``data.invalid_tool_calls`` (arguments the model wrote that do not parse) become failed steps
@@ -25,9 +25,9 @@ from trajudge.core import InputError
 from trajudge.trajectories._io import Record, kind
 from trajudge.trajectories._models import Trajectory
 from trajudge.trajectories._options import Ignored, as_json_text
-from trajudge.trajectories.readers._chatlog import ChatRecord, iter_chat_records
 from trajudge.trajectories.readers._conversation import Conversation
-from trajudge.trajectories.readers._openai import content_text
+from trajudge.trajectories.readers.chat._chatlog import ChatRecord, iter_chat_records
+from trajudge.trajectories.readers.chat._openai import content_text
 
 _TYPES = {
     "human": "user",

@@ -1,7 +1,7 @@
 """Import OpenAI Responses API items, as openai-agents' ``RunResult.to_input_list()`` writes them.
 
-Items (``--format responses``; file shapes as in :mod:`trajudge.trajectories.readers._chatlog`, the
-record key being ``items``):
+Items (``--format responses``; file shapes as in
+:mod:`trajudge.trajectories.readers.chat._chatlog`, the record key being ``items``):
 
 * messages: ``{"role": "user" | "system" | "developer" | "assistant", "content": ...}`` with or
   without ``"type": "message"``; content is a string or a list of ``input_text`` /
@@ -33,9 +33,9 @@ from trajudge.core import InputError
 from trajudge.trajectories._io import Record, kind
 from trajudge.trajectories._models import Trajectory
 from trajudge.trajectories._options import Ignored, as_json_text
-from trajudge.trajectories.readers._chatlog import ChatRecord, iter_chat_records
 from trajudge.trajectories.readers._conversation import REASONING, Conversation
-from trajudge.trajectories.readers._openai import content_text, parse_args
+from trajudge.trajectories.readers.chat._chatlog import ChatRecord, iter_chat_records
+from trajudge.trajectories.readers.chat._openai import content_text, parse_args
 
 AGENTS_TOOL_FAILURE = "An error occurred while running the tool"
 _ROLES = {"user": "user", "system": "system", "developer": "system", "assistant": "assistant"}

@@ -8,7 +8,7 @@ from typing import Any
 
 from trajudge.core import InputError
 from trajudge.trajectories._io import kind
-from trajudge.trajectories.readers._otel_values import (
+from trajudge.trajectories.readers.otel._otel_values import (
     Span,
     hex_id,
     list_at,

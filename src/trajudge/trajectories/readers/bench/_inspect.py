@@ -33,7 +33,7 @@ from trajudge.trajectories._io import check_unique, validation_error
 from trajudge.trajectories._models import Trajectory, Usage
 from trajudge.trajectories._options import Ignored
 from trajudge.trajectories.readers._conversation import REASONING, Conversation
-from trajudge.trajectories.readers._inspect_zip import check_eval_zip
+from trajudge.trajectories.readers.bench._inspect_zip import check_eval_zip
 
 INSTALL_HINT = "reading Inspect logs needs inspect_ai: pip install 'trajudge[inspect]'"
 

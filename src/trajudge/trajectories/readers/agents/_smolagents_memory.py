@@ -40,7 +40,7 @@ from trajudge.trajectories._io import Record, kind
 from trajudge.trajectories._models import Message, Trajectory
 from trajudge.trajectories._options import Ignored, as_dict, as_json_text
 from trajudge.trajectories.readers._conversation import Conversation
-from trajudge.trajectories.readers._openai import content_text
+from trajudge.trajectories.readers.chat._openai import content_text
 
 FINAL = "final_answer"
 _RUN_KEYS = {"output", "state", "steps"}

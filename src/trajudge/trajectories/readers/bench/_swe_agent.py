@@ -35,7 +35,7 @@ from trajudge.trajectories._io import Record, kind, validation_error
 from trajudge.trajectories._models import Trajectory, Usage
 from trajudge.trajectories._options import Ignored, as_dict
 from trajudge.trajectories.readers._conversation import Conversation
-from trajudge.trajectories.readers._openai import content_text, parse_args
+from trajudge.trajectories.readers.chat._openai import content_text, parse_args
 
 
 def _num(value: Any) -> float | None:

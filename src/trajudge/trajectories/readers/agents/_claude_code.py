@@ -43,8 +43,8 @@ from trajudge.core import InputError
 from trajudge.trajectories._io import Record, kind
 from trajudge.trajectories._models import Message, Trajectory, Usage
 from trajudge.trajectories._options import Ignored, as_dict, as_json_text
-from trajudge.trajectories.readers._claude_code_census import census as census  # the census
 from trajudge.trajectories.readers._conversation import REASONING, Conversation
+from trajudge.trajectories.readers.agents._claude_code_census import census as census  # the census
 
 SIDECHAIN = "sidechain"  # the name of a sub-agent's assistant turn in the session
 INTERRUPTED = "[Request interrupted by user"

@@ -32,7 +32,7 @@ from trajudge.trajectories._io import Record, kind
 from trajudge.trajectories._models import Trajectory
 from trajudge.trajectories._options import Ignored, as_dict
 from trajudge.trajectories.readers._conversation import Conversation
-from trajudge.trajectories.readers._openai import content_text, parse_args
+from trajudge.trajectories.readers.chat._openai import content_text, parse_args
 
 _USAGE_EXTRA = ("total_tokens", "cached_prompt_tokens", "reasoning_tokens",
                 "cache_creation_tokens", "successful_requests")  # fmt: skip

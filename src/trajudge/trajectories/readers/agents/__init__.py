@@ -1,0 +1,1 @@
+"""Readers of agents' own session files: coding-agent CLIs and agent frameworks."""

@@ -1,0 +1,1 @@
+"""Readers of chat logs: OpenAI chat messages, Responses API items, LangChain dumps."""

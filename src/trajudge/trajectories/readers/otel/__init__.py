@@ -1,0 +1,1 @@
+"""The OpenTelemetry reader: span containers, conventions, and the families traced in them."""
