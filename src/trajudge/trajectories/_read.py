@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -128,7 +128,10 @@ class TrajectoryStream:
         held = self.held
         if held is not None:
             for done in held.finish:
-                _guarded(held, "the end", lambda: done(held))  # noqa: B023
+                try:
+                    done(held)
+                except Exception as exc:  # kept, and refused below
+                    _broke(held, "the end", exc)
             failed = held.scratch.get(_FAILED)
             if failed is not None:
                 # a census that breaks on a file the reader read whole is a trajudge bug:
@@ -157,43 +160,40 @@ class _At:
     label: str | None = None
 
 
-def _tracked(records: Iterator[Record], at: _At) -> Iterator[Record]:
+def _broke(held: Held, where: str, exc: Exception) -> None:
+    """Keep the first exception a census raised (a census is written not to raise: any
+    exception is a bug, refused when the read ends; see ``TrajectoryStream``)."""
+    held.scratch.setdefault(_FAILED, f"{where}: {type(exc).__name__}: {exc}")
+
+
+def _taken(records: Iterator[Record], at: _At, held: Held, census: str | None) -> Iterator[Record]:
+    """``records`` as the reader takes them: the last one's label kept in ``at``, each
+    counted by the census ``census`` names (None: a census of the file itself, or none)."""
+    count = None if census is None else resolve(census)
     for label, value in records:
         at.label = label
+        if count is not None:
+            try:
+                count(label, value, held)
+            except Exception as exc:  # kept, and refused at the end
+                _broke(held, label, exc)
         yield label, value
 
 
-def _guarded(held: Held, where: str, count: Callable[[], None]) -> None:
-    """Run one step of a census; the first exception is kept (see ``TrajectoryStream``)."""
-    try:
-        count()
-    except Exception as exc:  # a census is written not to raise: any exception is a bug
-        held.scratch.setdefault(_FAILED, f"{where}: {type(exc).__name__}: {exc}")
-
-
-def _counted(records: Iterator[Record], census: str, held: Held) -> Iterator[Record]:
-    """``records``, each counted by the census ``census`` names as the reader takes it."""
-    count = resolve(census)
-    for label, value in records:
-        _guarded(held, label, lambda: count(label, value, held))  # noqa: B023
-        yield label, value
-
-
-def _census_source(reader: Reader, src: Source, at: _At) -> tuple[Source, Held | None]:
-    """``src`` with its records counted by ``reader``'s census (and the last one's label kept
-    in ``at``), and the census (None for a reader without one). A census of the file itself
-    runs once the reader has read it (and refused what it would refuse: a zip bomb is never
-    opened by the census first)."""
-    held = Held()
-    src = Source(src.path, _tracked(src.records, at), src.options, src.ignored, src.specs)
+def _census_source(reader: Reader, src: Source) -> tuple[Source, Held | None, _At]:
+    """``src`` with its records counted by ``reader``'s census as the reader takes them, the
+    census (None for a reader without one), and where the reader is (the last record's label).
+    A census of the file itself runs once the reader has read it (and refused what it would
+    refuse: a zip bomb is never opened by the census first)."""
+    held, at = Held(), _At()
+    records = _taken(src.records, at, held, reader.census)
+    src = Source(src.path, records, src.options, src.ignored, src.specs)
     if reader.census_file is not None:
         count = resolve(reader.census_file)
         held.finish.append(lambda h: count(src.path, h))
-        return src, held
-    if reader.census is None:
-        return src, None
-    counted = _counted(src.records, reader.census, held)
-    return Source(src.path, counted, src.options, src.ignored, src.specs), held
+    elif reader.census is None:
+        return src, None, at
+    return src, held, at
 
 
 def _hinted(items: Iterator[Item], detected: str) -> Iterator[Item]:
@@ -266,8 +266,7 @@ def stream_trajectories(
         if auto and detected is None:
             raise refusal(file, head, found)
         reader = BY_NAME[detected if auto and detected is not None else fmt]
-    at = _At()
-    src, held = _census_source(reader, src, at)
+    src, held, at = _census_source(reader, src)
     items = _items(reader, src)
     if detected is not None and detected != reader.name:
         items = _hinted(items, detected)
@@ -389,8 +388,7 @@ def _folder_stream(
             ) from None
     ignored = Ignored()
     specs: Specs = {}
-    at = _At()
-    src, held = _census_source(reader, Source(folder, iter(records), opts, ignored, specs), at)
+    src, held, at = _census_source(reader, Source(folder, iter(records), opts, ignored, specs))
     items = _items(reader, src)
     return TrajectoryStream(
         iter_options(str(folder), items, opts),
