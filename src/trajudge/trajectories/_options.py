@@ -197,3 +197,8 @@ def as_json_text(value: Any) -> str:
 def as_dict(value: Any) -> dict[str, Any]:
     """``value`` when it is a JSON object, else an empty one."""
     return value if isinstance(value, dict) else {}
+
+
+def as_count(value: Any) -> int | None:
+    """``value`` when it is a count (a non-negative integer, not a boolean), else None."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None

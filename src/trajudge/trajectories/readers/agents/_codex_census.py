@@ -9,7 +9,7 @@ import re
 from typing import Any
 
 from trajudge.trajectories._census import Held
-from trajudge.trajectories._options import as_dict
+from trajudge.trajectories._options import as_count, as_dict
 
 # The census: a walk of its own over the raw lines (see trajudge.trajectories._census). Tool
 # calls are ``*_call`` response items; failed calls are outputs whose text records a non-zero
@@ -96,10 +96,6 @@ def _census_bare(value: Any, held: Held) -> None:
             held.user_messages += 1
 
 
-def _census_count(value: Any) -> int | None:
-    return value if type(value) is int and value >= 0 else None
-
-
 def census(label: str, value: Any, held: Held) -> None:
     """Count what one rollout line holds (see the comment above)."""
     state = _state(held, label)
@@ -129,9 +125,7 @@ def census(label: str, value: Any, held: Held) -> None:
         usage = as_dict(p.get("usage"))
         if usage and rid not in state.responses:
             state.responses.add(rid)
-            held.add_tokens(
-                *(_census_count(usage.get(k)) for k in ("input_tokens", "output_tokens"))
-            )
+            held.add_tokens(*(as_count(usage.get(k)) for k in ("input_tokens", "output_tokens")))
     elif rtype == "event_msg" and item == "token_count" and not state.responses:
         total = as_dict(as_dict(p.get("info")).get("total_token_usage"))
         now = (total.get("input_tokens"), total.get("output_tokens"))

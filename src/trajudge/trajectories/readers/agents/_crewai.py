@@ -30,7 +30,7 @@ from trajudge.core import InputError
 from trajudge.trajectories._census import Held
 from trajudge.trajectories._io import Record, kind
 from trajudge.trajectories._models import Trajectory
-from trajudge.trajectories._options import Ignored, as_dict
+from trajudge.trajectories._options import Ignored, as_count, as_dict
 from trajudge.trajectories.readers._conversation import Conversation
 from trajudge.trajectories.readers.chat._openai import content_text, parse_args
 
@@ -53,10 +53,6 @@ def is_crew_output(obj: Any) -> bool:
 
 def is_crewai_record(obj: Any) -> bool:
     return is_crew_output(obj) or is_task_output(obj)
-
-
-def _count(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
 class _Crew:
@@ -186,14 +182,14 @@ def crewai_from_records(
             crew.task(f"tasks_output[{i}]" if is_crew_output(value) else "(task)", task)
         usage = as_dict(value.get("token_usage"))
         metadata: dict[str, Any] = {
-            k: usage[k] for k in _USAGE_EXTRA if _count(usage.get(k)) is not None
+            k: usage[k] for k in _USAGE_EXTRA if as_count(usage.get(k)) is not None
         }
         descriptions = [as_dict(t).get("description") for t in tasks]
         metadata["tasks"] = [d for d in descriptions if isinstance(d, str)]
         for key in ("prompt_tokens", "completion_tokens"):
-            if usage.get(key) is not None and _count(usage.get(key)) is None:
+            if usage.get(key) is not None and as_count(usage.get(key)) is None:
                 raise crew.fail(f"token_usage.{key}", "expected a count of tokens")
-        totals = [_count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens"))]
+        totals = [as_count(usage.get("prompt_tokens")), as_count(usage.get("completion_tokens"))]
         tid = f"{path.stem}-{n}"
         t = crew.conv.trajectory(
             totals, file=file, record=label, id=tid, task_id=tid, metadata=metadata
@@ -233,4 +229,6 @@ def census(label: str, value: Any, held: Held) -> None:
             held.failed_calls += len(task["tool_failures"])
     usage = value.get("token_usage")
     if isinstance(usage, dict):
-        held.add_tokens(_count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens")))
+        held.add_tokens(
+            as_count(usage.get("prompt_tokens")), as_count(usage.get("completion_tokens"))
+        )

@@ -38,7 +38,7 @@ from trajudge.core import InputError
 from trajudge.trajectories._census import Held
 from trajudge.trajectories._io import Record, kind
 from trajudge.trajectories._models import Message, Trajectory
-from trajudge.trajectories._options import Ignored, as_dict, as_json_text
+from trajudge.trajectories._options import Ignored, as_count, as_dict, as_json_text
 from trajudge.trajectories.readers._conversation import Conversation
 from trajudge.trajectories.readers.chat._openai import content_text
 
@@ -68,10 +68,6 @@ def is_run_result(obj: Any) -> bool:
 
 def is_smolagents_record(obj: Any) -> bool:
     return is_smolagents_step(obj) or is_run_result(obj)
-
-
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
 def _args(name: str, value: Any) -> dict[str, Any]:
@@ -112,7 +108,7 @@ class _Run:
         if not isinstance(usage, dict):
             raise self.fail(where, "token_usage", f"expected an object, got {kind(usage)}")
         for i, key in enumerate(("input_tokens", "output_tokens")):
-            n = _int(usage.get(key))
+            n = as_count(usage.get(key))
             if n is None and usage.get(key) is not None:
                 raise self.fail(where, f"token_usage.{key}", "expected a count of tokens")
             if n is not None:
@@ -284,7 +280,9 @@ def census(label: str, value: Any, held: Held) -> None:
             continue
         usage = s.get("token_usage")
         if isinstance(usage, dict):
-            held.add_tokens(_int(usage.get("input_tokens")), _int(usage.get("output_tokens")))
+            held.add_tokens(
+                as_count(usage.get("input_tokens")), as_count(usage.get("output_tokens"))
+            )
         if "plan" in s and "step_number" not in s:
             continue
         calls = s.get("tool_calls") or as_dict(s.get("model_output_message")).get("tool_calls")

@@ -15,15 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from trajudge.trajectories._census import Held
+from trajudge.trajectories._options import as_count, as_dict
 from trajudge.trajectories.readers.chat._census_chat import census_openai
-
-
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
 
 
 def _list(value: Any) -> list[Any]:
@@ -37,8 +30,8 @@ def _native(t: dict[str, Any], held: Held) -> None:
     held.user_messages += sum(
         1 for m in _list(t.get("messages")) if isinstance(m, dict) and m.get("role") == "user"
     )
-    usage = _dict(t.get("usage"))
-    held.add_tokens(_int(usage.get("prompt_tokens")), _int(usage.get("completion_tokens")))
+    usage = as_dict(t.get("usage"))
+    held.add_tokens(as_count(usage.get("prompt_tokens")), as_count(usage.get("completion_tokens")))
 
 
 def census_jsonl(label: str, value: Any, held: Held) -> None:
@@ -70,7 +63,7 @@ def census_parquet(path: Path, held: Held) -> None:
 
 def census_tau_bench(label: str, value: Any, held: Held) -> None:
     """Census of a τ-bench result: each record's ``traj`` is one chat conversation."""
-    traj = _dict(value).get("traj")
+    traj = as_dict(value).get("traj")
     if isinstance(traj, list):
         census_openai(label, traj, held)
 
@@ -78,9 +71,9 @@ def census_tau_bench(label: str, value: Any, held: Held) -> None:
 def census_tau2_bench(label: str, value: Any, held: Held) -> None:
     """Census of a τ²-bench results file: the agent's calls only (the user simulator's are
     kept apart, in metadata), the agent's tokens only, every user message."""
-    for sim in _list(_dict(value).get("simulations")):
+    for sim in _list(as_dict(value).get("simulations")):
         flat: list[Any] = []
-        for m in _list(_dict(sim).get("messages")):
+        for m in _list(as_dict(sim).get("messages")):
             flat += (
                 _list(m.get("tool_messages"))
                 if isinstance(m, dict) and "tool_messages" in m
@@ -94,12 +87,9 @@ def census_tau2_bench(label: str, value: Any, held: Held) -> None:
             if role == "user":
                 held.user_messages += 1
             if role == "assistant":
-                usage = _dict(m.get("usage"))
-                prompt = _int(usage.get("prompt_tokens"))
-                completion = _int(usage.get("completion_tokens"))
+                usage = as_dict(m.get("usage"))
                 held.add_tokens(
-                    prompt if prompt is None or prompt >= 0 else None,
-                    completion if completion is None or completion >= 0 else None,
+                    as_count(usage.get("prompt_tokens")), as_count(usage.get("completion_tokens"))
                 )
             if role in ("user", "assistant"):
                 for call in _list(m.get("tool_calls")):
@@ -118,10 +108,10 @@ def census_tau2_bench(label: str, value: Any, held: Held) -> None:
 def census_swe_agent(label: str, value: Any, held: Held) -> None:
     """Census of a SWE-agent ``.traj``: ``trajectory`` entries are the calls (each with its
     observation); without it, the assistant messages of ``history`` make them."""
-    doc = _dict(value)
+    doc = as_dict(value)
     held.user_messages += 1  # the task (SWE-agent's observations come back as user turns)
-    stats = _dict(_dict(doc.get("info")).get("model_stats"))
-    held.add_tokens(_int(stats.get("tokens_sent")), _int(stats.get("tokens_received")))
+    stats = as_dict(as_dict(doc.get("info")).get("model_stats"))
+    held.add_tokens(as_count(stats.get("tokens_sent")), as_count(stats.get("tokens_received")))
     if isinstance(doc.get("trajectory"), list):
         held.tool_calls += len(doc["trajectory"])
         return
@@ -195,14 +185,17 @@ def _openhands_v0(e: dict[str, Any], held: Held) -> None:
         held.finish.append(_openhands_v0_finish)
     metrics = e.get("llm_metrics")
     if isinstance(metrics, dict):
-        usage = _dict(metrics.get("accumulated_token_usage"))
-        s["metrics"] = (_int(usage.get("prompt_tokens")), _int(usage.get("completion_tokens")))
-    response = _dict(_dict(e.get("tool_call_metadata")).get("model_response"))
-    if "action" in e and _dict(response.get("usage")):
+        usage = as_dict(metrics.get("accumulated_token_usage"))
+        s["metrics"] = (
+            as_count(usage.get("prompt_tokens")),
+            as_count(usage.get("completion_tokens")),
+        )
+    response = as_dict(as_dict(e.get("tool_call_metadata")).get("model_response"))
+    if "action" in e and as_dict(response.get("usage")):
         rid = str(response.get("id") or f"event {e.get('id')}")
-        usage = _dict(response["usage"])
+        usage = as_dict(response["usage"])
         s.setdefault("responses", {}).setdefault(
-            rid, (_int(usage.get("prompt_tokens")), _int(usage.get("completion_tokens")))
+            rid, (as_count(usage.get("prompt_tokens")), as_count(usage.get("completion_tokens")))
         )
     if "action" in e:
         action = str(e["action"])
@@ -211,13 +204,13 @@ def _openhands_v0(e: dict[str, Any], held: Held) -> None:
         if action not in _V0_NOT_CALLS:
             held.tool_calls += 1
             open_events.add(e.get("id"))
-            s.setdefault("call_ids", {})[e.get("id")] = _dict(e.get("tool_call_metadata")).get(
+            s.setdefault("call_ids", {})[e.get("id")] = as_dict(e.get("tool_call_metadata")).get(
                 "tool_call_id"
             )
     elif "observation" in e:
         cause = e.get("cause")
         if cause not in open_events:
-            call_id = _dict(e.get("tool_call_metadata")).get("tool_call_id")
+            call_id = as_dict(e.get("tool_call_metadata")).get("tool_call_id")
             cause = (
                 next(
                     (
@@ -253,7 +246,7 @@ def _openhands_sdk(e: dict[str, Any], held: Held) -> None:
     calls: list[tuple[Any, Any]] = s.setdefault("sdk", [])  # open (call id, tool name)
     k = e["kind"]
     if k == "MessageEvent":
-        msg = _dict(e.get("llm_message"))
+        msg = as_dict(e.get("llm_message"))
         role = msg.get("role") or ("user" if e.get("source") == "user" else "assistant")
         held.user_messages += 1 if role == "user" else 0
     elif k == "ActionEvent":
@@ -272,7 +265,7 @@ def _openhands_sdk(e: dict[str, Any], held: Held) -> None:
         if at is None:
             return
         calls.pop(at)
-        if k != "ObservationEvent" or _dict(e.get("observation")).get("is_error"):
+        if k != "ObservationEvent" or as_dict(e.get("observation")).get("is_error"):
             held.failed_calls += 1
 
 
@@ -287,10 +280,10 @@ def census_inspect(path: Path, held: Held) -> None:
                 if name.startswith("samples/") and name.endswith(".json"):
                     samples.append(json.loads(z.read(name)))
     else:
-        samples = _list(_dict(json.loads(path.read_bytes())).get("samples"))
+        samples = _list(as_dict(json.loads(path.read_bytes())).get("samples"))
     for sample in samples:
         open_ids: dict[str, int] = {}
-        for m in _list(_dict(sample).get("messages")):
+        for m in _list(as_dict(sample).get("messages")):
             if not isinstance(m, dict):
                 continue
             role = m.get("role")
@@ -310,6 +303,6 @@ def census_inspect(path: Path, held: Held) -> None:
                     open_ids[key] -= 1
                     held.failed_calls += 1 if m.get("error") else 0
         held.failed_calls += sum(open_ids.values())
-        for usage in _dict(_dict(sample).get("model_usage")).values():
-            u = _dict(usage)
-            held.add_tokens(_int(u.get("input_tokens")), _int(u.get("output_tokens")))
+        for usage in as_dict(as_dict(sample).get("model_usage")).values():
+            u = as_dict(usage)
+            held.add_tokens(as_count(u.get("input_tokens")), as_count(u.get("output_tokens")))

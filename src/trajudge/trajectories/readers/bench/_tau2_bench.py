@@ -36,7 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from trajudge.core import InputError
 from trajudge.trajectories._io import Record, check_unique, kind, validate, validation_error
 from trajudge.trajectories._models import Trajectory, Usage
-from trajudge.trajectories._options import Ignored
+from trajudge.trajectories._options import Ignored, as_count
 from trajudge.trajectories._spec import ExpectedCall, TaskSpec
 from trajudge.trajectories.readers._conversation import Conversation
 
@@ -109,10 +109,6 @@ def is_tau2_results(obj: Any) -> bool:
     return isinstance(obj, dict) and "simulations" in obj and "tasks" in obj
 
 
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
-
-
 def _messages(
     sim: _Simulation, file: str, label: str, where: str, ignored: Ignored
 ) -> tuple[Conversation, list[dict[str, Any]], list[int | None], float | None]:
@@ -144,7 +140,7 @@ def _messages(
             if role == "assistant":
                 usage = m.get("usage") or {}
                 for j, key in enumerate(("prompt_tokens", "completion_tokens")):
-                    value = _int(usage.get(key))
+                    value = as_count(usage.get(key))
                     if value is not None:
                         tokens[j] = (tokens[j] or 0) + value
                 if isinstance(m.get("cost"), int | float):

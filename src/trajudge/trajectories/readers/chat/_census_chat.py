@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from trajudge.trajectories._census import Held
+from trajudge.trajectories._options import as_count
 
 _AGENTS_FAILURE = "An error occurred while running the tool"
 
@@ -25,10 +26,6 @@ def _text(content: Any) -> str:
         parts = [p.get("text") if isinstance(p, dict) else p for p in content]
         return "".join(p for p in parts if isinstance(p, str))
     return ""
-
-
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 class _Open:
@@ -63,7 +60,10 @@ def _record_usage(record: Any) -> tuple[int | None, int | None] | None:
     usage = record.get("usage") if isinstance(record, dict) else None
     if not isinstance(usage, dict):
         return None
-    prompt, completion = _int(usage.get("prompt_tokens")), _int(usage.get("completion_tokens"))
+    prompt, completion = (
+        as_count(usage.get("prompt_tokens")),
+        as_count(usage.get("completion_tokens")),
+    )
     return None if prompt is None and completion is None else (prompt, completion)
 
 
@@ -131,8 +131,8 @@ def _openai_entry(m: dict[str, Any], tally: _Tally) -> None:
     usage = m.get("usage")
     if isinstance(usage, dict):
         tally.held.add_tokens(
-            _int(usage.get("prompt_tokens", usage.get("input_tokens"))),
-            _int(usage.get("completion_tokens", usage.get("output_tokens"))),
+            as_count(usage.get("prompt_tokens", usage.get("input_tokens"))),
+            as_count(usage.get("completion_tokens", usage.get("output_tokens"))),
         )
     role = m.get("role")
     if role == "user":
@@ -182,7 +182,9 @@ def _responses_entry(item: dict[str, Any], tally: _Tally) -> None:
     if item.get("object") == "response":
         usage = item.get("usage")
         if isinstance(usage, dict):
-            tally.held.add_tokens(_int(usage.get("input_tokens")), _int(usage.get("output_tokens")))
+            tally.held.add_tokens(
+                as_count(usage.get("input_tokens")), as_count(usage.get("output_tokens"))
+            )
         for sub in item.get("output") or []:
             if isinstance(sub, dict):
                 _responses_entry(sub, tally)
@@ -233,7 +235,9 @@ def _langchain_entry(m: dict[str, Any], tally: _Tally) -> None:
     elif base == "ai":
         usage = data.get("usage_metadata")
         if isinstance(usage, dict):
-            tally.held.add_tokens(_int(usage.get("input_tokens")), _int(usage.get("output_tokens")))
+            tally.held.add_tokens(
+                as_count(usage.get("input_tokens")), as_count(usage.get("output_tokens"))
+            )
         for call in data.get("tool_calls") or []:
             tally.held.tool_calls += 1
             tally.open.made(call.get("id") if isinstance(call, dict) else None)
