@@ -16,7 +16,7 @@ from trajudge.trajectories._io import Record
 from trajudge.trajectories._models import Trajectory
 from trajudge.trajectories._readers import BY_NAME, READERS, Rule, resolve
 from trajudge.trajectories.readers.chat._langchain import is_langchain_message
-from trajudge.trajectories.readers.chat._openai import is_chat_message
+from trajudge.trajectories.readers.chat._openai import OpenAIRecord, is_chat_message
 from trajudge.trajectories.readers.chat._responses import is_responses_item
 from trajudge.trajectories.readers.otel._otel_spans import container_of
 
@@ -120,13 +120,11 @@ def is_responses_conversation(obj: Any) -> bool:
     )
 
 
-# the keys a conversation record may have beside its list (``_chatlog``, ``OpenAIRecord``):
-# an object with others is another tool's file that happens to hold ``messages`` (a Gemini CLI
-# session), told by its closest format rather than refused with a field error of this one
-_RECORD_KEYS = frozenset(
-    {"id", "task_id", "trial", "outcome", "intent", "metadata", "usage", "tools"}
-    | {"parallel_tool_calls"}
-)
+# the keys a conversation record may have beside its list (``OpenAIRecord``'s fields; the chat
+# logs' records take the same ones): an object with others is another tool's file that happens
+# to hold ``messages`` (a Gemini CLI session), told by its closest format rather than refused
+# with a field error of this one
+_RECORD_KEYS = frozenset(OpenAIRecord.model_fields) - {"messages"}
 
 
 def _record_keys_only(obj: dict[str, Any], key: str) -> bool:
