@@ -168,7 +168,7 @@ def fitted_uncertainty(
     labelled_error: npt.ArrayLike,
     labelled_probability: npt.ArrayLike,
     bins: int = 4,
-    prior: float = 2.0,
+    prior: float = 5.0,
 ) -> FloatArray:
     """The judge's error rate by uncertainty level, learnt from labels already drawn.
 
