@@ -12,9 +12,9 @@ import math
 
 import numpy as np
 import pytest
-
 from _active_worlds import label_world, world
 from test_active_sequence import peeking_errors
+
 from trajudge.calibration.active._design import draw
 from trajudge.calibration.active._ipw import active_estimates, agreement_terms
 from trajudge.calibration.active._sequence import betting_cs
