@@ -330,6 +330,25 @@ def _v8_threshold_word(conn: Connection) -> None:
         )
 
 
+def _v9_label_draws(conn: Connection) -> None:
+    """A new table, ``label_draws``: the active labelling design of a dataset and rubric."""
+    md = MetaData()
+    Table("datasets", md, Column("name", String(200), primary_key=True))
+    Table(
+        "label_draws",
+        md,
+        Column("dataset", String(200), primary_key=True),
+        Column("rubric_id", String(200), primary_key=True),
+        Column("trajectory_id", String(400), primary_key=True),
+        Column("position", Integer, nullable=False),
+        Column("probability", Float, nullable=False),
+        Column("drawn", Boolean, nullable=False),
+        Column("design", Text, nullable=False),
+        Column("created_at", String(40), nullable=False),
+        ForeignKeyConstraint(["dataset"], ["datasets.name"], ondelete="CASCADE"),
+    ).create(conn, checkfirst=True)
+
+
 #: Version -> its upgrade for a database that was created at an earlier version.
 UPGRADES: dict[int, Callable[[Connection], None]] = {
     2: _v2_judge_config,
@@ -339,4 +358,5 @@ UPGRADES: dict[int, Callable[[Connection], None]] = {
     6: _v6_judgment_key,
     7: _v7_leases,
     8: _v8_threshold_word,
+    9: _v9_label_draws,
 }

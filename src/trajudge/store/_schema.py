@@ -308,6 +308,23 @@ leases = Table(
     Column("expires_at", Float, nullable=False),
 )
 
+# version 9: the active labelling design of a dataset and rubric (``--strategy active``), frozen
+# when first built: each item's place in the order the draws walk, the probability it was
+# drawn with and whether it was. Estimates weight each label by 1 / probability.
+label_draws = Table(
+    "label_draws",
+    metadata,
+    Column("dataset", String(200), primary_key=True),
+    Column("rubric_id", String(200), primary_key=True),
+    Column("trajectory_id", String(400), primary_key=True),
+    Column("position", Integer, nullable=False),
+    Column("probability", Float, nullable=False),
+    Column("drawn", Boolean, nullable=False),
+    Column("design", Text, nullable=False),  # JSON: how the probabilities were made
+    Column("created_at", String(40), nullable=False),
+    ForeignKeyConstraint(["dataset"], ["datasets.name"], ondelete="CASCADE"),
+)
+
 # Ordered migrations: (version, name). Version 1 creates the tables; each later version has
 # its DDL in ``_migrations.UPGRADES`` for databases created before it, and a test pins the
 # resulting schema (and that an upgraded database equals a new one).
@@ -320,4 +337,5 @@ MIGRATIONS: list[tuple[int, str]] = [
     (6, "judgment key unique with NULL other_id / config_sha256"),
     (7, "leases"),
     (8, "aligned judges say threshold, not cut"),
+    (9, "label draws: the active labelling design"),
 ]

@@ -1,0 +1,61 @@
+"""The active labelling design in the store (version 9): frozen once, read back in order, on
+SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import threading
+
+from trajudge.store import Store
+from trajudge.trajectories import Step, Trajectory
+
+DS = "d"
+
+
+def _store(url: str) -> Store:
+    store = Store(url)
+    store.import_dataset(
+        DS, [Trajectory(id=f"t{i}", task_id=f"k{i}", steps=[Step(tool="a")]) for i in range(4)]
+    )
+    return store
+
+
+def _rows(probability: float) -> list[dict[str, object]]:
+    return [
+        {"trajectory_id": f"t{i}", "position": 3 - i, "probability": probability, "drawn": i % 2}
+        for i in range(4)
+    ]
+
+
+def test_a_design_is_frozen_and_read_in_order(db_url: str) -> None:
+    store = _store(db_url)
+    assert store.label_draws(DS, "r").empty
+    assert store.freeze_draws(DS, "r", _rows(0.25), '{"budget": 1}')
+    assert not store.freeze_draws(DS, "r", _rows(0.5), '{"budget": 2}')  # the first one stays
+    frame = store.label_draws(DS, "r")
+    assert frame["trajectory_id"].tolist() == ["t3", "t2", "t1", "t0"]
+    assert frame["probability"].tolist() == [0.25] * 4
+    assert frame["drawn"].astype(bool).tolist() == [True, False, True, False]
+    assert set(frame["design"]) == {'{"budget": 1}'}
+    assert store.label_draws(DS, "other").empty  # per rubric
+    assert store.freeze_draws(DS, "other", _rows(0.5), "{}")
+
+
+def test_two_sessions_freezing_at_once_store_one_design(db_url: str) -> None:
+    _store(db_url).close()
+    results: list[bool] = []
+    barrier = threading.Barrier(4)
+
+    def freeze(k: int) -> None:
+        s = Store(db_url)
+        barrier.wait()
+        results.append(s.freeze_draws(DS, "r", _rows(0.1 * (k + 1)), str(k)))
+        s.close()
+
+    threads = [threading.Thread(target=freeze, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(results) == [False, False, False, True]
+    frame = Store(db_url).label_draws(DS, "r")
+    assert len(frame) == 4 and frame["design"].nunique() == 1
