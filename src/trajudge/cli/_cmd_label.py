@@ -42,8 +42,10 @@ def label_cmd(
     strategy: Annotated[
         Strategy,
         typer.Option(
-            help="Queue order: random, stratified, disagreement, or escalated (the items an "
-            "aligned judge sent to people first: trajudge align)."
+            help="Queue order: random, stratified, disagreement, escalated (the items an "
+            "aligned judge sent to people first: trajudge align), or active (items drawn "
+            "with known probabilities where the judges are unsure; estimates weighted by "
+            "them: trajudge report's Labels section)."
         ),
     ] = "random",
     overlap: Annotated[
@@ -64,6 +66,14 @@ def label_cmd(
             min=1,
             help="Pairwise rubric with no pairwise judge run yet: pairs per task to label (a "
             "seeded sample, as a judge's max_pairs; default every pair of trials).",
+        ),
+    ] = None,
+    budget: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="--strategy active: expected number of labels of the design, fixed when it "
+            "is first built (default 200, at most the judged items).",
         ),
     ] = None,
 ) -> None:
@@ -93,7 +103,15 @@ def label_cmd(
         overlap=overlap,
         adjudicators=tuple(adjudicator or ()),
         max_pairs=max_pairs,
+        budget=budget,
     )
+    if strategy == "active" and load_rubric(rubric).mode == "pairwise":
+        raise fail(
+            f"--strategy active: rubric {rubric!r} is pairwise; the active design draws single "
+            "trajectories by a pass/fail verdict's uncertainty"
+        )
+    if strategy == "active":
+        _freeze_active_design(db, dataset, rubric, budget)
     if strategy == "escalated" and load_rubric(rubric).mode == "pairwise":
         # trajudge align fits on single trajectories, so what it escalates are trajectories:
         # no pair is ever escalated, and a pair queue "by escalation" would be another order
@@ -187,5 +205,33 @@ def labels_import_cmd(
     )
     console.print(
         f"{s.dataset}: {s.added} added, {s.updated} updated, {s.unchanged} unchanged",
+        highlight=False,
+    )
+
+
+def _freeze_active_design(db: str, dataset: str | None, rubric: str, budget: int | None) -> None:
+    """Build and store the active design before the app starts (a bad dataset fails here, with
+    exit code 2, not in the browser); the design is per dataset, so one must be named."""
+    # imported on use: `trajudge --help` loads no room
+    from trajudge.calibration.active._stored import stored_design
+    from trajudge.judges import load_rubric
+    from trajudge.store import Store
+
+    if dataset is None:
+        raise fail("--strategy active needs --dataset: the design is drawn for one dataset")
+    store = Store(db)
+    try:
+        if dataset not in store.datasets():
+            raise fail(f"no dataset {dataset!r} in {store.url}")
+        try:
+            design = stored_design(store, dataset, load_rubric(rubric), budget=budget)
+        except ValueError as exc:
+            raise fail(str(exc)) from None
+    finally:
+        store.close()
+    drawn = int(design["drawn"].astype(bool).sum())
+    console.print(
+        f"active design: {drawn} of {len(design)} items drawn, probabilities "
+        f"{design['probability'].min():.3f} to {design['probability'].max():.3f}",
         highlight=False,
     )

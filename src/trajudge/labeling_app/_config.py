@@ -13,8 +13,8 @@ from typing import Literal
 
 from trajudge.core import InputError
 
-Strategy = Literal["random", "stratified", "disagreement", "escalated"]
-STRATEGIES: tuple[Strategy, ...] = ("random", "stratified", "disagreement", "escalated")
+Strategy = Literal["random", "stratified", "disagreement", "escalated", "active"]
+STRATEGIES: tuple[Strategy, ...] = ("random", "stratified", "disagreement", "escalated", "active")
 DEFAULT_RUBRIC = "trajectory_reasonableness"
 
 ENV_DB = "TRAJUDGE_DB"
@@ -27,6 +27,7 @@ ENV_PASSWORD = "TRAJUDGE_LABEL_PASSWORD"
 ENV_ADJUDICATORS = "TRAJUDGE_LABEL_ADJUDICATORS"
 ENV_ADJUDICATOR_PASSWORD = "TRAJUDGE_LABEL_ADJUDICATOR_PASSWORD"
 ENV_MAX_PAIRS = "TRAJUDGE_LABEL_MAX_PAIRS"
+ENV_BUDGET = "TRAJUDGE_LABEL_BUDGET"
 
 _NAME = re.compile(r"[A-Za-z0-9 ._-]{1,64}")
 
@@ -47,6 +48,9 @@ class AppConfig:
     # pairwise rubrics, when no pairwise judge of the rubric ran: pairs per task to label (a
     # seeded sample, as a judge's ``max_pairs``); None: every pair of trials
     max_pairs: int | None = None
+    # --strategy active: the expected number of labels of the design when it is first built
+    # (None: 200, at most the judged items); a stored design keeps its own
+    budget: int | None = None
 
     def __post_init__(self) -> None:
         names: dict[str, None] = {}
@@ -64,6 +68,8 @@ class AppConfig:
             raise InputError("--overlap", reason=f"must be in [0, 1], got {self.overlap}")
         if self.max_pairs is not None and self.max_pairs < 1:
             raise InputError("--max-pairs", reason=f"must be at least 1, got {self.max_pairs}")
+        if self.budget is not None and self.budget < 1:
+            raise InputError("--budget", reason=f"must be at least 1, got {self.budget}")
 
     def to_env(self) -> dict[str, str]:
         """The environment variables that carry this configuration to the app process."""
@@ -80,6 +86,8 @@ class AppConfig:
             env[ENV_ADJUDICATORS] = ",".join(self.adjudicators)
         if self.max_pairs is not None:
             env[ENV_MAX_PAIRS] = str(self.max_pairs)
+        if self.budget is not None:
+            env[ENV_BUDGET] = str(self.budget)
         return env
 
     @classmethod
@@ -97,6 +105,10 @@ class AppConfig:
             max_pairs = int(env[ENV_MAX_PAIRS]) if env.get(ENV_MAX_PAIRS) else None
         except ValueError:
             raise InputError(ENV_MAX_PAIRS, reason="expected a whole number") from None
+        try:
+            budget = int(env[ENV_BUDGET]) if env.get(ENV_BUDGET) else None
+        except ValueError:
+            raise InputError(ENV_BUDGET, reason="expected a whole number") from None
         strategy = env.get(ENV_STRATEGY, "random")
         if strategy not in STRATEGIES:
             raise InputError(ENV_STRATEGY, reason=f"{strategy!r} is not a strategy")
@@ -109,6 +121,7 @@ class AppConfig:
             overlap=overlap,
             adjudicators=tuple(n for n in env.get(ENV_ADJUDICATORS, "").split(",") if n),
             max_pairs=max_pairs,
+            budget=budget,
         )
 
     def is_adjudicator(self, name: str | None) -> bool:

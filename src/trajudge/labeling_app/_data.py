@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from trajudge.calibration.active._stored import active_summary, stored_design
 from trajudge.judges import Rubric, load_rubric
 from trajudge.labeling_app._config import Strategy
 from trajudge.labeling_app._pairs import (
@@ -65,14 +66,20 @@ def get_queue(
     strategy: Strategy,
     overlap: float,
     pool: tuple[str, ...],
+    budget: int | None = None,
 ) -> Queue:
-    """The annotator's queue (shared by their sessions: never modified)."""
+    """The annotator's queue (shared by their sessions: never modified). ``active``: the
+    items the dataset's frozen design drew (built with ``budget`` the first time)."""
     store = get_store(db_url)
     dis = None
+    drawn = None
     if strategy == "disagreement":
         dis = disagreement_scores(store.judgments_frame(dataset), get_rubric(rubric_ref))
     elif strategy == "escalated":
         dis = escalation_scores(store, dataset)
+    elif strategy == "active":
+        design = stored_design(store, dataset, get_rubric(rubric_ref), budget=budget)
+        drawn = design.loc[design["drawn"].astype(bool), "trajectory_id"].tolist()
     return build_queue(
         store.trajectory_keys(dataset),
         annotator,
@@ -80,6 +87,7 @@ def get_queue(
         overlap=overlap,
         pool=pool,
         disagreement=dis,
+        drawn=drawn,
     )
 
 
@@ -127,3 +135,20 @@ def get_pair_queue(
 def get_pair_pool(db_url: str, dataset: str, rubric_id: str) -> tuple[str, ...]:
     """The annotators who labeled pairs of the rubric (refreshed every 30 s)."""
     return tuple(get_store(db_url).pair_label_annotators(dataset, rubric_id))
+
+
+@st.cache_data(ttl=60, show_spinner=False, max_entries=64)
+def get_stop_lines(db_url: str, dataset: str, rubric_ref: str, labeled: int) -> list[str]:
+    """``--strategy active``: per judge, whether labelling may stop (κ ≥ 0.6 certified by the
+    confidence sequence, or about how many more labels). ``labeled`` (items anyone labeled)
+    is in the key so that each new label counts again."""
+    del labeled  # only the cache key
+    summary = active_summary(get_store(db_url), dataset, get_rubric(rubric_ref))
+    if summary is None:
+        return []
+    lines = []
+    for judge, entry in summary["judges"].items():
+        stop = entry.get("stop")
+        text = stop["message"] if stop else "no drawn item labelled yet"
+        lines.append(f"{judge}: {text}")
+    return lines

@@ -29,7 +29,7 @@ from trajudge.labeling_app._actions import (
     on_value,
 )
 from trajudge.labeling_app._config import AppConfig
-from trajudge.labeling_app._data import get_count, get_rubric, get_store
+from trajudge.labeling_app._data import get_count, get_rubric, get_stop_lines, get_store
 from trajudge.labeling_app._queue import Progress, Queue, progress
 from trajudge.labeling_app._view import ItemView, build_item_view
 from trajudge.labeling_app._widgets import (
@@ -277,7 +277,11 @@ def item_and_panel(cfg: AppConfig, dataset: str, rubric: Rubric, me: str) -> Non
     """The progress, the item on screen and its label panel; reruns alone on their clicks."""
     ss = st.session_state
     queue = annotator_queue(cfg, dataset, rubric, me)
-    render_progress(_progress(cfg, dataset, rubric, queue))
+    shown = _progress(cfg, dataset, rubric, queue)
+    render_progress(shown)
+    if cfg.strategy == "active":
+        for line in get_stop_lines(cfg.db_url, dataset, cfg.rubric, shown.items_labeled):
+            st.caption(f"Stopping rule: {line}")
     my_labels(cfg, dataset, rubric)
     tid = ss[S.CURRENT]
     if tid is None:

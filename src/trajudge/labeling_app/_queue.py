@@ -14,7 +14,9 @@ The queue of an annotator is a deterministic order of the dataset's trajectories
   where judges disagree or a judge flipped under swapped order first, the most contested
   first, then the rest in random order) or ``escalated`` (the items an aligned judge
   escalated to people, ``trajudge align``, the least confident first, then the rest in
-  random order).
+  random order) or ``active`` (only the items the frozen active design drew, in the order
+  the draws walk: ``trajudge.calibration.active``; each label is weighted by one over the
+  probability its item was drawn with, so the estimates stay unbiased).
 
 Hashes are 64-bit BLAKE2b digests of the ids mixed with per-purpose salts by SplitMix64, so
 building the queue for 100,000 items takes a few tens of milliseconds.
@@ -116,13 +118,19 @@ def build_queue(
     overlap: float = 0.2,
     pool: Sequence[str] = (),
     disagreement: Mapping[str, float] | None = None,
+    drawn: Sequence[str] | None = None,
 ) -> Queue:
     """The annotator's queue over ``items`` (``(id, intent)`` pairs).
 
     ``pool`` is the set of annotators that share the non-overlap items (the annotator is
     added when missing); ``disagreement`` scores items for the ``disagreement`` and
-    ``escalated`` strategies (higher first; see :func:`escalation_scores`).
+    ``escalated`` strategies (higher first; see :func:`escalation_scores`); ``drawn`` is
+    the ``active`` strategy's items in the order of the draws (the queue keeps that order).
     """
+    if strategy == "active":
+        wanted = list(drawn or ())
+        known = {i for i, _ in items}
+        items = [(i, None) for i in wanted if i in known]
     ids = [i for i, _ in items]
     h = id_hashes(ids)
     shared = overlap_mask(h, overlap)
@@ -132,7 +140,10 @@ def build_queue(
     if strategy in ("disagreement", "escalated"):
         scores = disagreement or {}
         dis = np.array([scores.get(i, 0.0) for i in ids], dtype=np.float64)
-    pos = order(h, annotator, strategy, intents=[t for _, t in items], disagreement=dis)
+    if strategy == "active":  # the design's order, the same for everyone
+        pos = np.arange(len(ids))
+    else:
+        pos = order(h, annotator, strategy, intents=[t for _, t in items], disagreement=dis)
     pos = pos[mine[pos]]
     return Queue(annotator, strategy, [ids[p] for p in pos], shared[pos].tolist())
 

@@ -10,6 +10,7 @@ from typing import Any
 import pandas as pd
 
 from trajudge.calibration import Threshold, read_raw_table, read_table, validate_table
+from trajudge.calibration.active._stored import active_summaries
 from trajudge.core import InputError, now_iso
 from trajudge.evalset import Fingerprint, coverage, diff_fingerprints, read_fingerprint
 from trajudge.report._aligned_rows import aligned_thresholds
@@ -293,7 +294,7 @@ def build_report(
             inputs, rubric=rubric, rubric_dirs=[str(d) for d in rubric_dirs], kinds={}
         ),
     )
-    return _from_tables(
+    report = _from_tables(
         tables,
         dataset=dataset,
         label_source=label_source,
@@ -315,6 +316,10 @@ def build_report(
         judge_thresholds=aligned_thresholds(inputs.aligned),
         alignment=[r for r in inputs.aligned if r["dataset"] == dataset],
     )
+    ids = judgments.get("rubric_id", pd.Series(dtype=str)).dropna().astype(str)
+    chosen = sorted(set(ids)) if rubric is None else [rubric]
+    report.labels_drawn = active_summaries(store, dataset, chosen, [str(d) for d in rubric_dirs])
+    return report
 
 
 def _file_trajs(judgments: pd.DataFrame, outcomes: pd.DataFrame | None) -> pd.DataFrame | None:

@@ -182,6 +182,9 @@ class Report:
     categorical: list[CategoricalRow] = field(default_factory=list)
     # aligned judges fitted on this dataset (trajudge align): their records, see _alignment
     alignment: list[dict[str, Any]] = field(default_factory=list)
+    # --strategy active: per rubric with a stored design, how its labels were drawn and the
+    # weighted estimates and stopping status (trajudge.calibration.active.active_summary)
+    labels_drawn: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def labels_phrase(self) -> str:
@@ -224,6 +227,7 @@ class Report:
             "seed": self.seed,
             "categorical_judges": [c.to_dict() for c in self.categorical],
             "alignment": [{k: v for k, v in a.items() if k != "rubric"} for a in self.alignment],
+            "labels_drawn": self.labels_drawn,
         }
 
 

@@ -7,6 +7,7 @@ format (Rich markup off, Markdown pipes, HTML through Jinja2's autoescape).
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from trajudge.calibration import Estimate
 from trajudge.core import counted
@@ -291,6 +292,55 @@ def _gates(report: Report) -> Section | None:
     return Section("CI gates", lines)
 
 
+def _estimate_text(e: dict[str, Any]) -> str:
+    if e["value"] is None:
+        return "n/a"
+    if e["low"] is None:
+        return fmt(e["value"])
+    return f"{fmt(e['value'])} [{fmt(e['low'])}, {fmt(e['high'])}]"
+
+
+def _labels_drawn(report: Report) -> Section | None:
+    """How the labels were drawn (``--strategy active``), the weights, the stopping status."""
+    if not report.labels_drawn:
+        return None
+    lines: list[str] = []
+    rows: list[list[str]] = []
+    for d in report.labels_drawn:
+        w = d["weights"]
+        lines.append(
+            f"rubric {d['rubric_id']}: drawn by the judges' uncertainty ({d['n_drawn']} of "
+            f"{d['n_items']} items, probabilities {fmt(d['min_probability'], 3)} to "
+            f"{fmt(d['max_probability'], 3)}); each label weighted by 1 / probability"
+            + (f" ({fmt(w['min'])} to {fmt(w['max'])}, mean {fmt(w['mean'])})" if w["min"] else "")
+        )
+        lines.append(
+            f"considered: the first {d['n_considered']} items of the draw order, "
+            f"{d['n_labeled']} labels among them"
+            + (
+                f"; {d['n_labeled_beyond']} labels further on wait for the drawn items before them"
+                if d["n_labeled_beyond"]
+                else ""
+            )
+        )
+        for judge, entry in d["judges"].items():
+            if "estimates" not in entry:
+                rows.append([d["rubric_id"], judge, "n/a", "n/a", "n/a", "n/a", "no labels yet"])
+                continue
+            e = entry["estimates"]
+            rows.append(
+                [d["rubric_id"], judge]
+                + [_estimate_text(e[k]) for k in ("pass_rate", "tpr", "tnr", "kappa")]
+                + [entry["stop"]["message"]]
+            )
+    lines.append(
+        "estimates: active inference (Zrnic & Candès 2024), normal intervals; stop: a betting "
+        "confidence sequence (Waudby-Smith & Ramdas 2024), valid however often it is read"
+    )
+    header = ["rubric", "judge", "pass rate", "TPR", "TNR", "κ", "stop"]
+    return Section("Labels", lines, header, rows)
+
+
 def _notes(report: Report) -> Section:
     lines = [f"labels: {report.labels_phrase}"]
     for rubric, threshold in report.label_thresholds.items():
@@ -334,7 +384,7 @@ def sections(report: Report, *, compact: bool = False) -> list[Section]:
         _corrected(report),
         _unstable(report),
     ]
-    out += [s for s in (_coverage(report), _gates(report)) if s is not None]
+    out += [s for s in (_coverage(report), _gates(report), _labels_drawn(report)) if s]
 
     out += alignment_sections(report.alignment, report.ks)
     out += [_usage(report), _notes(report)]

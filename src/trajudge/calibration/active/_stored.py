@@ -1,0 +1,216 @@
+"""The active design of a stored dataset, and its estimates from the stored labels.
+
+:func:`stored_design` builds the design of ``--strategy active`` from the judgments (each
+item's uncertainty, :func:`judge_uncertainty` over every judge's samples and orders of the
+rubric) and freezes it in the store (``label_draws``, store version 9) the first time; later
+calls read it back, so the probability each label was drawn with never changes. The order the
+draws walk and each draw's uniform come from BLAKE2b hashes of the item id (independent of
+the labels, the same on every machine).
+
+:func:`active_summary` reads the design, the labels and the verdicts: the items considered are
+the longest prefix of the order whose drawn items all have a label (a drawn item not labelled
+yet, or skipped, or tied between annotators, ends it), and the estimates and the stopping
+status of :mod:`._ipw` and :mod:`._stop` are computed on that prefix for each judge.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from trajudge.calibration.active._design import draw, judge_uncertainty, sampling_probabilities
+from trajudge.calibration.active._ipw import active_estimates
+from trajudge.calibration.active._stop import Statistic, stop_status
+from trajudge.rubrics import Rubric, find_rubric
+from trajudge.store import Store
+
+__all__ = ["active_summaries", "active_summary", "item_signals", "stored_design"]
+
+DEFAULT_BUDGET = 200
+FLOOR_SHARE = 0.3
+
+
+def _unit_hash(text: str) -> float:
+    digest = hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest()
+    return (int.from_bytes(digest, "little") >> 11) / float(2**53)
+
+
+def _rubric_rows(judgments: pd.DataFrame, rubric: Rubric) -> pd.DataFrame:
+    j = judgments
+    ok = (j["rubric_id"] == rubric.id) & j["error"].isna() & j["score"].notna()
+    return j[ok & j["other_id"].isna()].assign(score=lambda f: f["score"].astype(float))
+
+
+def item_signals(judgments: pd.DataFrame, rubric: Rubric) -> pd.DataFrame:
+    """Per judged trajectory of ``rubric``: ``pass_share`` (share of every judge's samples and
+    orders that passed), ``flipped`` (a judge's verdict changed with the order), ``spread``
+    (score range as a share of the scale), ``margin`` (distance of the mean score from the
+    cut, as a share of the half scale) and their ``uncertainty`` (:func:`judge_uncertainty`)."""
+    threshold = rubric.scale.pass_threshold
+    if threshold is None:
+        raise ValueError(f"rubric {rubric.id!r} has no pass threshold")
+    span = float(rubric.scale.max - rubric.scale.min) or 1.0
+    rows = _rubric_rows(judgments, rubric)
+    cols = ["pass_share", "flipped", "spread", "margin", "uncertainty"]
+    if rows.empty:
+        return pd.DataFrame(columns=cols, index=pd.Index([], name="trajectory_id"))
+    rows = rows.assign(passed=(rows["score"] >= threshold).astype(float))
+    g = rows.groupby("trajectory_id")
+    out = pd.DataFrame({"pass_share": g["passed"].mean()})
+    flips = rows.groupby(["trajectory_id", "judge", "sample"])["passed"].nunique() > 1
+    out["flipped"] = flips.groupby("trajectory_id").max().astype(float).reindex(out.index)
+    out["spread"] = ((g["score"].max() - g["score"].min()) / span).clip(0, 1)
+    half = max(threshold - float(rubric.scale.min), float(rubric.scale.max) - threshold) or 1.0
+    out["margin"] = ((g["score"].mean() - threshold).abs() / half).clip(0, 1)
+    out["uncertainty"] = judge_uncertainty(
+        pass_share=out["pass_share"], flipped=out["flipped"], spread=out["spread"],
+        margin=out["margin"],
+    )  # fmt: skip
+    return out[cols]
+
+
+def stored_design(
+    store: Store, dataset: str, rubric: Rubric, *, budget: int | None = None
+) -> pd.DataFrame:
+    """The frozen active design of ``dataset`` under ``rubric`` (built and stored the first
+    time): ``trajectory_id, position, probability, drawn, design``, in the order of the draws.
+
+    ``budget`` is the expected number of labels (default 200, at most the judged items). Only
+    trajectories a judge scored under the rubric are in the design; ValueError when none is.
+    """
+    stored = store.label_draws(dataset, rubric.id)
+    if not stored.empty:
+        return stored
+    signals = item_signals(store.judgments_frame(dataset), rubric)
+    if signals.empty:
+        raise ValueError(
+            f"dataset {dataset!r}: no judge scored it under rubric {rubric.id!r}; "
+            "--strategy active draws by the judges' uncertainty (run trajudge judge first)"
+        )
+    ids = [str(i) for i in signals.index]
+    n = len(ids)
+    b = min(n, DEFAULT_BUDGET if budget is None else budget)
+    salt = f"{dataset}\x00{rubric.id}"
+    pi = sampling_probabilities(
+        uncertainty=signals["uncertainty"].to_numpy(float), budget=b, floor_share=FLOOR_SHARE
+    )
+    uniforms = np.array([_unit_hash(f"active-draw\x00{salt}\x00{i}") for i in ids])
+    order_keys = np.array([_unit_hash(f"active-order\x00{salt}\x00{i}") for i in ids])
+    position = np.empty(n, dtype=int)
+    position[np.argsort(order_keys, kind="stable")] = np.arange(n)
+    drawn = draw(probabilities=pi, uniforms=uniforms)
+    design = json.dumps(
+        {"budget": b, "floor_share": FLOOR_SHARE, "items": n, "method": "active-ipw-v1"},
+        sort_keys=True,
+    )
+    rows = [
+        {"trajectory_id": i, "position": int(p), "probability": float(q), "drawn": bool(d)}
+        for i, p, q, d in zip(ids, position, pi, drawn, strict=True)
+    ]
+    store.freeze_draws(dataset, rubric.id, rows, design)
+    return store.label_draws(dataset, rubric.id)
+
+
+def _item_labels(store: Store, dataset: str, rubric: Rubric) -> pd.Series:
+    """Per item the people's 0/1 verdict: an adjudication when there is one, else the
+    majority of the human labels (a tie is no verdict yet)."""
+    threshold = rubric.scale.pass_threshold
+    assert threshold is not None
+    lab = store.labels_frame(dataset, rubric_id=rubric.id, source="human")
+    lab = lab[~lab["skipped"].astype(bool) & lab["value"].notna()]
+    if lab.empty:
+        return pd.Series(dtype=float)
+    lab = lab.assign(passed=(lab["value"].astype(float) >= threshold).astype(float))
+    adj = lab[lab["adjudication"].astype(bool)].groupby("trajectory_id")["passed"].last()
+    share = lab[~lab["adjudication"].astype(bool)].groupby("trajectory_id")["passed"].mean()
+    majority = share[share != 0.5].round()
+    out: pd.Series = pd.concat([majority[~majority.index.isin(adj.index)], adj]).astype(float)
+    return out
+
+
+def active_summary(
+    store: Store,
+    dataset: str,
+    rubric: Rubric,
+    *,
+    statistic: Statistic = "kappa",
+    target: float = 0.6,
+    alpha: float = 0.05,
+) -> dict[str, Any] | None:
+    """How the labels of ``rubric`` were drawn and what they say, or None without an active
+    design: the design, the items considered, and per judge the weighted estimates
+    (:func:`active_estimates`) and the stopping status (:func:`stop_status`)."""
+    draws = store.label_draws(dataset, rubric.id)
+    if draws.empty:
+        return None
+    y = _item_labels(store, dataset, rubric)
+    draws = draws.assign(
+        drawn=draws["drawn"].astype(bool),
+        label=draws["trajectory_id"].map(y).astype(float),
+    )
+    missing = draws["drawn"] & draws["label"].isna()
+    prefix = int(np.argmax(missing.to_numpy())) if missing.any() else len(draws)
+    considered = draws.iloc[:prefix]
+    rows = _rubric_rows(store.judgments_frame(dataset), rubric)
+    threshold = rubric.scale.pass_threshold
+    assert threshold is not None
+    means = rows.groupby(["judge", "trajectory_id"])["score"].mean()
+    judges: dict[str, Any] = {}
+    for judge in sorted(rows["judge"].unique()):
+        verdict = (means.loc[judge] >= threshold).astype(float)
+        items = considered[considered["trajectory_id"].isin(verdict.index)]
+        f = items["trajectory_id"].map(verdict).to_numpy(float)
+        label = np.where(items["drawn"], items["label"], np.nan)
+        pi = items["probability"].to_numpy(float)
+        entry: dict[str, Any] = {"n_items": len(items)}
+        if len(items):
+            est = active_estimates(verdict=f, label=label, probability=pi, level=1 - alpha)
+            stop = stop_status(statistic=statistic, target=target, verdict=f, label=label,
+                               probability=pi, alpha=alpha,
+                               min_probability=float(draws["probability"].min()))  # fmt: skip
+            entry.update(estimates=est.to_dict(), stop=stop.to_dict())
+        judges[str(judge)] = entry
+    design = json.loads(str(draws["design"].iloc[0]))
+    weights = 1 / considered.loc[considered["drawn"], "probability"]
+    return {
+        "rubric_id": rubric.id,
+        "design": design,
+        "n_items": len(draws),
+        "n_drawn": int(draws["drawn"].sum()),
+        "n_considered": prefix,
+        "n_labeled": int(considered["drawn"].sum()),
+        "n_labeled_beyond": int((draws["drawn"] & draws["label"].notna()).sum())
+        - int(considered["drawn"].sum()),
+        "min_probability": float(draws["probability"].min()),
+        "max_probability": float(draws["probability"].max()),
+        "weights": {
+            "min": float(weights.min()) if len(weights) else None,
+            "max": float(weights.max()) if len(weights) else None,
+            "mean": float(weights.mean()) if len(weights) else None,
+        },
+        "statistic": statistic,
+        "target": target,
+        "level": 1 - alpha,
+        "judges": judges,
+    }
+
+
+def active_summaries(
+    store: Store, dataset: str, rubric_ids: Sequence[str], rubric_dirs: Sequence[str] = ()
+) -> list[dict[str, Any]]:
+    """:func:`active_summary` of each rubric that has a stored design (a rubric not found,
+    or without a pass threshold, cannot have one: ``--strategy active`` needs both)."""
+    out = []
+    for rubric_id in rubric_ids:
+        found = find_rubric(rubric_id, rubric_dirs)
+        if found is None or found.scale.pass_threshold is None:
+            continue
+        summary = active_summary(store, dataset, found)
+        if summary is not None:
+            out.append(summary)
+    return out
