@@ -29,9 +29,9 @@ def test_not_yet_forecasts_more_labels() -> None:
     assert not s.certified and not s.below
     assert s.estimate > 0.6 and s.more_labels is not None and s.more_labels > 0
     assert s.message.endswith(f"~{s.more_labels} more labels expected")
-    # the forecast by hand: n (half width / (estimate - target))^2 - n
-    half = (s.upper - s.lower) / 2
-    assert s.more_labels == int(np.ceil(60 * (half / (s.estimate - 0.6)) ** 2 - 60))
+    # the forecast by hand: n (gap to the lower bound / (estimate - target))^2 - n
+    gap = s.estimate - s.lower
+    assert s.more_labels == int(np.ceil(60 * (gap / (s.estimate - 0.6)) ** 2 - 60))
 
 
 def test_certified_below_the_target() -> None:

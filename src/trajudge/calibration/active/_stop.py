@@ -1,10 +1,11 @@
-"""May labelling stop? A certificate from the confidence sequences of ``_sequence``.
+r"""May labelling stop? A certificate from the confidence sequences of ``_sequence``.
 
 Because a confidence sequence holds at every moment at once, the status may be read after
 every label and labelling stopped the first time it says "certified": the claim it makes is
 still true with the stated chance. The "~N more labels" figure is a forecast, not a promise:
-it assumes the estimate stays where it is and the sequence narrows like one over the square
-root of the labels (the log factor of the sequence ignored).
+it assumes the estimate stays where it is and the gap between the estimate and the
+sequence's lower bound narrows like one over the square root of the labels (the log factor
+of the sequence ignored): :math:`n\,(g / (\hat\theta - target))^2 - n` with g that gap.
 """
 
 from __future__ import annotations
@@ -156,6 +157,6 @@ def stop_status(
     below = bool(hi < target)
     more: int | None = None
     if not certified and not below and est > target and n_labeled:
-        half, needed = (hi - lo) / 2, est - target
-        more = max(1, math.ceil(n_labeled * (half / needed) ** 2 - n_labeled))
+        gap, needed = est - lo, est - target
+        more = max(1, math.ceil(n_labeled * (gap / needed) ** 2 - n_labeled))
     return StopStatus(statistic, target, 1 - alpha, est, lo, hi, n_labeled, certified, below, more)
