@@ -226,3 +226,27 @@ def test_csv_export_makes_formula_cells_inert_and_imports_them_back(
     assert res.exit_code == 0, res.output
     back = Store(other).labels_frame(DS).sort_values("trajectory_id")["note"].tolist()
     assert back == [n.strip() for n in FORMULAS]  # the import strips cells, as for any note
+
+
+def test_active_strategy_refuses_what_it_cannot_draw(
+    store: Store, db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--strategy active builds its design before the app starts: no dataset named, a
+    pairwise rubric, or a dataset no judge scored fails there, one line, exit 2, and nothing
+    is stored."""
+    calls: list[AppConfig] = []
+    monkeypatch.setattr("trajudge.labeling_app.serve", lambda c, **_: calls.append(c) or 0)
+    active = ["label", "--db", db_url, "--strategy", "active"]
+    cases = [
+        ([], "--strategy active needs --dataset"),
+        (["--dataset", DS, "--rubric", "trajectory_preference"], "rubric 'trajectory_preference' is pairwise"),
+        (["--dataset", DS], "no judge scored it under rubric 'trajectory_reasonableness'"),
+        (["--dataset", DS, "--budget", "0"], "Invalid value for '--budget'"),
+    ]  # fmt: skip
+    for extra, message in cases:
+        res = runner.invoke(app, [*active, *extra])
+        assert res.exit_code == 2, res.output
+        assert message in " ".join(res.output.split()), res.output
+        assert "Traceback" not in res.output
+    assert calls == []
+    assert store.label_draws(DS, "trajectory_reasonableness").empty
