@@ -239,7 +239,7 @@ def test_active_strategy_refuses_what_it_cannot_draw(
     active = ["label", "--db", db_url, "--strategy", "active"]
     cases = [
         ([], "--strategy active needs --dataset"),
-        (["--dataset", DS, "--rubric", "trajectory_preference"], "rubric 'trajectory_preference' is pairwise"),
+        (["--dataset", DS, "--rubric", "trajectory_preference"], "is pairwise"),
         (["--dataset", DS], "no judge scored it under rubric 'trajectory_reasonableness'"),
         (["--dataset", DS, "--budget", "0"], "Invalid value for '--budget'"),
     ]  # fmt: skip
