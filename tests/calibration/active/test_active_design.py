@@ -85,3 +85,12 @@ def test_fitted_uncertainty_weights_and_shrinks_by_hand() -> None:
 def test_bad_design_input(kwargs: dict[str, object], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         sampling_probabilities(**kwargs)  # type: ignore[arg-type]
+
+
+def test_fitted_uncertainty_refuses_impossible_labels() -> None:
+    with pytest.raises(ValueError, match="labelled_probability"):
+        fitted_uncertainty(uncertainty=[0.1], labelled_uncertainty=[0.1], labelled_error=[1],
+                           labelled_probability=[0])  # fmt: skip
+    with pytest.raises(ValueError, match="labelled_error must be 0/1"):
+        fitted_uncertainty(uncertainty=[0.1], labelled_uncertainty=[0.1], labelled_error=[2],
+                           labelled_probability=[1])  # fmt: skip

@@ -194,6 +194,10 @@ def fitted_uncertainty(
     err = as_1d(labelled_error, "labelled_error").astype(np.float64)
     lp = as_1d(labelled_probability, "labelled_probability").astype(np.float64)
     check_same_length(labelled_uncertainty=lu, labelled_error=err, labelled_probability=lp)
+    if np.isnan(lp).any() or (lp <= 0).any() or (lp > 1).any():
+        raise ValueError("labelled_probability must be in (0, 1]")
+    if not np.isin(err, (0.0, 1.0)).all():
+        raise ValueError("labelled_error must be 0/1")
     cuts = np.linspace(0, 1, bins + 1)[1:-1]
     edges: FloatArray = np.unique(np.quantile(u, cuts)) if u.size else np.zeros(0)
     w = 1.0 / lp
