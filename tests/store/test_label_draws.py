@@ -3,8 +3,13 @@ SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
+import sqlite3
 import threading
+from pathlib import Path
 
+import pytest
+
+from _postgres import PostgresServer
 from trajudge.store import Store
 from trajudge.trajectories import Step, Trajectory
 
@@ -59,3 +64,41 @@ def test_two_sessions_freezing_at_once_store_one_design(db_url: str) -> None:
     assert sorted(results) == [False, False, False, True]
     frame = Store(db_url).label_draws(DS, "r")
     assert len(frame) == 4 and frame["design"].nunique() == 1
+
+
+@pytest.mark.postgres
+def test_a_postgres_store_at_version_8_gets_the_table(postgres_server: PostgresServer) -> None:
+    """Version 9's upgrade on a PostgreSQL store made before it: the table appears, the
+    datasets foreign key holds (deleting the dataset deletes its design), recorded once."""
+    with postgres_server.database() as url:
+        store = _store(url)
+        with store.sql_write_engine.begin() as conn:  # back to version 8
+            conn.exec_driver_sql("DROP TABLE label_draws")
+            conn.exec_driver_sql("DELETE FROM schema_migrations WHERE version = 9")
+        store.close()
+        store = Store(url)
+        assert store.freeze_draws(DS, "r", _rows(0.5), "{}")
+        assert len(store.label_draws(DS, "r")) == 4
+        with store.sql_write_engine.begin() as conn:
+            versions = [r[0] for r in conn.exec_driver_sql("SELECT version FROM schema_migrations")]
+            conn.exec_driver_sql("DELETE FROM datasets WHERE name = 'd'")
+        assert versions.count(9) == 1
+        assert store.label_draws(DS, "r").empty
+        store.close()
+
+
+def test_a_sqlite_store_at_version_8_gets_the_table(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 's.db'}"
+    store = _store(url)
+    with store.sql_write_engine.begin() as conn:
+        conn.exec_driver_sql("DROP TABLE label_draws")
+        conn.exec_driver_sql("DELETE FROM schema_migrations WHERE version = 9")
+    store.close()
+    con = sqlite3.connect(tmp_path / "s.db")
+    assert con.execute("SELECT max(version) FROM schema_migrations").fetchone() == (8,)
+    store = Store(url)
+    assert store.freeze_draws(DS, "r", _rows(0.5), "{}")
+    assert con.execute("SELECT count(*) FROM label_draws").fetchone() == (4,)
+    assert con.execute("SELECT max(version) FROM schema_migrations").fetchone() == (9,)
+    store.close()
+    con.close()
