@@ -6,5 +6,15 @@ are also exported by ``trajudge.calibration``.
 """
 
 from trajudge.calibration.panel._drift import Drift, paired_drift
+from trajudge.calibration.panel._multitest import METHODS, adjust_p
+from trajudge.calibration.panel._slices import SliceRow, labels_needed, slice_agreement
 
-__all__ = ["Drift", "paired_drift"]
+__all__ = [
+    "METHODS",
+    "Drift",
+    "SliceRow",
+    "adjust_p",
+    "labels_needed",
+    "paired_drift",
+    "slice_agreement",
+]
