@@ -98,7 +98,7 @@ def labels_needed(
     >>> labels_needed(n=8, n_pass=7, n_fail=1, share_pass=0.75, min_labels=20, min_per_class=5)
     16
     """
-    need = [min_labels - n, 0]
+    need: list[int] = [min_labels - n, 0]
     for have, share in ((n_pass, share_pass), (n_fail, 1.0 - share_pass)):
         if have < min_per_class:
             need.append(math.ceil((min_per_class - have) / share) if share > 0 else 10**9)
@@ -112,7 +112,8 @@ def _p_value(draws: FloatArray) -> float:
     ok = draws[~np.isnan(draws)]
     if ok.size == 0:
         return math.nan
-    return float(min(1.0, 2.0 * min(np.mean(ok <= 0), np.mean(ok >= 0))))
+    below, above = float(np.mean(ok <= 0)), float(np.mean(ok >= 0))
+    return min(1.0, 2.0 * min(below, above))
 
 
 def _tables(x: FloatArray, start: int) -> FloatArray:
@@ -174,14 +175,16 @@ def slice_agreement(
     y = as_binary(labels, "labels", allow_missing=True)
     groups = as_1d(clusters, "clusters")
     check_same_length(labels=y, clusters=groups)
-    dims = {d: pd.Series(as_1d(v, d)) for d, v in slices.items()}
-    for d, v in dims.items():
-        check_same_length(labels=y, **{d: v.to_numpy()})
+    dims: dict[str, pd.Series] = {}
+    for d, v in slices.items():
+        arr = as_1d(v, d)
+        check_same_length(labels=y, **{d: arr})
+        dims[d] = pd.Series(arr)
     share_pass = float(np.nanmean(y)) if np.any(~np.isnan(y)) else math.nan
     found: list[dict[str, Any]] = []
     for judge, raw in verdicts.items():
         v = as_binary(raw, judge, allow_missing=True)
-        check_same_length(labels=y, **{judge: v})
+        check_same_length(labels=y, verdicts=v)
         use = ~np.isnan(y) & ~np.isnan(v)
         codes, n_tasks = item_codes(groups[use])
         cell = (y[use] * 2 + v[use]).astype(int)
