@@ -5,15 +5,21 @@ A sub-room of :mod:`trajudge.calibration` (statistics only, pure functions); its
 are also exported by ``trajudge.calibration``.
 """
 
+from trajudge.calibration.panel._dawid_skene import DawidSkene, dawid_skene
 from trajudge.calibration.panel._drift import Drift, paired_drift
+from trajudge.calibration.panel._jury import JuryComparison, jury_comparison
 from trajudge.calibration.panel._multitest import METHODS, adjust_p
 from trajudge.calibration.panel._slices import SliceRow, labels_needed, slice_agreement
 
 __all__ = [
     "METHODS",
+    "DawidSkene",
     "Drift",
+    "JuryComparison",
     "SliceRow",
     "adjust_p",
+    "dawid_skene",
+    "jury_comparison",
     "labels_needed",
     "paired_drift",
     "slice_agreement",
