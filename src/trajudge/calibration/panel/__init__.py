@@ -5,6 +5,7 @@ A sub-room of :mod:`trajudge.calibration` (statistics only, pure functions); its
 are also exported by ``trajudge.calibration``.
 """
 
+from trajudge.calibration.panel._alt_test import AltTest, AnnotatorTrial, alt_test
 from trajudge.calibration.panel._dawid_skene import DawidSkene, dawid_skene
 from trajudge.calibration.panel._drift import Drift, paired_drift
 from trajudge.calibration.panel._jury import JuryComparison, jury_comparison
@@ -13,11 +14,14 @@ from trajudge.calibration.panel._slices import SliceRow, labels_needed, slice_ag
 
 __all__ = [
     "METHODS",
+    "AltTest",
+    "AnnotatorTrial",
     "DawidSkene",
     "Drift",
     "JuryComparison",
     "SliceRow",
     "adjust_p",
+    "alt_test",
     "dawid_skene",
     "jury_comparison",
     "labels_needed",

@@ -15,8 +15,8 @@ import numpy.typing as npt
 
 from trajudge.calibration._estimate import FloatArray
 
-Method = Literal["holm", "bh"]
-METHODS: tuple[Method, ...] = ("holm", "bh")
+Method = Literal["holm", "bh", "by"]
+METHODS: tuple[Method, ...] = ("holm", "bh", "by")
 
 
 def adjust_p(p_values: npt.ArrayLike, *, method: Method = "holm") -> FloatArray:
@@ -26,6 +26,8 @@ def adjust_p(p_values: npt.ArrayLike, *, method: Method = "holm") -> FloatArray:
     :math:`\tilde p_{(i)} = \max_{j \le i} \min(1, (m - j + 1)\, p_{(j)})`.
     Benjamini-Hochberg (step-up):
     :math:`\tilde p_{(i)} = \min_{j \ge i} \min(1, \frac{m}{j} p_{(j)})`.
+    Benjamini-Yekutieli (``"by"``): BH times :math:`\sum_{i=1}^m 1/i`, the false discovery
+    rate under any dependence (what the alternative annotator test uses).
     Reject where the adjusted p-value is at most alpha: Holm controls the family-wise error
     rate, BH the false discovery rate (under independence or positive dependence).
 
@@ -39,7 +41,7 @@ def adjust_p(p_values: npt.ArrayLike, *, method: Method = "holm") -> FloatArray:
     References
     ----------
     Holm (1979), Scand. J. Statist. 6(2), 65-70; Benjamini & Hochberg (1995), J. R. Statist.
-    Soc. B 57(1), 289-300.
+    Soc. B 57(1), 289-300; Benjamini & Yekutieli (2001), Ann. Statist. 29(4), 1165-1188.
     """
     p = np.asarray(p_values, dtype=np.float64).ravel()
     if method not in METHODS:
@@ -57,6 +59,8 @@ def adjust_p(p_values: npt.ArrayLike, *, method: Method = "holm") -> FloatArray:
     if method == "holm":
         adjusted = np.maximum.accumulate(np.minimum(1.0, (m - rank + 1) * ranked))
     else:
-        adjusted = np.minimum.accumulate(np.minimum(1.0, m / rank * ranked)[::-1])[::-1]
+        scale = float(np.sum(1.0 / rank)) if method == "by" else 1.0
+        step = np.minimum(1.0, scale * m / rank * ranked)
+        adjusted = np.minimum.accumulate(step[::-1])[::-1]
     out[order] = adjusted
     return out
