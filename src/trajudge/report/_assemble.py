@@ -349,6 +349,7 @@ def assemble(
         inconsistent_as=inconsistent_as,
         jury=jury,
         notes=notes,
+        panel=panel,
     )
     for row in categorical:
         first = row.calibration.first_position

@@ -321,6 +321,7 @@ def sections(report: Report, *, compact: bool = False) -> list[Section]:
         # only pairwise / nominal judges: no pass/fail, no pass^k, no agent runs to show
         out = categorical_sections(report, intervals=not compact)
         out += [_ceiling(report), _budget(report)]
+        out += panel_sections(report.panel, compact=compact)
         return out + [s for s in (_gates(report),) if s is not None] + [_notes(report)]
     out = [
         main_table(report, intervals=not compact),

@@ -108,12 +108,12 @@ def labels_needed(
 def _p_value(draws: FloatArray) -> float:
     """Two-sided p-value of "no difference" from bootstrap draws of the difference: twice
     the smaller share of draws on either side of zero (the level at which the percentile
-    interval would just touch zero)."""
+    interval would just touch zero), at least 1 / draws: B resamples cannot show less."""
     ok = draws[~np.isnan(draws)]
     if ok.size == 0:
         return math.nan
     below, above = float(np.mean(ok <= 0)), float(np.mean(ok >= 0))
-    return min(1.0, 2.0 * min(below, above))
+    return min(1.0, max(2.0 * min(below, above), 1.0 / ok.size))
 
 
 def _tables(x: FloatArray, start: int) -> FloatArray:

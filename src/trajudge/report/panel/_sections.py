@@ -130,12 +130,14 @@ def alt_test_section(rubric: str, panel: Mapping[str, Any], *, many: bool) -> Se
     rows = []
     for judge, t in found.items():
         tested = len(t["annotators"])
+        humans = [a["rho_human"] for a in t["annotators"] if a["rho_human"] is not None]
         rows.append(
             [
                 judge,
                 str(tested),
                 fmt(t["omega"]),
                 fmt(t["advantage"]),
+                fmt(sum(humans) / len(humans)) if humans else "n/a",
                 "yes" if t["passed"] else "no",
                 ", ".join(t["skipped"]) or "—",
             ]
@@ -143,7 +145,15 @@ def alt_test_section(rubric: str, panel: Mapping[str, Any], *, many: bool) -> Se
     return Section(
         f"Alternative annotator test{_where(rubric, many)}",
         lines,
-        ["judge", "annotators tested", "winning rate ω", "advantage ρ", "passes", "too few items"],
+        [
+            "judge",
+            "annotators tested",
+            "winning rate ω",
+            "judge's ρ",
+            "annotators' ρ",
+            "passes",
+            "too few items",
+        ],
         rows,
     )
 
