@@ -135,4 +135,12 @@ def test_the_panel_matches_independent_computations(db_url: str, tmp_path: Path)
                   "## Alternative annotator test"):  # fmt: skip
         assert title in md
     assert "judge alpha is unreliable on task family = refund" in md
+    assert any(
+        line.startswith("judge alpha is unreliable on task family = refund: κ = ")
+        for line in report.summary
+    )
+    assert (
+        "judge beta can replace an annotator (alternative annotator test: winning rate 1.00 over 3 annotators, epsilon 0.20)."
+        in report.summary
+    )
     store.close()

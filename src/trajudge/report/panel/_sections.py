@@ -173,3 +173,26 @@ def panel_sections(
             if sec is not None:
                 out.append(sec)
     return out
+
+
+def panel_summary(panel: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """The panel's take-aways for the report's summary: flagged slices, the alt-test."""
+    lines = []
+    for p in panel.values():
+        for r in p.get("slices") or []:
+            if r["flagged"]:
+                lines.append(
+                    f"judge {r['judge']} is unreliable on {r['dimension']} = {r['value']}: "
+                    f"κ = {_est(r['kappa'])} there vs {_est(r['kappa_rest'])} elsewhere "
+                    f"(adjusted p {_p(r['p_adjusted'])})."
+                )
+        for judge, t in (p.get("alt_test") or {}).items():
+            if not t["annotators"]:
+                continue
+            verdict = "can" if t["passed"] else "cannot"
+            lines.append(
+                f"judge {judge} {verdict} replace an annotator (alternative annotator test: "
+                f"winning rate {fmt(t['omega'])} over {len(t['annotators'])} annotators, "
+                f"epsilon {fmt(t['epsilon'])})."
+            )
+    return lines
