@@ -140,7 +140,7 @@ def test_the_panel_matches_independent_computations(db_url: str, tmp_path: Path)
         for line in report.summary
     )
     assert (
-        "judge beta can replace an annotator (alternative annotator test: winning rate 1.00 over 3 annotators, epsilon 0.20)."
-        in report.summary
+        "judge beta can replace an annotator (alternative annotator test: winning rate 1.00 "
+        "over 3 annotators, epsilon 0.20)." in report.summary
     )
     store.close()
