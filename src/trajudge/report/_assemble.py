@@ -45,7 +45,7 @@ from trajudge.report._jury import add_jury
 from trajudge.report._labels import as_pass, consensus_pass
 from trajudge.report._model import Ceiling, Flag, JudgeRow, SourceKind, SourceResult
 from trajudge.report._rubrics import rubric_groups, threshold_text
-from trajudge.report.panel._build import panel_figures
+from trajudge.report.panel._build import rubric_panel
 
 # The jury's calls are its members' verdicts, one "sample" each: probes that read samples as
 # repeats of one judge measure how much the members differ, which is not about the jury.
@@ -260,20 +260,11 @@ def assemble(
                 )
             )
             flags += _flags(name, report)
-        h_known = h_pass[~h_pass.index.isin(dev)]
-        if len(h_known) and verdicts:
-            annotators = as_pass(g.raw_labels[["item", "annotator", "label"]], level)
-            annotators = annotators.dropna(subset=["label"])
-            panel[str(g.rubric)] = panel_figures(
-                verdicts=verdicts,
-                shares=shares,
-                consensus=h_known,
-                annotators=annotators[~annotators["item"].isin(dev)],
-                trajs=trajs,
-                method=slice_method,
-                n_boot=n_boot,
-                seed=seed,
-            )
+        if verdicts and len(h_pass[~h_pass.index.isin(dev)]):
+            panel[str(g.rubric)] = rubric_panel(
+                verdicts, shares, h_pass, as_pass(g.raw_labels, level), trajs, dev=dev,
+                method=slice_method, n_boot=n_boot, seed=seed,
+            )  # fmt: skip
     sources, ceilings, label_pass = [], [], {}
     n_labeled, tied = 0, []
     for g in label_groups:

@@ -1,8 +1,8 @@
 """The panel of raters: judge drift, per-slice agreement with multiplicity control, the
 Dawid-Skene jury and the alternative annotator test.
 
-A sub-room of :mod:`trajudge.calibration` (statistics only, pure functions); its public names
-are also exported by ``trajudge.calibration``.
+A sub-room of :mod:`trajudge.calibration` (statistics only, pure and keyword-only functions);
+its public names live here, in ``trajudge.calibration.panel``.
 """
 
 from trajudge.calibration.panel._alt_test import AltTest, AnnotatorTrial, alt_test

@@ -10,7 +10,7 @@ with more, such as a run id, is no slice). A dimension with one value is no slic
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 import numpy as np
@@ -140,6 +140,33 @@ def panel_figures(
         for judge, v in verdicts.items():
             out["alt_test"][judge] = alt_test(judge=v, annotators=annotators).to_dict()
     return out
+
+
+def rubric_panel(
+    verdicts: Mapping[str, pd.Series],
+    shares: Mapping[str, pd.Series],
+    consensus: pd.Series,
+    labels: pd.DataFrame,
+    trajs: pd.DataFrame | None,
+    *,
+    dev: Collection[str],
+    method: str,
+    n_boot: int,
+    seed: int,
+) -> dict[str, Any]:
+    """:func:`panel_figures` of one rubric of the report, dev items left out; ``labels``
+    are the labellers' own, already cut to pass/fail."""
+    annotators = labels[["item", "annotator", "label"]].dropna(subset=["label"])
+    return panel_figures(
+        verdicts=verdicts,
+        shares=shares,
+        consensus=consensus[~consensus.index.isin(dev)],
+        annotators=annotators[~annotators["item"].isin(dev)],
+        trajs=trajs,
+        method=method,
+        n_boot=n_boot,
+        seed=seed,
+    )
 
 
 def _jury(
