@@ -182,6 +182,8 @@ class Report:
     categorical: list[CategoricalRow] = field(default_factory=list)
     # aligned judges fitted on this dataset (trajudge align): their records, see _alignment
     alignment: list[dict[str, Any]] = field(default_factory=list)
+    # per rubric: agreement by slice, the Dawid-Skene jury, the alternative annotator test
+    panel: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def labels_phrase(self) -> str:
@@ -224,6 +226,7 @@ class Report:
             "seed": self.seed,
             "categorical_judges": [c.to_dict() for c in self.categorical],
             "alignment": [{k: v for k, v in a.items() if k != "rubric"} for a in self.alignment],
+            "panel": self.panel,
         }
 
 
