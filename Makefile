@@ -34,7 +34,7 @@ PYTEST_WORKERS ?= 2
 test: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/mypy
-	LITELLM_LOCAL_MODEL_COST_MAP=True $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
+	LITELLM_LOCAL_MODEL_COST_MAP=True $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadgroup --durations=30 $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

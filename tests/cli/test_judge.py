@@ -314,3 +314,45 @@ def test_an_unknown_engine_is_one_red_line(db_url: str, tmp_path: Path, where: s
     assert len(lines) == 1 and "unknown engine 'spark': choose local, ray, batch" in lines[0], lines
     if where == "config":
         assert "trajudge.yaml" in lines[0] and "engine" in lines[0]
+
+
+def test_a_scheduled_rejudge_of_the_anchor_set_and_its_drift(
+    fake: Any, db_url: str, tmp_path: Path
+) -> None:
+    """The README's cron line: judge the anchor tasks again under a new name, then drift."""
+    fake.reset()
+    _dataset(db_url)
+    anchor = tmp_path / "anchor.jsonl"
+    # the core layer is task a (a-0 labelled pass, a-1 fail); b-1 is a case outside it
+    for tid, label, core in (("a-0", "pass", True), ("a-1", "fail", True), ("b-1", "pass", False)):
+        extra = ["--core"] if core else []
+        case = ["add-case", "ds", tid, "--to", str(anchor), "--label", label, "--db", db_url]
+        added = runner.invoke(app, [*case, *extra])
+        assert added.exit_code == 0, added.output
+    api = ["--api-base", fake.api_base, "--db", db_url, "--no-cache", "--evalset", str(anchor)]
+    old = run("ds", "--judge", "old=openai/fake:trajectory_reasonableness", *api)
+    assert old.exit_code == 0, old.output
+    frame = Store(db_url).judgments_frame("ds")
+    assert sorted(frame["trajectory_id"]) == ["a-0", "a-1"] and fake.calls == 2
+    # the provider's model changes behind the name: every score drops from 5 to 1
+    fake.choose = lambda name, values: values[0]
+    new = run("ds", "--judge", "new=openai/fake:trajectory_reasonableness", *api)
+    assert new.exit_code == 0, new.output and fake.calls == 4
+    out = tmp_path / "drift"
+    drift = runner.invoke(
+        app,
+        ["drift", "ds", "--judge", "old", "--judge", "new", "--evalset", str(anchor),
+         "--db", db_url, "--out", str(out), "--n-boot", "100",
+         "--fail-under", "drift.pass_rate.lo>=-0.05"],
+    )  # fmt: skip
+    assert drift.exit_code == 1, drift.output
+    d = json.loads((out / "drift.json").read_text())
+    # old passes both anchor items (score 5 >= 4), new fails both (score 1)
+    assert d["drift"]["n_items"] == 2 and d["drift"]["n_down"] == 2
+    assert d["drift"]["changed"]["value"] == 1.0
+    assert d["drift"]["pass_rate"]["diff"]["value"] == -1.0
+    assert d["fingerprints"]["new"]["n_cached"] == 0 and d["fingerprints"]["new"]["n_calls"] == 2
+    assert "gate failed: drift.pass_rate.lo = " in drift.output
+    bad = run("ds", "--judge", "x=openai/fake:trajectory_reasonableness", "--db", db_url,
+              "--evalset", str(tmp_path / "missing.jsonl"))  # fmt: skip
+    assert bad.exit_code == 2 and "missing.jsonl" in bad.output

@@ -88,6 +88,19 @@ def _aligned(
     return [aligned_judge(r, cache=cache) for r in records]
 
 
+def anchor_tasks(evalset: Path, dataset: str) -> list[str]:
+    """The tasks of an eval set's core cases of ``dataset`` (of every case when none is
+    core): the anchor set a scheduled re-judge scores."""
+    # imported on use: `trajudge --help` and the other commands do not load this room
+    from trajudge.evalset import read_evalset
+
+    cases = [c for c in read_evalset(evalset) if c.source.dataset == dataset]
+    if not cases:
+        raise InputError(str(evalset), reason=f"no case of dataset {dataset!r}")
+    chosen = [c for c in cases if c.core] or cases
+    return list(dict.fromkeys(c.task_id for c in chosen))
+
+
 def _refuse_unused(judges: list[Judge], swap: bool | None) -> None:
     """An option that would change nothing is refused, with the reason."""
     if swap is not None and all(j.rubric.mode == "pointwise" for j in judges):
@@ -193,6 +206,14 @@ def judge_command(
         int | None,
         typer.Option("--max-trials", min=1, help="Judge only trials 0 to N-1 of each task."),
     ] = None,
+    evalset: Annotated[
+        Path | None,
+        typer.Option(
+            "--evalset",
+            help="Judge only the tasks of this eval set's core layer (else of every case): "
+            "the pinned anchor set that trajudge drift compares judges on.",
+        ),
+    ] = None,
     engine: Annotated[
         str | None,
         typer.Option(
@@ -239,6 +260,8 @@ def judge_command(
     name = dataset or (dataset_name(cfg) if cfg is not None else None)
     if not name:
         raise InputError("trajudge judge", field="DATASET", reason="give a dataset name")
+    # the anchor set is read before any cache or store is opened: a bad file leaves nothing
+    anchor = anchor_tasks(evalset, name) if evalset is not None else None
     if cache is not None and no_cache:
         raise InputError("--cache", reason="--cache and --no-cache contradict each other")
     engine_name = check_engine(engine) if engine is not None else (cfg.engine if cfg else None)
@@ -287,6 +310,9 @@ def judge_command(
             markup=False,
         )
     limits = cfg.limits if cfg is not None else None
+    only = limits.tasks if limits is not None else None
+    if anchor is not None:
+        only = anchor if only is None else [t for t in only if t in set(anchor)]
     spec_path = specs_file or (cfg.specs.path if cfg is not None and cfg.specs else None)
     store = Store(url)
     try:
@@ -320,7 +346,7 @@ def judge_command(
                 concurrency=concurrency,
                 progress=on_progress,
                 gates=cfg.gates if cfg is not None else ("gate",),
-                tasks=limits.tasks if limits is not None else None,
+                tasks=only,
                 max_tasks=max_tasks or (limits.max_tasks if limits is not None else None),
                 max_trials=max_trials or (limits.max_trials if limits is not None else None),
                 engine=runner,

@@ -29,6 +29,7 @@ from trajudge.calibration import (
     corrected_pass_rate,
     first_position_probe,
     human_agreement,
+    item_means,
     item_verdicts,
     label_threshold,
     reliability,
@@ -44,6 +45,7 @@ from trajudge.report._jury import add_jury
 from trajudge.report._labels import as_pass, consensus_pass
 from trajudge.report._model import Ceiling, Flag, JudgeRow, SourceKind, SourceResult
 from trajudge.report._rubrics import rubric_groups, threshold_text
+from trajudge.report.panel._build import rubric_panel
 
 # The jury's calls are its members' verdicts, one "sample" each: probes that read samples as
 # repeats of one judge measure how much the members differ, which is not about the jury.
@@ -91,6 +93,8 @@ class Parts:
     tied_items: list[str]
     n_gate_failed: int | None
     categorical: list[CategoricalRow] = field(default_factory=list)
+    # per rubric: agreement by slice, the Dawid-Skene jury, the alt-test (report.panel)
+    panel: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def item_pass(rows: pd.DataFrame, threshold: Threshold) -> pd.Series:
@@ -170,6 +174,7 @@ def assemble(
     jury: bool = False,
     inconsistent_as: str | None = None,
     judge_thresholds: dict[str, Threshold] | None = None,
+    slice_method: str = "holm",
 ) -> Parts:
     """Calibrate every judge against the labels of its rubric, then pass^k per source with
     the gate rule applied. Pairwise and nominal judges (``tables.categorical``) get their
@@ -195,6 +200,7 @@ def assemble(
     flags: list[Flag] = []
     calibrations: dict[str, CalibrationResult] = {}
     thresholds: dict[str | None, Threshold] = {}
+    panel: dict[str, dict[str, Any]] = {}
     for g in label_groups:
         thresholds[g.rubric] = label_threshold(
             g.labels["label"].dropna(), threshold=threshold, rubric_threshold=g.threshold
@@ -219,6 +225,8 @@ def assemble(
         calibrations[str(g.rubric)] = result
         level = result.label_threshold.value if result.label_threshold is not None else None
         h_pass = consensus_pass(as_pass(labs, level))
+        verdicts: dict[str, pd.Series] = {}
+        shares: dict[str, pd.Series] = {}
         for judge, report in result.judges.items():
             if judge == JURY:
                 report = dataclasses.replace(
@@ -228,6 +236,14 @@ def assemble(
             name = f"{judge}:{g.rubric}" if ambiguous else judge
             rows_j = g.judgments[g.judgments["judge"] == judge]
             rows_j = rows_j[~rows_j["item"].isin(dev)]
+            if judge != JURY:
+                verdicts[name] = item_pass(rows_j, report.threshold)
+                # the pass share over a binary judge's calls; an ordinal judge's verdict
+                shares[name] = (
+                    item_means(rows_j)
+                    if report.threshold.value is None
+                    else verdicts[name].astype(float)
+                )
             rows.append(
                 _judge_row(
                     name,
@@ -244,6 +260,11 @@ def assemble(
                 )
             )
             flags += _flags(name, report)
+        if verdicts and len(h_pass[~h_pass.index.isin(dev)]):
+            panel[str(g.rubric)] = rubric_panel(
+                verdicts, shares, h_pass, as_pass(g.raw_labels, level), trajs, dev=dev,
+                method=slice_method, n_boot=n_boot, seed=seed,
+            )  # fmt: skip
     sources, ceilings, label_pass = [], [], {}
     n_labeled, tied = 0, []
     for g in label_groups:
@@ -319,6 +340,7 @@ def assemble(
         inconsistent_as=inconsistent_as,
         jury=jury,
         notes=notes,
+        panel=panel,
     )
     for row in categorical:
         first = row.calibration.first_position
@@ -348,6 +370,7 @@ def assemble(
         tied_items=sorted(set(tied)),
         n_gate_failed=n_gate_failed,
         categorical=categorical,
+        panel=panel,
     )
 
 

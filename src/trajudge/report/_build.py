@@ -130,6 +130,7 @@ def _finish(
         calibration=parts.calibration,
         categorical=parts.categorical,
         alignment=list(alignment),
+        panel=parts.panel,
     )
     if tables.trajs is None:
         report.notes.append("no task ids: pass^k and pass@k need the task of each item")

@@ -20,6 +20,7 @@ from trajudge.calibration import (
     analyze_categorical,
     categorical_items,
 )
+from trajudge.calibration.panel import alt_test
 
 JURY = "jury"
 
@@ -111,6 +112,25 @@ def jury_rows(judgments: pd.DataFrame, kind: str, inconsistent_as: str | None) -
     return out
 
 
+def categorical_panel(
+    judgments: pd.DataFrame, labels: pd.DataFrame, *, kind: str, inconsistent_as: str | None
+) -> dict[str, Any]:
+    """The alt-test of each pairwise or nominal judge: its aggregate category per item
+    against the labellers' own labels (an adjudication is no annotator)."""
+    own = labels[~labels["annotator"].astype(str).str.startswith("adjudication:")]
+    own = own.dropna(subset=["label"])
+    out: dict[str, Any] = {"slices": [], "jury": None, "alt_test": {}, "notes": []}
+    n = own["annotator"].nunique()
+    if n < 3:
+        out["notes"].append(f"alternative annotator test: needs 3 or more annotators, {n} labelled")
+        return out
+    for judge, rows in judgments.groupby("judge", sort=True):
+        verdict = categorical_items(rows, kind=kind, inconsistent_as=inconsistent_as)["verdict"]
+        found = alt_test(judge=verdict.dropna(), annotators=own[["item", "annotator", "label"]])
+        out["alt_test"][str(judge)] = found.to_dict()
+    return out
+
+
 def assemble_categorical(
     groups: Sequence[CategoricalTables],
     *,
@@ -119,9 +139,11 @@ def assemble_categorical(
     inconsistent_as: str | None,
     jury: bool,
     notes: list[str],
+    panel: dict[str, dict[str, Any]] | None = None,
 ) -> tuple[list[CategoricalRow], dict[str, CategoricalResult]]:
     """Calibrate the judges of every categorical rubric (and, with ``jury``, the jury of the
-    judges of each rubric that has two or more)."""
+    judges of each rubric that has two or more). ``panel`` receives, per rubric, the
+    alternative annotator test of each judge (``report.panel``)."""
     rows: list[CategoricalRow] = []
     results: dict[str, CategoricalResult] = {}
     for g in groups:
@@ -148,6 +170,13 @@ def assemble_categorical(
             f"rubric {g.rubric}: {g.kind} verdicts ({g.kind_source}); an item whose two orders "
             f"disagree counts as {next(iter(result.judges.values())).inconsistent_as!r}"
         )
+        if panel is not None:
+            panel[str(g.rubric)] = categorical_panel(
+                judgments[judgments["judge"] != JURY],
+                g.labels,
+                kind=g.kind,
+                inconsistent_as=inconsistent_as,
+            )
         for judge, report in result.judges.items():
             name = f"{judge}:{g.rubric}" if _several_rubrics(groups, judge) else judge
             mine = judgments[judgments["judge"] == judge]

@@ -185,6 +185,8 @@ class Report:
     # --strategy active: per rubric with a stored design, how its labels were drawn and the
     # weighted estimates and stopping status (trajudge.calibration.active.active_summary)
     labels_drawn: list[dict[str, Any]] = field(default_factory=list)
+    # per rubric: agreement by slice, the Dawid-Skene jury, the alternative annotator test
+    panel: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def labels_phrase(self) -> str:
@@ -228,6 +230,7 @@ class Report:
             "categorical_judges": [c.to_dict() for c in self.categorical],
             "alignment": [{k: v for k, v in a.items() if k != "rubric"} for a in self.alignment],
             "labels_drawn": self.labels_drawn,
+            "panel": self.panel,
         }
 
 

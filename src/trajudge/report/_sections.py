@@ -17,6 +17,7 @@ from trajudge.report._numbers import fmt, fmt_est
 from trajudge.report._rubrics import threshold_text
 from trajudge.report._section import Section
 from trajudge.report._sections_categorical import categorical_sections
+from trajudge.report.panel._sections import panel_sections
 
 DASH = "—"
 _MAX_IDS = 12
@@ -370,6 +371,7 @@ def sections(report: Report, *, compact: bool = False) -> list[Section]:
         # only pairwise / nominal judges: no pass/fail, no pass^k, no agent runs to show
         out = categorical_sections(report, intervals=not compact)
         out += [_ceiling(report), _budget(report)]
+        out += panel_sections(report.panel, compact=compact)
         return out + [s for s in (_gates(report),) if s is not None] + [_notes(report)]
     out = [
         main_table(report, intervals=not compact),
@@ -386,6 +388,7 @@ def sections(report: Report, *, compact: bool = False) -> list[Section]:
     ]
     out += [s for s in (_coverage(report), _gates(report), _labels_drawn(report)) if s]
 
+    out += panel_sections(report.panel, compact=compact)
     out += alignment_sections(report.alignment, report.ks)
     out += [_usage(report), _notes(report)]
     return out

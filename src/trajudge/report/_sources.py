@@ -445,11 +445,17 @@ def store_inputs(
             row["length"] = render_length(t)
             row["agent_model"] = _none(t.metadata.get("model"))
             row["tags"] = detect_boundary_tags(t)
+            # what the per-slice agreement reads: the tool set and the scalar metadata
+            row["tools"] = "+".join(sorted({s.tool for s in t.steps})) or "no tool"
+            row["meta"] = {
+                k: v for k, v in t.metadata.items() if isinstance(v, str | int | float | bool)
+            }
             rows.append(row)
             yield t
 
     fp = fingerprint(each())
-    trajs = pd.DataFrame(rows, columns=[*_COLUMNS, "system", "length", "agent_model", "tags"])
+    extra = ["system", "length", "agent_model", "tags", "tools", "meta"]
+    trajs = pd.DataFrame(rows, columns=[*_COLUMNS, *extra])
     results = store.gate_results(dataset, gates)
     trajs["gates_passed"] = [results.get(i) for i in trajs["trajectory_id"]]
     notes: list[str] = []

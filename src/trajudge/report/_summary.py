@@ -9,6 +9,7 @@ from trajudge.judges.calls._local import LOCAL_DESCRIPTIONS, LOCAL_PREFIX
 from trajudge.report._alignment import alignment_summary
 from trajudge.report._model import JudgeRow, Report, SourceResult
 from trajudge.report._numbers import fmt, fmt_est
+from trajudge.report.panel._sections import panel_summary
 
 
 def _pass(src: SourceResult | None, k: int) -> str:
@@ -126,6 +127,7 @@ def summary_lines(report: Report) -> list[str]:
             f"judge {flag.judge}: {flag.probe.replace('_', ' ')} bias flagged "
             f"({fmt_est(flag.estimate)}; {flag.rule})."
         )
+    lines += panel_summary(report.panel)
     lines += report.fingerprint_changes
     lines += alignment_summary(report)
     if report.gates:

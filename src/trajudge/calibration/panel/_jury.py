@@ -1,0 +1,161 @@
+"""The Dawid-Skene jury against majority, mean and the best single judge, on holdout items.
+
+The jury learns whom to trust on the dev items, where judges and annotators rated the same
+items: Dawid-Skene over all of them gives each judge a confusion matrix. On the holdout items
+the jury reads the judges only, through those matrices, and is scored against the
+annotators' consensus there, as is every judge alone, the majority of the judges and the
+mean of their pass shares. The best single judge is the one with the best kappa on dev (the
+choice a team would make without the jury), and the difference of kappa between the jury and
+it gets a paired task-clustered bootstrap interval.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from trajudge.calibration._agreement import cohen_kappa, kappa_from_counts
+from trajudge.calibration._bootstrap import (
+    SumStatistic,
+    cluster_bootstrap_many,
+    item_codes,
+    per_item_sums,
+)
+from trajudge.calibration._estimate import Estimate
+from trajudge.calibration.panel._dawid_skene import DawidSkene, dawid_skene
+
+
+@dataclass(frozen=True)
+class JuryComparison:
+    """Kappa on holdout of the Dawid-Skene jury, majority, mean and every judge alone.
+
+    ``kappa`` maps ``"dawid-skene"``, ``"majority"``, ``"mean"`` and each judge to its kappa
+    against the holdout consensus (with a task-clustered interval); ``best`` is the judge with
+    the best kappa on dev; ``diff`` the jury's kappa minus the best judge's (paired
+    interval); ``model`` the Dawid-Skene fit on dev (its weights are the judges' and
+    annotators' say).
+    """
+
+    kappa: dict[str, Estimate]
+    best: str
+    diff: Estimate
+    model: DawidSkene
+    n_dev: int
+    n_holdout: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kappa": {k: v.to_dict() for k, v in self.kappa.items()},
+            "best_single_judge": self.best,
+            "diff_vs_best": self.diff.to_dict(),
+            "dawid_skene": self.model.to_dict(),
+            "n_dev": self.n_dev,
+            "n_holdout": self.n_holdout,
+        }
+
+
+def _long(shares: pd.DataFrame) -> pd.DataFrame:
+    """Judges' verdicts (share > 1/2 is a pass) as ``item, rater, label`` rows."""
+    stacked = shares.stack()
+    long = pd.DataFrame(
+        {
+            "item": stacked.index.get_level_values(0),
+            "rater": [str(r) for r in stacked.index.get_level_values(1)],
+            "share": stacked.to_numpy(dtype=float),
+        }
+    )
+    return long.assign(label=(long["share"] > 0.5).astype(int))[["item", "rater", "label"]]
+
+
+def jury_comparison(
+    *,
+    judges: pd.DataFrame,
+    annotators: pd.DataFrame,
+    reference: pd.Series,
+    tasks: pd.Series,
+    holdout: pd.Series,
+    n_boot: int = 2000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> JuryComparison:
+    """Fit Dawid-Skene on dev, compare juries and judges on holdout (module docstring).
+
+    Parameters
+    ----------
+    judges : DataFrame
+        Index item, one column per judge: its pass share over its calls (0..1; a verdict
+        0/1 is a share too), NaN where it gave no verdict. At least two judges.
+    annotators : DataFrame
+        ``item, annotator, label`` (0/1) rows: the human labels.
+    reference : Series
+        Item -> 0/1: the annotators' consensus, the truth on holdout.
+    tasks, holdout : Series
+        Item -> task (the bootstrap's unit), item -> True for holdout items.
+    n_boot, seed, level :
+        Resamples, generator seed, interval level.
+
+    Returns
+    -------
+    JuryComparison
+    """
+    if judges.shape[1] < 2:
+        raise ValueError("a jury needs at least two judges")
+    is_holdout = holdout.reindex(judges.index).fillna(False).astype(bool)
+    dev_items, test_items = judges.index[~is_holdout], judges.index[is_holdout]
+    humans = annotators.rename(columns={"annotator": "rater"})[["item", "rater", "label"]]
+    humans = humans.assign(rater="human:" + humans["rater"].astype(str))
+    ratings = pd.concat(
+        [_long(judges.loc[dev_items]), humans[humans["item"].isin(set(dev_items))]],
+        ignore_index=True,
+    )
+    model = dawid_skene(ratings=ratings, classes=[0, 1])
+    test = [i for i in test_items if i in reference.index]
+    dev = [i for i in dev_items if i in reference.index]
+    verdicts = (judges > 0.5).astype(float).where(judges.notna())
+    found = _long(judges.loc[test])
+    post = model.predict(found)[1].reindex(test) if len(found) else pd.Series(np.nan, index=test)
+    votes = verdicts.loc[test]
+    calls = {
+        "dawid-skene": (post > 0.5).astype(float).where(post.notna()),
+        # an even split is a fail, as in the report's own jury
+        "majority": (votes.sum(axis=1) > votes.notna().sum(axis=1) / 2).astype(float),
+        "mean": (judges.loc[test].mean(axis=1) > 0.5).astype(float),
+        **{str(j): verdicts.loc[test, j] for j in judges.columns},
+    }
+    truth = reference.reindex(test).astype(float)
+
+    def dev_kappa(j: Any) -> float:
+        v = verdicts.loc[dev, j]
+        ok = v.notna()
+        k = cohen_kappa(reference.reindex(dev)[ok].astype(float), v[ok], labels=[0.0, 1.0])
+        return -np.inf if np.isnan(k) else k
+
+    best = str(max(judges.columns, key=dev_kappa))
+    names = list(calls)
+    rows = np.zeros((len(test), 4 * len(names)))
+    for j, name in enumerate(names):
+        v = calls[name].to_numpy(dtype=float)
+        ok = ~np.isnan(v) & ~np.isnan(truth.to_numpy())
+        cell = (truth.to_numpy()[ok] * 2 + v[ok]).astype(int)
+        rows[np.flatnonzero(ok), 4 * j + cell] = 1.0
+    codes, n_tasks = item_codes(tasks.reindex(test).astype(str).to_numpy())
+    sums = per_item_sums(codes, n_tasks, rows)
+
+    def kappa_of(j: int) -> SumStatistic:
+        return lambda x: kappa_from_counts(x[..., 4 * j : 4 * j + 4].reshape(*x.shape[:-1], 2, 2))
+
+    stats = {name: kappa_of(j) for j, name in enumerate(names)}
+    jury, top = kappa_of(0), kappa_of(names.index(best))
+    stats["diff"] = lambda x: jury(x) - top(x)
+    got = cluster_bootstrap_many(sums, stats, n_boot=n_boot, seed=seed, level=level)
+    return JuryComparison(
+        kappa={name: got[name][0] for name in names},
+        best=best,
+        diff=got["diff"][0],
+        model=model,
+        n_dev=len(dev),
+        n_holdout=len(test),
+    )
