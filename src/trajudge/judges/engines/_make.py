@@ -44,6 +44,7 @@ def make_engine(
     if workers is not None and name != "processes":
         raise InputError("--workers", reason="worker processes apply to --engine processes")
     if name == "processes":
+        # imported here: like the other engines, loaded only by the runs that use it
         from trajudge.judges.engines._procs import ProcessEngine
 
         width = concurrency or max((j.spec.concurrency for j in judges), default=1)
