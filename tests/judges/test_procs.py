@@ -243,7 +243,8 @@ def test_cancel_stops_the_workers(fake_llm: FakeLLM, tmp_path: Path) -> None:
         with pytest.raises(asyncio.CancelledError):
             await task
 
-    run_sync(asyncio.wait_for(run_and_cancel(), 120))
+    # generous: two workers start (a Python start and a litellm import each) on a loaded machine
+    run_sync(asyncio.wait_for(run_and_cancel(), 480))
     assert len(seen) == 2 and engine.pool is None
     assert _gone(seen)  # stopped (and reaped) before the cancelled run returned
     store.close()
