@@ -40,6 +40,12 @@ what the code costs with the least interference, as ``timeit`` takes it.
 2,000 calls at concurrency 64 and 4,000 at 256), so that the client side, not the server, is
 what limits the throughput at high concurrency.
 
+``--processes`` adds a side ``processes``: the trajudge run with ``--engine processes``
+(:class:`trajudge.judges.ProcessEngine`, one worker process per CPU), its workers started by
+the warm-up run (the ``warm-up`` time printed includes their start: spawning a Python process
+that imports litellm) and kept for the timed runs, as the other sides' imports and clients
+are; its CPU seconds include its workers'.
+
 ``--before REF`` adds the code of a git ref (``git archive REF src`` into a temporary folder)
 as a third side, ``before``, so that old and new code are measured in the same rounds.
 ``--profile`` then runs each trajudge side once more under cProfile and prints the top entries
@@ -69,6 +75,8 @@ import time
 import urllib.request
 from pathlib import Path
 from typing import Any
+
+import psutil  # type: ignore[import-untyped]
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
@@ -215,10 +223,29 @@ def _top(prof: cProfile.Profile) -> str:
 
 
 def run_trajudge(
-    folder: Path, api_base: str, concurrency: int, profile: bool = False, repeat: int = 1
+    folder: Path,
+    api_base: str,
+    concurrency: int,
+    profile: bool = False,
+    repeat: int = 1,
+    processes: bool = False,
 ) -> dict[str, Any]:
-    from trajudge.judges import Judge, JudgeSpec, ResponseCache, score_dataset
+    from trajudge.judges import Judge, JudgeSpec, ProcessEngine, ResponseCache, score_dataset
     from trajudge.store import Store
+
+    # --engine processes: workers started by the warm-up run and kept for the timed runs
+    # (as the other sides' imports and clients are), stopped at the end
+    engine = ProcessEngine(concurrency, keep_workers=True) if processes else None
+
+    def cpu_now() -> float:
+        """CPU seconds of this process and of the engine's workers (alive, not yet reaped:
+        ``process_time`` would miss them)."""
+        total = time.process_time()
+        for pid in engine.pids() if engine is not None else []:
+            times = psutil.Process(pid).cpu_times()
+            total += times.user + times.system
+        return total
+
     from trajudge.trajectories import Trajectory
 
     def load(name: str) -> list[Trajectory]:
@@ -235,19 +262,23 @@ def run_trajudge(
         store.import_dataset("bench", bench)
         store.import_dataset("copy", bench)
         cache = ResponseCache(Path(tmp) / "cache.db")
-        score_dataset(store, "warm", [Judge(spec, cache=cache)], concurrency=concurrency)
+        t0 = time.perf_counter()
+        score_dataset(
+            store, "warm", [Judge(spec, cache=cache)], concurrency=concurrency, engine=engine
+        )
+        out["warm_s"] = time.perf_counter() - t0
 
         def timed(phase: str, dataset: str) -> Any:
             judge = Judge(spec, cache=cache)  # a new judge per run, as a new `trajudge judge`
             prof = cProfile.Profile() if profile else None
-            t0, c0 = time.perf_counter(), time.process_time()
+            t0, c0 = time.perf_counter(), cpu_now()
             if prof is not None:
                 prof.enable()
-            summary = score_dataset(store, dataset, [judge], concurrency=concurrency)
+            summary = score_dataset(store, dataset, [judge], concurrency=concurrency, engine=engine)
             if prof is not None:
                 prof.disable()
             out[f"{phase}_s"] = time.perf_counter() - t0
-            out[f"{phase}_cpu_s"] = time.process_time() - c0
+            out[f"{phase}_cpu_s"] = cpu_now() - c0
             if prof is not None:
                 profiles[phase] = _top(prof)
             return summary
@@ -259,11 +290,15 @@ def run_trajudge(
                 fresh = Store(f"sqlite:///{other}/bench.db")
                 fresh.import_dataset("bench", bench)
                 fresh_cache = ResponseCache(Path(other) / "cache.db")
-                t0, c0 = time.perf_counter(), time.process_time()
+                t0, c0 = time.perf_counter(), cpu_now()
                 done = score_dataset(
-                    fresh, "bench", [Judge(spec, cache=fresh_cache)], concurrency=concurrency
+                    fresh,
+                    "bench",
+                    [Judge(spec, cache=fresh_cache)],
+                    concurrency=concurrency,
+                    engine=engine,
                 )
-                runs.append((time.perf_counter() - t0, time.process_time() - c0))
+                runs.append((time.perf_counter() - t0, cpu_now() - c0))
                 assert done.judged == len(bench), f"repeat {k}: {done}"
                 fresh.close()
                 fresh_cache.close()
@@ -278,6 +313,8 @@ def run_trajudge(
         out["stored_resumed"], out["cached_hits"] = stored.resumed, cached.cache_hits
         store.close()
         cache.close()
+    if engine is not None:
+        engine.close()
     if profile:
         out["profiles"] = profiles
     return out
@@ -295,7 +332,14 @@ def side_main(args: argparse.Namespace) -> None:
             frozen=args.side == "frozen",
         )
     else:
-        result = run_trajudge(folder, args.api_base, args.concurrency, args.profile, args.repeat)
+        result = run_trajudge(
+            folder,
+            args.api_base,
+            args.concurrency,
+            args.profile,
+            args.repeat,
+            processes=args.side == "processes",
+        )
     print(json.dumps(result))
 
 
@@ -338,6 +382,16 @@ def main() -> int:
     parser.add_argument(
         "--latency", type=float, default=0.0, help="seconds the fake server waits per answer"
     )
+    parser.add_argument(
+        "--processes",
+        action="store_true",
+        help="add trajudge with --engine processes (one worker per CPU) as a side",
+    )
+    parser.add_argument(
+        "--no-local",
+        action="store_true",
+        help="leave out the trajudge side with the local engine (shorter rounds)",
+    )
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--side", help=argparse.SUPPRESS)
     parser.add_argument("--data", help=argparse.SUPPRESS)
@@ -362,9 +416,13 @@ def main() -> int:
         with tempfile.TemporaryDirectory() as tmp:
             folder = Path(tmp)
             write_data(folder, args.n, args.concurrency, api_base)
-            sides = {"plain": ROOT / "src", "trajudge": ROOT / "src"}
+            sides = {"plain": ROOT / "src"}
+            if not args.no_local:
+                sides["trajudge"] = ROOT / "src"
             if args.frozen:
                 sides["frozen"] = ROOT / "src"
+            if args.processes:
+                sides["processes"] = ROOT / "src"
             if args.before:
                 sides["before"] = export_ref(args.before, folder / "before")
             return report(args, sides, folder, api_base)
@@ -411,7 +469,8 @@ def report(args: argparse.Namespace, sides: dict[str, Path], folder: Path, api_b
                     f"  stored re-run {res['stored_s']:.3f} s"
                     f"  cached re-run {res['cached_s']:.3f} s  (judged {res['first_judged']},"
                     f" errors {res['first_errors']}, re-run calls {res['rerun_calls']},"
-                    f" resumed {res['stored_resumed']}, hits {res['cached_hits']})"
+                    f" resumed {res['stored_resumed']}, hits {res['cached_hits']};"
+                    f" warm-up {res['warm_s']:.1f} s)"
                 )
             print(line, flush=True)
     med = {s: statistics.median(x["first_s"] for x in results[s]) for s in names}

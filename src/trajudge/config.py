@@ -136,7 +136,8 @@ class LayersConfig(_Section):
 
 class TrajudgeConfig(_Section):
     """The whole ``trajudge.yaml``. ``db`` is the store's SQLAlchemy URL (default: the CLI's);
-    ``engine`` runs the judge calls (``local``, ``batch``: see ``trajudge.judges.ENGINES``)."""
+    ``engine`` runs the judge calls (``local``, ``processes``, ``ray``, ``batch``: see
+    ``trajudge.judges.ENGINES``)."""
 
     db: str | None = None
     dataset: DatasetConfig = Field(default_factory=DatasetConfig)

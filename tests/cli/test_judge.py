@@ -311,7 +311,10 @@ def test_an_unknown_engine_is_one_red_line(db_url: str, tmp_path: Path, where: s
     result = run("ds", *args, "--db", db_url, "--no-cache")
     assert result.exit_code == 2
     lines = [line for line in result.output.splitlines() if line.strip()]
-    assert len(lines) == 1 and "unknown engine 'spark': choose local, ray, batch" in lines[0], lines
+    assert (
+        len(lines) == 1
+        and "unknown engine 'spark': choose local, processes, ray, batch" in lines[0]
+    ), lines
     if where == "config":
         assert "trajudge.yaml" in lines[0] and "engine" in lines[0]
 

@@ -283,7 +283,10 @@ def test_cli_engine_option_and_config(ray_cluster: Any, fake_llm: FakeLLM, tmp_p
     bad = CliRunner().invoke(
         app, ["judge", "ds", "--config", str(config), "--db", f"sqlite:///{db}", "--engine", "x"]
     )
-    assert bad.exit_code == 2 and "unknown engine 'x': choose local, ray, batch" in bad.output
+    assert (
+        bad.exit_code == 2
+        and "unknown engine 'x': choose local, processes, ray, batch" in bad.output
+    )
 
 
 def test_engine_selection_refuses_what_it_cannot_do() -> None:

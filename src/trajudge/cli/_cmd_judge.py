@@ -219,7 +219,14 @@ def judge_command(
         typer.Option(
             "--engine",
             help=f"What runs the calls: {', '.join(ENGINES)} (default: the config's engine:, "
-            "else local). ray: a Ray cluster; batch: the provider's batch API, resumable.",
+            "else local). processes: worker processes on this machine (every core); ray: a "
+            "Ray cluster; batch: the provider's batch API, resumable.",
+        ),
+    ] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            "--workers", min=1, help="Processes of --engine processes (default: one per CPU)."
         ),
     ] = None,
     address: Annotated[
@@ -297,6 +304,8 @@ def judge_command(
             address = cfg.address
         if address is not None and engine_name != "ray":
             raise InputError("--address", reason="a cluster address applies to --engine ray")
+        if workers is not None and engine_name != "processes":
+            raise InputError("--workers", reason="worker processes apply to --engine processes")
     except InputError:
         if response_cache is not None:
             response_cache.close()
@@ -333,6 +342,7 @@ def judge_command(
         judges=judges,
         concurrency=concurrency,
         address=address,
+        workers=workers,
         notify=lambda line: progress.console.print(line, highlight=False, markup=False),
     )
     try:

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from trajudge.judges.engines._base import Engine, LocalEngine
     from trajudge.judges.engines._make import make_engine
     from trajudge.judges.engines._names import ENGINES, check_engine
+    from trajudge.judges.engines._procs import ProcessEngine
     from trajudge.judges.engines._ray import RayEngine
     from trajudge.judges.engines.batch._engine import ProviderBatchEngine
     from trajudge.judges.engines.batch._results import batch_cost
@@ -131,6 +132,7 @@ __all__ = [
     "Order",
     "PlanItem",
     "PreparedCall",
+    "ProcessEngine",
     "Prompt",
     "ProviderBatchEngine",
     "RateLimiter",
@@ -194,6 +196,7 @@ _EXPORTS = {
     "write_rubric": "trajudge.judges.prompts._fewshot",
     "Limiter": "trajudge.judges.calls._client",
     "RayEngine": "trajudge.judges.engines._ray",
+    "ProcessEngine": "trajudge.judges.engines._procs",
     "ENGINES": "trajudge.judges.engines._names",
     "check_engine": "trajudge.judges.engines._names",
     "make_engine": "trajudge.judges.engines._make",

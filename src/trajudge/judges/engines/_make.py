@@ -22,13 +22,16 @@ def make_engine(
     judges: Sequence[Judge] = (),
     concurrency: int | None = None,
     address: str | None = None,
+    workers: int | None = None,
     notify: Callable[[str], None] | None = None,
 ) -> Engine | None:
     """The engine called ``name`` (one of :data:`trajudge.judges.ENGINES`; None is ``local``).
     The one place that turns an engine name into an engine.
 
     ``local`` gives None: the runner's default, a :class:`LocalEngine` of the batch's
-    concurrency. ``ray`` runs the calls on the Ray cluster at ``address`` (``auto``,
+    concurrency. ``processes`` runs the calls in ``workers`` processes on this machine
+    (default: one per CPU) with ``concurrency`` calls in flight (default: the largest judge
+    ``concurrency``). ``ray`` runs the calls on the Ray cluster at ``address`` (``auto``,
     ``ray://host:10001``; default: start or join a local one) with ``concurrency`` calls in
     flight (default: the largest judge ``concurrency``; on a PostgreSQL ``store`` its workers
     write the judgments of ``dataset`` themselves). ``batch`` submits them through the
@@ -38,6 +41,14 @@ def make_engine(
     name = "local" if name is None else check_engine(name)
     if address is not None and name != "ray":
         raise InputError("--address", reason="a cluster address applies to --engine ray")
+    if workers is not None and name != "processes":
+        raise InputError("--workers", reason="worker processes apply to --engine processes")
+    if name == "processes":
+        # imported here: like the other engines, loaded only by the runs that use it
+        from trajudge.judges.engines._procs import ProcessEngine
+
+        width = concurrency or max((j.spec.concurrency for j in judges), default=1)
+        return ProcessEngine(width, workers=workers)
     if name == "ray":
         # imported here: Ray takes seconds to import, and most runs never use it
         from trajudge.judges.engines._ray import RayEngine

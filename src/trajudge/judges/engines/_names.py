@@ -8,7 +8,7 @@ from __future__ import annotations
 from trajudge.core import InputError
 
 #: Engine names for ``--engine`` and ``engine:`` (see :func:`trajudge.judges.make_engine`).
-ENGINES = ("local", "ray", "batch")
+ENGINES = ("local", "processes", "ray", "batch")
 
 
 def check_engine(name: str, where: str = "--engine") -> str:

@@ -53,7 +53,8 @@ from trajudge._cluster import connect
 from trajudge.judges.calls._call import PreparedCall
 from trajudge.judges.calls._client import CallResult, _one_line
 from trajudge.judges.engines._base import Emit, drain
-from trajudge.judges.engines._ray_worker import RateActor, WorkerActor, _Where, _Wire, _wire
+from trajudge.judges.engines._ray_worker import RateActor, WorkerActor
+from trajudge.judges.engines._wire import _Where, _Wire, _wire
 
 if TYPE_CHECKING:
     from trajudge.judges.calls._judge import Judge

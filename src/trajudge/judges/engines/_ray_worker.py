@@ -7,8 +7,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import os
-import time
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from trajudge.judges.calls._call import PreparedCall, finish
@@ -18,74 +16,12 @@ from trajudge.judges.calls._client import (
     _import_litellm,
     use_bundled_litellm_tables,
 )
-from trajudge.rubrics._rubric import Rubric
-from trajudge.rubrics._schema import verdict_model
+from trajudge.judges.engines._wire import RateActor, _Facts, _Where, _Wire, open_wire
+
+__all__ = ["RateActor", "WorkerActor"]
 
 if TYPE_CHECKING:
-    from trajudge.judges.calls._judge import Judge
-    from trajudge.judges.calls._spec import JudgeSpec
     from trajudge.store import Store
-
-#: LLMClient fields not copied to a worker (the cache stays with the driver).
-_NOT_SENT = {"cache", "limiter", "_states", "rpm"}
-
-
-@dataclass(frozen=True)
-class _Facts:
-    """What :func:`~trajudge.judges.calls._call.finish` reads of a judge, for a worker to make the
-    judgment itself (the :class:`~trajudge.judges.Judge` holds its client and cache)."""
-
-    name: str
-    spec: JudgeSpec
-    rubric: Rubric
-    rubric_version: str
-    config_sha256: str
-    config_json: str
-    #: the verdict model finish() checks verdicts with: built again in the worker (``_add``)
-    verdict_model: Any = None
-
-
-@dataclass(frozen=True)
-class _Wire:
-    """What a worker needs to call a judge's model: the client's settings and the rubric
-    (the verdict model is built again from it: same schema, same validation), and the
-    judge's facts for the judgments it writes."""
-
-    client: dict[str, Any]
-    rubric: Rubric
-    reasoning_chars: int
-    rate: Any  # the handle of the judge's rate actor, or None
-    facts: _Facts
-
-
-def _wire(judge: Judge, rate: Any) -> _Wire:
-    client = judge.client()
-    settings = {
-        f.name: getattr(client, f.name)
-        for f in dataclasses.fields(client)
-        if f.name not in _NOT_SENT
-    }
-    facts = _Facts(
-        judge.name,
-        judge.spec,
-        judge.rubric,
-        judge.rubric_version,
-        judge.config_sha256,
-        judge.config_json,
-    )
-    return _Wire(settings, judge.rubric, judge.reasoning_chars, rate, facts)
-
-
-@dataclass(frozen=True)
-class _Where:
-    """Which judgment a call fills: the fields of its :class:`PreparedCall` but the judge,
-    the messages and the parameters."""
-
-    trajectory_id: str
-    other_id: str | None
-    order: Any
-    sample: int
-    shown: tuple[str, ...]
 
 
 class _Sink:
@@ -144,22 +80,6 @@ class _SharedRate:
             await asyncio.sleep(delay)
 
 
-class RateActor:
-    """One judge's requests-per-minute limit for the whole cluster: request starts are spaced
-    ``60 / rpm`` seconds apart (wall clock of the actor's machine)."""
-
-    def __init__(self, rpm: float) -> None:
-        self.interval = 60.0 / rpm
-        self._next = 0.0
-
-    def reserve(self) -> float:
-        """Seconds the caller waits before it starts its request."""
-        now = time.time()
-        start = max(now, self._next)
-        self._next = start + self.interval
-        return start - now
-
-
 class WorkerActor:
     """Calls judges' models (an async actor: many calls in flight at once)."""
 
@@ -172,10 +92,7 @@ class WorkerActor:
             self._add(idx, wire)
 
     def _add(self, idx: int, wire: _Wire) -> None:
-        limiter = None if wire.rate is None else _SharedRate(wire.rate)
-        client = LLMClient(**wire.client, limiter=limiter)
-        model = verdict_model(wire.rubric, max_reasoning_chars=wire.reasoning_chars)
-        self._judges[idx] = (client, model, dataclasses.replace(wire.facts, verdict_model=model))
+        self._judges[idx] = open_wire(wire, None if wire.rate is None else _SharedRate(wire.rate))
 
     async def add(self, idx: int, wire: _Wire) -> None:
         self._add(idx, wire)
