@@ -97,7 +97,7 @@ def import_command(
 
     if is_backend_url(source):
         # imported on use: a file's import does not load the backends' command
-        from trajudge.cli._cmd_import_backend import pull_command
+        from trajudge.cli._import_backend import pull_command
 
         pull_command(
             source,
