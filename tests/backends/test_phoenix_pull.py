@@ -3,6 +3,7 @@ same run's OTLP file, incremental pulls, and one line with exit code 2 for every
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -191,3 +192,21 @@ def test_a_page_failing_mid_pull_resumes_from_the_last_complete_page(
     for k, t in stored_before.items():
         assert set(t.metadata["trace_ids"]) <= set(expected[k].metadata["trace_ids"])
         assert t.usage.prompt_tokens in (sum(i for i, _ in S.USAGE[:2]), 970)
+
+
+def test_phoenix_own_otlp_dump_reads_as_the_same_trajectory(
+    phoenix: Phoenix, traced_run: TracedRun, tmp_path: Path
+) -> None:
+    """Phoenix's ``/spans/otlpv1`` spells out every AnyValue field, the unset ones null: the
+    integers (token counts) are read, not taken for the null string value."""
+    import httpx
+
+    r = httpx.get(f"{phoenix.url}/v1/projects/airline/spans/otlpv1", params={"limit": 1000})
+    scope = {"scope": {"name": "phoenix"}, "spans": r.json()["data"]}
+    doc = {"resourceSpans": [{"resource": {"attributes": []}, "scopeSpans": [scope]}]}
+    dump = tmp_path / "dump.json"
+    dump.write_text(json.dumps(doc))
+    [dumped] = read_trajectories(dump, fmt="otel").trajectories
+    [from_file] = read_trajectories(traced_run.file, fmt="otel").trajectories
+    assert _comparable(dumped) == _comparable(from_file)
+    assert dumped.usage.prompt_tokens == 970
