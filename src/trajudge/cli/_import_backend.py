@@ -51,13 +51,11 @@ def pull_command(
                 since=start,
                 until=end,
                 accept_loss=accept_loss,
+                strict=strict,
                 progress=progress,
             )
     finally:
         store.close()
-    if strict and summary.ignored:
-        # the pages before were stored: --strict refuses what it saw, and says so
-        raise InputError(url.shown, reason="; ".join(summary.ignored.lines()) + " (--strict)")
     opened = (
         f"; {counted(summary.open_traces, 'trace')} still open, left for the next pull"
         if summary.open_traces
