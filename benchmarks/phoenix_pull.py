@@ -102,6 +102,7 @@ def _same(a: Store, b: Store) -> tuple[bool, int]:
 
 
 def main() -> int:
+    sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--n", type=int, default=10_000, help="traces (two per conversation)")
     args = parser.parse_args()

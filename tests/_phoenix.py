@@ -151,7 +151,7 @@ class Phoenix:
         """Trace ``n`` scripted conversations (``conv-phoenix-<first>``...) into ``project`` and
         into the OTLP file ``file`` (appended); returns once the server holds all the spans
         the file holds, and gives their number."""
-        before = len(self.spans(project))
+        before = self.count(project)
         lines_before = file.read_text().count("\n") if file.exists() else 0
         subprocess.run(
             [
@@ -174,14 +174,22 @@ class Phoenix:
             for r in json.loads(line)["resourceSpans"]
             for s in r["scopeSpans"]
         )
-        deadline = time.monotonic() + 600
-        while len(self.spans(project)) < before + written:
+        # Phoenix inserts what it received in batches: wait on its span count (one cheap
+        # GraphQL query, not a read of every span, which would slow the inserts down)
+        deadline = time.monotonic() + 1800
+        while (held := self.count(project)) < before + written:
             if time.monotonic() > deadline:
-                raise RuntimeError(
-                    f"phoenix holds {len(self.spans(project))} spans of {before + written}"
-                )
-            time.sleep(0.2)
+                raise RuntimeError(f"phoenix holds {held} spans of {before + written}")
+            time.sleep(0.5)
         return written
+
+    def count(self, project: str) -> int:
+        """How many spans ``project`` holds (0 for a project not yet made)."""
+        query = "{ projects { edges { node { name recordCount } } } }"
+        r = httpx.post(f"{self.url}/graphql", json={"query": query}, timeout=60)
+        r.raise_for_status()
+        nodes = [e["node"] for e in r.json()["data"]["projects"]["edges"]]
+        return next((int(n["recordCount"]) for n in nodes if n["name"] == project), 0)
 
 
 def phoenix_server() -> Iterator[Phoenix]:

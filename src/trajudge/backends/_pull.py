@@ -10,7 +10,8 @@ complete page, and the next pull resumes there.
 * A trace is complete once its root span (no parent) is in: spans end, and are sent, before
   their parents. A trace without a root is held back (the cursor stays at its first span) until
   its root arrives, or until it has had no new span for :data:`SETTLE_S` (a trace whose root
-  lives in another service never gets one);
+  lives in another service never gets one). Phoenix may store a root before its last
+  children: spans of a trace whose root came on an earlier page are read with the whole trace;
 * a conversation continued in a later pull (a trace sharing the conversation id of a stored
   trajectory), and a trace that gained spans after it was stored, is read again whole: the
   stored trajectory's traces are fetched by id, so a trajectory is never rebuilt from part of
@@ -30,7 +31,7 @@ from typing import Any
 from trajudge.backends._phoenix import PhoenixClient, span_cursor, span_rowid
 from trajudge.backends._phoenix_otlp import nanos, otlp_document
 from trajudge.backends._urls import BackendURL
-from trajudge.core import InputError
+from trajudge.core import InputError, counted
 from trajudge.store import Store
 from trajudge.trajectories import Trajectory, stream_trajectories
 from trajudge.trajectories._census import Loss
@@ -97,37 +98,32 @@ def pull_phoenix(
                 spans, next_cursor = client.span_page(
                     cursor, limit=page, start_time=since, end_time=until
                 )
+                for s in spans:
+                    pending.setdefault(_trace_id(s, url), []).append(s)
+                done, open_first = _complete(client, pending)
+                end: str | None
+                if next_cursor is not None:
+                    end = next_cursor
+                elif spans:
+                    end = span_cursor(span_rowid(spans[-1]["id"]) + 1)
+                else:
+                    end = cursor
+                new_cursor = span_cursor(open_first) if open_first is not None else end
+                traces = {t: pending.pop(t) for t in done}
+                if traces or (new_cursor is not None and new_cursor != cursor):
+                    cut = ((key, new_cursor), (accept, strict))
+                    _store(store, client, url, dataset, traces, *cut, summary)
             except InputError as exc:
-                if summary.pages:
-                    raise InputError(
-                        exc.file,
-                        reason=f"{exc.reason} (after {summary.pages} complete pages, stored; "
-                        "the next pull resumes there)",
-                    ) from None
-                raise
-            for s in spans:
-                pending.setdefault(_trace_id(s, url), []).append(s)
-            done, open_first = _complete(pending)
-            end: str | None
-            if next_cursor is not None:
-                end = next_cursor
-            elif spans:
-                end = span_cursor(span_rowid(spans[-1]["id"]) + 1)
-            else:
-                end = cursor
-            new_cursor = span_cursor(open_first) if open_first is not None else end
-            traces = {t: pending.pop(t) for t in done}
-            if traces or (new_cursor is not None and new_cursor != cursor):
-                _store(
-                    store,
-                    client,
-                    url,
-                    dataset,
-                    traces,
-                    (key, new_cursor),
-                    (accept, strict),
-                    summary,
-                )
+                if not summary.pages:
+                    raise
+                done_pages = counted(summary.pages, "complete page")
+                raise InputError(
+                    exc.file,
+                    record=exc.record,
+                    field=exc.field,
+                    reason=f"{exc.reason} (after {done_pages}, stored; the next pull resumes "
+                    "there)",
+                ) from None
             summary.pages += 1
             summary.open_traces = len(pending)
             if progress is not None:
@@ -144,13 +140,28 @@ def _trace_id(span: Span, url: BackendURL) -> str:
     return tid
 
 
-def _complete(pending: dict[str, list[Span]]) -> tuple[list[str], int | None]:
-    """The traces of ``pending`` that are complete, and the first row id of the others."""
+def _complete(
+    client: PhoenixClient, pending: dict[str, list[Span]]
+) -> tuple[list[str], int | None]:
+    """The traces of ``pending`` that are complete, and the first row id of the others.
+
+    Phoenix's row order is not the order spans ended: a trace's root may be stored before its
+    last children, on an earlier page (that trace was stored then, and is read again now).
+    A trace whose root is not among its pending spans is therefore fetched whole: with its
+    root on the server it is complete (its conversation id, on the root, is known again)."""
+    rootless = [t for t, spans in pending.items() if not any(_is_root(s) for s in spans)]
+    if rootless:
+        fetched: dict[str, list[Span]] = {}
+        for s in client.trace_spans(rootless):
+            fetched.setdefault(s["context"]["trace_id"], []).append(s)
+        for tid, spans in fetched.items():
+            if any(_is_root(s) for s in spans):
+                pending[tid] = spans
     latest = max((nanos(s["end_time"]) for spans in pending.values() for s in spans), default=0)
     done: list[str] = []
     first: int | None = None
     for tid, spans in pending.items():
-        has_root = any(not s.get("parent_id") for s in spans)
+        has_root = any(_is_root(s) for s in spans)
         quiet = latest - max(nanos(s["end_time"]) for s in spans) >= SETTLE_S * 1e9
         if has_root or quiet:
             done.append(tid)
@@ -158,6 +169,10 @@ def _complete(pending: dict[str, list[Span]]) -> tuple[list[str], int | None]:
         low = min(span_rowid(s["id"]) for s in spans)
         first = low if first is None else min(first, low)
     return done, first
+
+
+def _is_root(span: Span) -> bool:
+    return not span.get("parent_id")
 
 
 def _conversation(spans: list[Span]) -> str | None:
