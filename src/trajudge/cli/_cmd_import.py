@@ -1,4 +1,5 @@
-"""``trajudge import``: read a file of trajectories and store it as a dataset."""
+"""``trajudge import``: read a file of trajectories (or pull a tracing backend's new traces)
+and store it as a dataset."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from trajudge.cli._app import DEFAULT_DB, DbOption, app, console, handle_user_errors
-from trajudge.core import counted
+from trajudge.core import InputError, counted
 from trajudge.trajectories import FORMATS
 
 if TYPE_CHECKING:
@@ -19,7 +20,13 @@ if TYPE_CHECKING:
 @app.command("import")
 @handle_user_errors
 def import_command(
-    file: Annotated[Path, typer.Argument(help="The file to import.")],
+    source: Annotated[
+        str,
+        typer.Argument(
+            help="The file to import, or a tracing backend: phoenix+http://HOST:6006/PROJECT.",
+            metavar="FILE|URL",
+        ),
+    ],
     fmt: Annotated[
         str,
         typer.Option("--format", help=f"Input format: {' | '.join(FORMATS)}."),
@@ -63,6 +70,13 @@ def import_command(
     verbose: Annotated[
         bool, typer.Option("--verbose", "-v", help="List every ignored span, message or item.")
     ] = False,
+    since: Annotated[
+        str | None,
+        typer.Option("--since", help="Backend: spans started at or after (2026-01-31, 12h, 7d)."),
+    ] = None,
+    until: Annotated[
+        str | None, typer.Option("--until", help="Backend: spans started before this time.")
+    ] = None,
     db: DbOption = DEFAULT_DB,
 ) -> None:
     """Import trajectories: native JSONL/Parquet, chat logs, OTel traces, τ-bench, τ²-bench,
@@ -74,7 +88,38 @@ def import_command(
 
     A file holding more tool calls, failed calls, user messages or tokens than was read is
     refused (exit 2) unless --accept-loss names that count.
+
+    A backend URL pulls only what is new since the last pull of the same URL into the same
+    dataset (default: the project's name), within --since/--until.
     """
+    from trajudge.backends import is_backend_url
+
+    if is_backend_url(source):
+        from trajudge.cli._cmd_import_backend import pull_command
+
+        pull_command(
+            source,
+            dataset=dataset,
+            since=since,
+            until=until,
+            strict=strict,
+            accept_loss=accept_loss or (),
+            verbose=verbose,
+            db=db,
+            unsupported={
+                "--format": fmt != "auto",
+                "--task-id": task_id is not None,
+                "--trial": trial is not None,
+                "--outcome/--failed": outcome is not None,
+                "--map": mapping is not None,
+                "--per-turn": per_turn,
+            },
+        )
+        return
+    for name, value in (("--since", since), ("--until", until)):
+        if value is not None:
+            raise InputError(name, reason="only for a tracing backend URL, not a file")
+    file = Path(source)
     # imported on use: `trajudge --help` and the other commands do not load this room
     from trajudge.store import Store
     from trajudge.trajectories import ReadOptions, load_mapping, stream_trajectories

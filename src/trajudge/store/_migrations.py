@@ -330,6 +330,30 @@ def _v8_threshold_word(conn: Connection) -> None:
         )
 
 
+def _v9_backends(conn: Connection) -> None:
+    """Two new tables: ``pull_cursors`` (where an incremental pull stopped) and
+    ``export_marks`` (what an export sent to a target that cannot be read back)."""
+    md = MetaData()
+    Table(
+        "pull_cursors",
+        md,
+        Column("dataset", String(200), primary_key=True),
+        Column("source", String(1000), primary_key=True),
+        Column("cursor", Text, nullable=False),
+        Column("updated_at", String(40), nullable=False),
+    )
+    Table(
+        "export_marks",
+        md,
+        Column("target", String(1000), primary_key=True),
+        Column("dataset", String(200), primary_key=True),
+        Column("item", String(400), primary_key=True),
+        Column("sha256", String(64), nullable=False),
+        Column("exported_at", String(40), nullable=False),
+    )
+    md.create_all(conn, checkfirst=True)
+
+
 #: Version -> its upgrade for a database that was created at an earlier version.
 UPGRADES: dict[int, Callable[[Connection], None]] = {
     2: _v2_judge_config,
@@ -339,4 +363,5 @@ UPGRADES: dict[int, Callable[[Connection], None]] = {
     6: _v6_judgment_key,
     7: _v7_leases,
     8: _v8_threshold_word,
+    9: _v9_backends,
 }

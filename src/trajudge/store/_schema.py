@@ -308,6 +308,32 @@ leases = Table(
     Column("expires_at", Float, nullable=False),
 )
 
+# version 9: where an incremental pull from a tracing backend stopped (``trajudge import
+# phoenix+http://...``): one row per (dataset, source), the source being the backend URL without
+# credentials; ``cursor`` is the backend's own position (for Phoenix, the first span not yet
+# taken), written in the same transaction as the trajectories it covers.
+pull_cursors = Table(
+    "pull_cursors",
+    metadata,
+    Column("dataset", String(200), primary_key=True),
+    Column("source", String(1000), primary_key=True),
+    Column("cursor", Text, nullable=False),
+    Column("updated_at", String(40), nullable=False),
+)
+
+# version 9: what ``trajudge export`` has written to a target that cannot be read back (an OTLP
+# collector): one row per (target, item) with the hash of what was sent, so a re-export sends
+# only new or changed items and an interrupted one completes without repeating.
+export_marks = Table(
+    "export_marks",
+    metadata,
+    Column("target", String(1000), primary_key=True),
+    Column("dataset", String(200), primary_key=True),
+    Column("item", String(400), primary_key=True),
+    Column("sha256", String(64), nullable=False),
+    Column("exported_at", String(40), nullable=False),
+)
+
 # Ordered migrations: (version, name). Version 1 creates the tables; each later version has
 # its DDL in ``_migrations.UPGRADES`` for databases created before it, and a test pins the
 # resulting schema (and that an upgraded database equals a new one).
@@ -320,4 +346,5 @@ MIGRATIONS: list[tuple[int, str]] = [
     (6, "judgment key unique with NULL other_id / config_sha256"),
     (7, "leases"),
     (8, "aligned judges say threshold, not cut"),
+    (9, "pull cursors and export marks (tracing backends)"),
 ]

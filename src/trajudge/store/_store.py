@@ -40,6 +40,7 @@ from sqlalchemy.pool import QueuePool, StaticPool
 
 from trajudge.core import InputError, canonical_json, now_iso
 from trajudge.store._aligned import AlignedMixin
+from trajudge.store._backends import BackendsMixin, save_cursor
 from trajudge.store._batches import ProviderBatchesMixin
 from trajudge.store._faults import StoreError, guard_engine
 from trajudge.store._import import check_length, spool_rows, write_rows
@@ -215,7 +216,13 @@ def _lock_schema(conn: Connection) -> None:
 
 
 class Store(
-    JudgmentsMixin, LabelsMixin, PairLabelsMixin, ProviderBatchesMixin, AlignedMixin, LeasesMixin
+    BackendsMixin,
+    JudgmentsMixin,
+    LabelsMixin,
+    PairLabelsMixin,
+    ProviderBatchesMixin,
+    AlignedMixin,
+    LeasesMixin,
 ):
     """Datasets, trajectories, task specs, rule results, judgments and labels.
 
@@ -332,6 +339,7 @@ class Store(
         source: str | None = None,
         source_sha256: str | None = None,
         fmt: str | None = None,
+        cursor: tuple[str, str] | None = None,
     ) -> ImportSummary:
         """Write trajectories (and task specs) in one transaction.
 
@@ -345,6 +353,9 @@ class Store(
 
         A trajectory whose id is already stored with the same content is left alone; one with
         changed content is updated. Ids must be unique, and so must (task_id, trial).
+
+        ``cursor`` = (source, position): an incremental pull's position after these
+        trajectories, saved in the same transaction (see :mod:`trajudge.store._backends`).
         """
         where = source or name
         check_length(where, None, "dataset", name, datasets.c.name)
@@ -371,6 +382,8 @@ class Store(
                 rows = (pickle.load(spool) for _ in range(batches))
                 summary = write_rows(conn, name, rows, where)
                 n_specs = self._write_specs(conn, name, specs or {})
+                if cursor is not None:
+                    save_cursor(conn, name, *cursor)
         return ImportSummary(name, *summary, n_specs)
 
     # -- trajectories -------------------------------------------------------------------------

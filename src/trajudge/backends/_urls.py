@@ -1,0 +1,78 @@
+"""Backend URLs: ``phoenix+http://HOST:PORT/PROJECT``, ``otlp+http://HOST:PORT``,
+``otlp-file:PATH``.
+
+The scheme before ``+`` names the backend, the rest is the server's own URL; the path after it
+names the project (or experiment). Credentials in the URL are used but never shown:
+:attr:`BackendURL.shown` is what messages and the store's cursor table name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import quote, unquote, urlsplit, urlunsplit
+
+from trajudge.core import InputError
+
+
+@dataclass(frozen=True)
+class BackendURL:
+    """A parsed backend URL: ``kind`` (``phoenix``, ``otlp``, ...), the server's base URL
+    (``base``, credentials kept for the request), the ``name`` after it (project) and the URL
+    as shown (``shown``: no credentials)."""
+
+    kind: str
+    base: str
+    name: str
+    shown: str
+    username: str | None = None
+    password: str | None = None
+
+
+def is_backend_url(text: str) -> bool:
+    """Whether ``text`` is a backend URL (``KIND+http(s)://...``) rather than a file."""
+    head, sep, rest = text.partition("+")
+    return bool(sep) and head.isalnum() and rest.startswith(("http://", "https://"))
+
+
+def parse_backend_url(text: str, *, kinds: tuple[str, ...], need_name: bool) -> BackendURL:
+    """Split ``KIND+http(s)://[user:pass@]HOST[:PORT][/prefix]/NAME``; ``InputError`` naming
+    the URL (without credentials) when it is not one of ``kinds`` or lacks a host or name."""
+    kind, _, rest = text.partition("+")
+    try:
+        parts = urlsplit(rest)
+        port = parts.port  # raises for a port that is not a number
+    except ValueError as exc:
+        raise InputError(_hide(text), reason=f"not a valid URL: {exc}") from None
+    host = parts.hostname or ""
+    netloc = host if ":" not in host else f"[{host}]"
+    if port is not None:
+        netloc += f":{port}"
+    path = parts.path.rstrip("/")
+    prefix, _, name = path.rpartition("/") if need_name else (path, "", "")
+    shown = urlunsplit((f"{kind}+{parts.scheme}", netloc, path, "", ""))
+    if kind not in kinds:
+        raise InputError(shown, reason=f"unknown backend {kind!r} (choose from {', '.join(kinds)})")
+    if not host:
+        raise InputError(shown, reason="no host in the URL")
+    if need_name and not name:
+        raise InputError(shown, reason="no project in the URL (…/PROJECT at its end)")
+    base = urlunsplit((parts.scheme, netloc, prefix, "", ""))
+    return BackendURL(
+        kind=kind,
+        base=base,
+        name=unquote(name),
+        shown=shown,
+        username=None if parts.username is None else unquote(parts.username),
+        password=None if parts.password is None else unquote(parts.password),
+    )
+
+
+def path_part(name: str) -> str:
+    """``name`` quoted as one path segment."""
+    return quote(name, safe="")
+
+
+def _hide(text: str) -> str:
+    """``text`` with anything between ``//`` and ``@`` (credentials) left out."""
+    head, sep, rest = text.partition("//")
+    return head + sep + rest.rpartition("@")[2] if sep else text
