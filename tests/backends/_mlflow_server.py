@@ -35,7 +35,7 @@ from typing import NoReturn
 import httpx
 import pytest
 
-from tests._postgres import free_port
+from _postgres import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 REQUIREMENTS = Path(__file__).with_name("mlflow-server.txt")
@@ -82,8 +82,15 @@ class MlflowServer:
     def trace_runs(self, experiment: str, otlp_file: Path, runs: int = 1, first: int = 0) -> None:
         """Trace ``runs`` scripted agent runs into ``experiment`` and ``otlp_file``."""
         done = subprocess.run(
-            [str(self.bin / "python"), str(GENERATOR), self.url, experiment, str(otlp_file),
-             str(runs), str(first)],  # fmt: skip
+            [
+                str(self.bin / "python"),
+                str(GENERATOR),
+                self.url,
+                experiment,
+                str(otlp_file),
+                str(runs),
+                str(first),
+            ],
             capture_output=True,
             text=True,
             timeout=600,
@@ -112,9 +119,20 @@ def start_server() -> MlflowServer:
     port = free_port()
     log = open(home / "server.log", "wb")  # noqa: SIM115 (the server writes it until stopped)
     process = subprocess.Popen(
-        [str(bin_dir / "mlflow"), "server", "--workers", "1", "--host", "127.0.0.1",
-         "--port", str(port), "--backend-store-uri", f"sqlite:///{home / 'mlflow.db'}",
-         "--default-artifact-root", str(home / "artifacts")],  # fmt: skip
+        [
+            str(bin_dir / "mlflow"),
+            "server",
+            "--workers",
+            "1",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--backend-store-uri",
+            f"sqlite:///{home / 'mlflow.db'}",
+            "--default-artifact-root",
+            str(home / "artifacts"),
+        ],
         stdout=log,
         stderr=subprocess.STDOUT,
         env={**os.environ, "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"},

@@ -18,16 +18,16 @@ import httpx
 import pytest
 import typer.testing
 from _mlflow_server import MlflowServer, mlflow_server  # noqa: F401  (the session fixture)
-from _postgres import free_port
 
 import trajudge.cli._commands  # noqa: F401  (registers the commands)
+from _postgres import free_port
 from trajudge.backends import parse_backend_url, pull_mlflow
 from trajudge.cli import app
 from trajudge.core import InputError
 from trajudge.store import Store
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fixtures" / "traces"))
-import scenario as S  # noqa: E402
+import scenario as S
 
 pytestmark = [pytest.mark.xdist_group("mlflow"), pytest.mark.slow]
 runner = typer.testing.CliRunner()
@@ -92,8 +92,14 @@ def test_pull_equals_the_otlp_file_and_the_script(
     # the id MLflow gives the trace is the OpenTelemetry trace id the file holds
     info = httpx.post(
         f"{mlflow_server.url}/api/3.0/mlflow/traces/search",
-        json={"locations": [{"type": "MLFLOW_EXPERIMENT", "mlflow_experiment": {
-            "experiment_id": _experiment_id(mlflow_server, name)}}]},  # fmt: skip
+        json={
+            "locations": [
+                {
+                    "type": "MLFLOW_EXPERIMENT",
+                    "mlflow_experiment": {"experiment_id": _experiment_id(mlflow_server, name)},
+                }
+            ]
+        },
     ).json()["traces"]
     assert [t["trace_id"] for t in info] == [f"tr-{server['id']}"]
     assert server["metadata"]["trace_ids"] == [server["id"]]
@@ -204,10 +210,20 @@ def test_a_page_failing_mid_pull_resumes_from_the_last_complete_page(
     now = datetime.now(UTC).isoformat().replace("+00:00", "Z")
     made = httpx.post(
         f"{mlflow_server.url}/api/3.0/mlflow/traces",
-        json={"trace": {"trace_info": {
-            "trace_id": bad, "request_time": now, "execution_duration": "1s", "state": "OK",
-            "trace_location": {"type": "MLFLOW_EXPERIMENT",
-                               "mlflow_experiment": {"experiment_id": exp_id}}}}},  # fmt: skip
+        json={
+            "trace": {
+                "trace_info": {
+                    "trace_id": bad,
+                    "request_time": now,
+                    "execution_duration": "1s",
+                    "state": "OK",
+                    "trace_location": {
+                        "type": "MLFLOW_EXPERIMENT",
+                        "mlflow_experiment": {"experiment_id": exp_id},
+                    },
+                }
+            }
+        },
     )
     assert made.status_code == 200, made.text
     mlflow_server.trace_runs(name, tmp_path / "more.jsonl", runs=1, first=1)
