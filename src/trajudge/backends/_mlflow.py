@@ -20,6 +20,7 @@
 from __future__ import annotations
 
 import os
+import time
 from typing import TYPE_CHECKING, Any
 
 from trajudge.backends._urls import BackendURL
@@ -203,12 +204,17 @@ class MlflowClient:
             raise InputError(self.url.shown, record=f"trace {trace_id}", reason="no trace info")
         return info
 
-    def has_trace(self, trace_id: str) -> bool:
+    def trace_info_or_none(self, trace_id: str) -> dict[str, Any] | None:
+        """The trace's info with its assessments (None: the server has no such trace)."""
         response = self._request("GET", f"/api/3.0/mlflow/traces/{trace_id}")
         if self._missing(response):
-            return False
-        self._json(response, f"reading trace {trace_id}")
-        return True
+            return None
+        info = (self._json(response, f"reading trace {trace_id}").get("trace") or {}).get(
+            "trace_info"
+        )
+        if not isinstance(info, dict):
+            raise InputError(self.url.shown, record=f"trace {trace_id}", reason="no trace info")
+        return info
 
     def create_assessment(self, assessment: dict[str, Any]) -> dict[str, Any]:
         trace_id = assessment["trace_id"]
@@ -221,3 +227,66 @@ class MlflowClient:
             f"writing an assessment on trace {trace_id}",
         )
         return dict(body.get("assessment") or {})
+
+    # -- runs (a judge's calibration) ----------------------------------------------------
+    def find_run(self, experiment_id: str, key: str) -> dict[str, Any] | None:
+        """The run tagged ``trajudge.key`` = ``key`` in the experiment (None: none yet)."""
+        body = self._json(
+            self._request(
+                "POST",
+                "/api/2.0/mlflow/runs/search",
+                json={
+                    "experiment_ids": [experiment_id],
+                    "filter": f"tags.`trajudge.key` = '{key}'",
+                    "max_results": 1,
+                },
+            ),
+            "searching runs",
+        )
+        runs = body.get("runs") or []
+        return dict(runs[0]) if runs else None
+
+    def create_run(self, experiment_id: str, name: str, tags: dict[str, str]) -> str:
+        body = self._json(
+            self._request(
+                "POST",
+                "/api/2.0/mlflow/runs/create",
+                json={
+                    "experiment_id": experiment_id,
+                    "run_name": name,
+                    "start_time": int(time.time() * 1000),
+                    "tags": [{"key": k, "value": v} for k, v in tags.items()],
+                },
+            ),
+            "creating a run",
+        )
+        return str(body["run"]["info"]["run_id"])
+
+    def log_batch(
+        self, run_id: str, metrics: dict[str, float], step: int, tags: dict[str, str]
+    ) -> None:
+        """Metrics at ``step`` and tags in one request (the server applies them together)."""
+        now = int(time.time() * 1000)
+        self._json(
+            self._request(
+                "POST",
+                "/api/2.0/mlflow/runs/log-batch",
+                json={
+                    "run_id": run_id,
+                    "metrics": [
+                        {"key": k, "value": v, "timestamp": now, "step": step}
+                        for k, v in metrics.items()
+                    ],
+                    "tags": [{"key": k, "value": v} for k, v in tags.items()],
+                },
+            ),
+            "logging a run's metrics",
+        )
+        self._json(
+            self._request(
+                "POST",
+                "/api/2.0/mlflow/runs/update",
+                json={"run_id": run_id, "status": "FINISHED", "end_time": now},
+            ),
+            "finishing a run",
+        )
