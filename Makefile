@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-dev
 
-.PHONY: demo test install lint typecheck clean
+.PHONY: demo test install lint typecheck clean servers
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -15,6 +15,21 @@ $(STAMP): pyproject.toml constraints.txt | $(BIN)/python
 	touch $(STAMP)
 
 install: $(STAMP)
+
+# The tracing backends the tests start (tests/_phoenix.py, tests/backends/_mlflow_server.py), each in a venv of its own: their
+# dependencies stay out of trajudge's. The tests build it themselves when missing.
+SERVERS := .venv-servers
+$(SERVERS)/phoenix/.installed: servers/phoenix.txt
+	$(PY) -m venv $(SERVERS)/phoenix
+	$(SERVERS)/phoenix/bin/python -m pip install -q -r servers/phoenix.txt
+	cp servers/phoenix.txt $@
+
+$(SERVERS)/mlflow/.installed: servers/mlflow.txt
+	$(PY) -m venv $(SERVERS)/mlflow
+	$(SERVERS)/mlflow/bin/python -m pip install -q -r servers/mlflow.txt
+	cp servers/mlflow.txt $@
+
+servers: $(SERVERS)/phoenix/.installed $(SERVERS)/mlflow/.installed
 
 demo: $(STAMP)
 	LITELLM_LOCAL_MODEL_COST_MAP=True bash examples/demo.sh
@@ -31,10 +46,10 @@ typecheck: $(STAMP)
 # runs in one process.
 PYTEST_WORKERS ?= 2
 
-test: $(STAMP)
+test: $(STAMP) servers
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/mypy
 	LITELLM_LOCAL_MODEL_COST_MAP=True $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(SERVERS) .pytest_cache .mypy_cache .ruff_cache

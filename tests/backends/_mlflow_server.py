@@ -1,11 +1,11 @@
 """A real MLflow tracking server for the tests, started and stopped by the tests themselves.
 
 MLflow is heavy and pins its own versions of what trajudge also uses, so it lives in a venv of
-its own, built from ``tests/backends/mlflow-server.txt`` into ``.venv-servers/mlflow`` at the
-repository root the first time a test needs it (about a minute) and reused while that file is
-unchanged (a stamp holds its hash). The same venv runs the fixture generator
-(``tests/fixtures/traces/gen_mlflow.py``), which traces the scripted agent run with MLflow's own
-tracing into the server and an OTLP file at once.
+its own, built from ``servers/mlflow.txt`` into ``.venv-servers/mlflow`` at the repository
+root by ``make servers``, or by the first test that needs it when missing (about a minute), and
+reused while that file is unchanged (``.installed`` holds a copy of it). The same venv runs
+the fixture generator (``tests/fixtures/traces/gen_mlflow.py``), which traces the scripted agent
+run with MLflow's own tracing into the server and an OTLP file at once.
 
 One server per test session: ``mlflow server --workers 1`` with job execution off (its default
 four workers and job processes take ~3.5 GB), a SQLite backend store and artifact root in a
@@ -19,7 +19,6 @@ Where the venv cannot be built (no package index), the tests are skipped, unless
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import shutil
 import signal
@@ -38,7 +37,7 @@ import pytest
 from _postgres import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
-REQUIREMENTS = Path(__file__).with_name("mlflow-server.txt")
+REQUIREMENTS = ROOT / "servers" / "mlflow.txt"
 VENV = ROOT / ".venv-servers" / "mlflow"
 GENERATOR = ROOT / "tests" / "fixtures" / "traces" / "gen_mlflow.py"
 REQUIRE_ENV = "TRAJUDGE_REQUIRE_MLFLOW"
@@ -53,9 +52,9 @@ def unavailable(reason: str) -> NoReturn:
 
 def server_venv() -> Path:
     """The MLflow venv's bin directory, built (or rebuilt) when the requirements changed."""
-    want = hashlib.sha256(REQUIREMENTS.read_bytes()).hexdigest()
-    stamp = VENV / ".requirements-sha256"
-    if stamp.is_file() and stamp.read_text().strip() == want:
+    want = REQUIREMENTS.read_text()
+    stamp = VENV / ".installed"  # what `make servers` writes too: a copy of the requirements
+    if stamp.is_file() and stamp.read_text() == want:
         return VENV / "bin"
     # the stamp is written last: an interrupted build is never taken for a finished one
     shutil.rmtree(VENV, ignore_errors=True)
@@ -68,7 +67,7 @@ def server_venv() -> Path:
     )
     if done.returncode != 0:
         unavailable(f"pip could not install {REQUIREMENTS.name}: {done.stderr[-500:]}")
-    stamp.write_text(want + "\n")
+    stamp.write_text(want)
     return VENV / "bin"
 
 

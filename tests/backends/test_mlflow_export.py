@@ -30,7 +30,7 @@ from trajudge.store import Store
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fixtures" / "traces"))
 import scenario as S
 
-pytestmark = [pytest.mark.xdist_group("mlflow"), pytest.mark.slow]
+pytestmark = pytest.mark.slow  # one worker for tests/backends: see its conftest
 runner = typer.testing.CliRunner()
 _names = itertools.count()
 RUBRIC = "answer_faithfulness"  # a shipped binary rubric
@@ -224,7 +224,7 @@ def test_export_faults_are_one_line_and_write_nothing(
     down = cli("export", dataset, "--to", f"mlflow+http://127.0.0.1:{free_port()}", "--db", db)
     assert down.exit_code == 2 and "cannot reach the MLflow server" in down.output, down.output
     missing = cli("export", "nope", "--to", f"mlflow+{mlflow_server.url}", "--db", db)
-    assert missing.exit_code == 2 and "no such dataset" in missing.output, missing.output
+    assert missing.exit_code == 2 and "no dataset 'nope'" in missing.output, missing.output
     # the same run imported from its OTLP file into another store, traced again elsewhere:
     # its trace ids are not on this server
     other = f"sqlite:///{tmp_path / 'other.db'}"

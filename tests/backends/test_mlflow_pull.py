@@ -29,7 +29,7 @@ from trajudge.store import Store
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fixtures" / "traces"))
 import scenario as S
 
-pytestmark = [pytest.mark.xdist_group("mlflow"), pytest.mark.slow]
+pytestmark = pytest.mark.slow  # one worker for tests/backends: see its conftest
 runner = typer.testing.CliRunner()
 _names = itertools.count()
 

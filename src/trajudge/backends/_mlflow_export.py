@@ -27,7 +27,7 @@ from trajudge.backends._mlflow_assess import (
 )
 from trajudge.backends._mlflow_pull import mlflow_trace_id
 from trajudge.backends._urls import BackendURL
-from trajudge.core import InputError
+from trajudge.core import InputError, counted
 from trajudge.store import Store
 
 
@@ -43,6 +43,20 @@ class ExportSummary:
 
     def add(self, what: dict[str, int], kind: str) -> None:
         what[kind] = what.get(kind, 0) + 1
+
+    def lines(self) -> list[str]:
+        """What was written, per kind, then what was left out and why."""
+
+        def kinds(what: dict[str, int]) -> str:
+            parts = [counted(n, k) for k, n in sorted(what.items())]
+            return ", ".join(parts) if parts else "nothing"
+
+        head = (
+            f"MLflow: written {kinds(self.written)}; replaced {kinds(self.replaced)}; "
+            f"already there {kinds(self.kept)}"
+        )
+        left = [f"MLflow: not exported: {n} {why}" for why, n in sorted(self.left_out.items())]
+        return [head, *left, *(f"MLflow: {note}" for note in self.notes)]
 
 
 def _traces(store: Store, dataset: str) -> dict[str, str]:
@@ -61,6 +75,7 @@ def export_mlflow(
     dataset: str,
     *,
     calibration: bool = True,
+    n_boot: int = 2000,
     progress: Callable[[ExportSummary], None] | None = None,
 ) -> ExportSummary:
     """Write ``dataset``'s judgments, human labels and calibration to the server of ``url``."""
@@ -88,7 +103,7 @@ def export_mlflow(
         for tid, items in by_trace.items():
             _write_trace(client, infos[tid] or {}, items, summary, progress)
         if calibration:
-            _calibration(store, client, dataset, infos, summary)
+            _calibration(store, client, dataset, infos, summary, n_boot)
     return summary
 
 
@@ -125,6 +140,7 @@ def _calibration(
     dataset: str,
     infos: dict[str, dict[str, Any] | None],
     summary: ExportSummary,
+    n_boot: int,
 ) -> None:
     # imported on use: the report (pandas, the statistics) only when calibration is exported
     from trajudge.report import build_report
@@ -135,7 +151,7 @@ def _calibration(
         summary.notes.append("calibration not exported: the dataset has no human labels")
         return
     try:
-        report = build_report(store, dataset, n_boot=2000, seed=0)
+        report = build_report(store, dataset, n_boot=n_boot, seed=0)
     except InputError as exc:
         summary.notes.append(f"calibration not exported: {exc.reason}")
         return

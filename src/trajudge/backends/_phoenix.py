@@ -64,6 +64,7 @@ class PhoenixClient:
 
     # -- requests ------------------------------------------------------------------------
     def _request(self, method: str, path: str, **kw: Any) -> httpx.Response:
+        # imported on use, as in __init__ (its TransportError)
         import httpx
 
         try:

@@ -106,6 +106,7 @@ def pull_phoenix(
             for s in spans:
                 pending.setdefault(_trace_id(s, url), []).append(s)
             done, open_first = _complete(pending)
+            end: str | None
             if next_cursor is not None:
                 end = next_cursor
             elif spans:

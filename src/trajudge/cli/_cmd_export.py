@@ -1,5 +1,5 @@
-"""``trajudge export DATASET --to URL``: write judgments, human labels and calibration back to
-where the traces live."""
+"""``trajudge export``: write a dataset's judgments, human labels and calibration back to where
+its traces live (OTel evaluation events, Phoenix span annotations)."""
 
 from __future__ import annotations
 
@@ -14,57 +14,49 @@ from trajudge.core import counted
 @app.command("export")
 @handle_user_errors
 def export_command(
-    dataset: Annotated[str, typer.Argument(help="The stored dataset to export.")],
+    dataset: Annotated[str, typer.Argument(help="The dataset whose results are written.")],
     to: Annotated[
-        str,
-        typer.Option("--to", help="Where: mlflow+http://HOST:5000 (assessments and runs)."),
+        list[str],
+        typer.Option(
+            "--to",
+            help="Target: otlp-file:PATH | otlp+http://HOST:PORT | phoenix+http://HOST:PORT "
+            "| mlflow+http://HOST:PORT (repeat for several).",
+        ),
     ],
-    calibration: Annotated[
-        bool,
-        typer.Option("--calibration/--no-calibration", help="Also each judge's calibration."),
-    ] = True,
+    n_boot: Annotated[
+        int, typer.Option("--n-boot", min=100, help="Bootstrap resamples for κ's interval.")
+    ] = 2000,
     db: DbOption = DEFAULT_DB,
 ) -> None:
-    """Export a dataset's judgments and human labels (and each judge's calibration: κ, TPR and
-    TNR with their intervals) to the tracing backend its traces came from.
+    """Write judgments, human labels and each judge's calibration (κ with its interval, TPR,
+    TNR, labels count, configuration hash, rubric id and version) as OTel
+    gen_ai.evaluation.result events on the judged spans, as Phoenix span annotations, or as
+    MLflow assessments (the calibration as an MLflow run).
 
-    Idempotent: what the target already holds is read first and only what is missing or
-    changed is written, so a re-export adds nothing twice and an interrupted one completes.
-    No trajectory text and no secret is exported.
+    Exporting again adds nothing twice; an interrupted export completes on the next one. No
+    trajectory text is written, and explanations are redacted of secrets.
     """
     # imported on use: `trajudge --help` does not load these rooms
-    from trajudge.backends import parse_backend_url
-    from trajudge.backends._mlflow_export import export_mlflow
+    from trajudge.backends._export import export
     from trajudge.store import Store
 
-    url = parse_backend_url(to, kinds=("mlflow",), need_name=False)
     store = Store(db)
     try:
-        with console.status(f"exporting {dataset} to {url.shown} ...") as status:
-            summary = export_mlflow(
-                store,
-                url,
-                dataset,
-                calibration=calibration,
-                progress=lambda s: status.update(
-                    f"exporting {dataset} to {url.shown} ... {sum(s.written.values())} written"
-                ),
-            )
+        with console.status(f"exporting {dataset} ..."):
+            summaries = export(store, dataset, to, n_boot=n_boot)
     finally:
         store.close()
-
-    def kinds(what: dict[str, int]) -> str:
-        parts = [counted(n, k) for k, n in sorted(what.items())]
-        return ", ".join(parts) if parts else "nothing"
-
-    _say(
-        f"exported dataset {dataset} to {url.shown}: written {kinds(summary.written)}; "
-        f"replaced {kinds(summary.replaced)}; already there {kinds(summary.kept)}"
-    )
-    for reason, n in sorted(summary.left_out.items()):
-        _say(f"not exported: {n} {reason}", "yellow")
-    for note in summary.notes:
-        _say(note, "yellow")
+    for s in summaries:
+        _say(
+            f"exported {counted(s.judgments, 'judgment')} and {counted(s.labels, 'label')} "
+            f"to {s.target}: {s.written} written, {s.unchanged} already there"
+        )
+    shown: set[str] = set()
+    for s in summaries:
+        for note in s.notes:
+            if note not in shown:
+                shown.add(note)
+                _say(note, "yellow")
 
 
 def _say(text: str, style: str | None = None) -> None:

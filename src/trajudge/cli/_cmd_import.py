@@ -93,10 +93,12 @@ def import_command(
     A backend URL pulls only what is new since the last pull of the same URL into the same
     dataset (default: the project's name), within --since/--until.
     """
+    # imported on use: `trajudge --help` does not load this room
     from trajudge.backends import is_backend_url
 
     if is_backend_url(source):
-        from trajudge.cli._cmd_import_backend import pull_command
+        # imported on use: a file's import does not load the backends' command
+        from trajudge.cli._import_backend import pull_command
 
         pull_command(
             source,

@@ -25,6 +25,7 @@ WORKFLOW = [
     "_cmd_label",
     "_cmd_align",
     "_cmd_report",
+    "_cmd_export",
     "_cmd_evalset",
 ]
 _found = {m.name for m in pkgutil.iter_modules(_pkg.__path__) if m.name.startswith("_cmd_")}

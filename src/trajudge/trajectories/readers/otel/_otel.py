@@ -27,7 +27,8 @@ Assembly:
   descendants carry their own (an agent span repeating its model calls' totals is not counted
   twice); ``latency_s`` = first start to last end;
 * ``task_id`` / ``trial`` / ``outcome`` / ``intent`` from ``trajudge.*`` attributes when present
-  (else ``task_id`` = the trajectory id); ``metadata``: ``trace_ids``, ``conversation_id``,
+  (else ``task_id`` = the trajectory id); ``metadata``: ``trace_ids``, ``root_span_ids`` (each
+  trace's root span, in the same order), ``conversation_id``,
   ``model``, ``agent_name``, ``service_name``.
 
 Spans of known kinds that give nothing (a TOOL span without a tool name) are counted as ignored.
@@ -289,6 +290,12 @@ def _trajectory(
     outcome = _trajudge_attr(spans, "trajudge.outcome", (bool,), "a boolean", file)
     intent = _trajudge_attr(spans, "trajudge.intent", (str,), "a string", file)
     metadata: dict[str, Any] = {"trace_ids": list(dict.fromkeys(s.trace_id for s in spans))}
+    # each trace's root span (the first without a parent here): where an evaluation of the
+    # trajectory is attached when it is written back (trajudge export)
+    roots: dict[str, str] = {}
+    for s in sorted(spans, key=lambda s: (s.depth, s.start, s.order)):
+        roots.setdefault(s.trace_id, s.span_id)
+    metadata["root_span_ids"] = [roots[t] for t in metadata["trace_ids"]]
     if conv_id is not None:
         metadata["conversation_id"] = conv_id
     extras = {

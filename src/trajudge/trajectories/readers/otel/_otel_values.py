@@ -43,6 +43,10 @@ def any_value(value: Any) -> Any:
     """Decode an OTLP JSON ``AnyValue`` (camelCase or snake_case keys)."""
     if not isinstance(value, dict):
         return value
+    if any(v is None for v in value.values()):
+        # every field spelled out, the unset ones null (Phoenix's /spans/otlpv1): the set one
+        # is the value, not the first key present
+        value = {k: v for k, v in value.items() if v is not None}
     for key in ("stringValue", "string_value"):
         if key in value:
             return value[key]

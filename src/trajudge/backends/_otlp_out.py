@@ -1,0 +1,147 @@
+"""Evaluations as OTel ``gen_ai.evaluation.result`` events: OTLP JSON log records parented to
+the judged span (``traceId`` / ``spanId``), written to an OTLP JSON file or sent to a
+collector's OTLP/HTTP endpoint (``POST /v1/logs``, JSON).
+
+Idempotent both ways. A file is read back first: its records are keyed by
+``trajudge.export.item``, a new or changed evaluation replaces its record, and the file is
+rewritten whole and atomically (an interrupted export leaves the previous file); records that
+trajudge did not write are kept. A collector cannot be read back: what it accepted is marked in
+the store (``export_marks``) batch by batch, so a re-export sends only new or changed
+evaluations and an interrupted one resumes after the last accepted batch.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from trajudge.backends._evaluations import EVENT_NAME, Evaluation
+from trajudge.backends._phoenix_otlp import any_value
+from trajudge.core import InputError, atomic_write
+from trajudge.store import Store
+
+BATCH = 500
+_ITEM = "trajudge.export.item"
+_SHA = "trajudge.export.sha256"
+
+
+def log_record(e: Evaluation) -> dict[str, Any]:
+    """One evaluation as an OTLP JSON log record (an event of the judged span)."""
+    attrs = {**e.attributes(), _SHA: e.sha256()}
+    return {
+        "timeUnixNano": str(e.time_ns),
+        "observedTimeUnixNano": str(e.time_ns),
+        "eventName": EVENT_NAME,
+        "severityNumber": 9,
+        "severityText": "INFO",
+        "traceId": e.trace_id,
+        "spanId": e.span_id,
+        "attributes": [{"key": k, "value": any_value(v)} for k, v in attrs.items()],
+        "body": {"stringValue": EVENT_NAME},
+    }
+
+
+def logs_document(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Log records as one OTLP JSON logs export from trajudge."""
+    return {
+        "resourceLogs": [
+            {
+                "resource": {
+                    "attributes": [{"key": "service.name", "value": {"stringValue": "trajudge"}}]
+                },
+                "scopeLogs": [{"scope": {"name": "trajudge"}, "logRecords": list(records)}],
+            }
+        ]
+    }
+
+
+def _attr(record: dict[str, Any], key: str) -> str | None:
+    for a in record.get("attributes") or []:
+        if isinstance(a, dict) and a.get("key") == key:
+            v = a.get("value") or {}
+            return v.get("stringValue") if isinstance(v, dict) else None
+    return None
+
+
+def read_records(path: Path) -> list[dict[str, Any]]:
+    """The log records of an OTLP JSON file (one export per line), in file order."""
+    out: list[dict[str, Any]] = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            doc = json.loads(line)
+            for rl in doc.get("resourceLogs") or []:
+                for sl in rl.get("scopeLogs") or []:
+                    out += list(sl.get("logRecords") or [])
+        except (ValueError, AttributeError, TypeError):
+            raise InputError(
+                str(path), record=f"line {n}", reason="not an OTLP JSON logs export"
+            ) from None
+    return out
+
+
+def write_file(path: Path, evaluations: Sequence[Evaluation]) -> tuple[int, int]:
+    """Write ``evaluations`` into the OTLP JSON file ``path``: (written, unchanged)."""
+    existing = read_records(path) if path.exists() else []
+    index = {_attr(r, _ITEM): i for i, r in enumerate(existing) if _attr(r, _ITEM)}
+    records = list(existing)
+    written = unchanged = 0
+    for e in evaluations:
+        i = index.get(e.item)
+        if i is not None and _attr(records[i], _SHA) == e.sha256():
+            unchanged += 1
+            continue
+        if i is None:
+            index[e.item] = len(records)
+            records.append(log_record(e))
+        else:
+            records[i] = log_record(e)
+        written += 1
+    if written:
+
+        def write(tmp: Path) -> None:
+            with open(tmp, "w", encoding="utf-8") as fh:
+                for start in range(0, len(records), BATCH):
+                    doc = logs_document(records[start : start + BATCH])
+                    fh.write(json.dumps(doc, ensure_ascii=False) + "\n")
+
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, write)
+    return written, unchanged
+
+
+def send_http(
+    store: Store, endpoint: str, shown: str, dataset: str, evaluations: Sequence[Evaluation]
+) -> tuple[int, int]:
+    """Send ``evaluations`` not yet accepted by the collector at ``endpoint`` (its base URL;
+    ``/v1/logs`` is added): (sent, unchanged)."""
+    # imported on use: only the backend commands need an HTTP client
+    import httpx
+
+    marks = store.export_marks(shown, dataset)
+    todo = [e for e in evaluations if marks.get(e.item) != e.sha256()]
+    sent = 0
+    with httpx.Client(timeout=60) as http:
+        for start in range(0, len(todo), BATCH):
+            batch = todo[start : start + BATCH]
+            body = logs_document([log_record(e) for e in batch])
+            try:
+                r = http.post(f"{endpoint.rstrip('/')}/v1/logs", json=body)
+            except httpx.TransportError as exc:
+                raise InputError(
+                    shown, reason=f"cannot reach the collector: {exc}{_done(sent)}"
+                ) from None
+            if r.status_code >= 300:
+                raise InputError(
+                    shown, reason=f"the collector answered HTTP {r.status_code}{_done(sent)}"
+                )
+            store.mark_exported(shown, dataset, {e.item: e.sha256() for e in batch})
+            sent += len(batch)
+    return sent, len(evaluations) - len(todo)
+
+
+def _done(sent: int) -> str:
+    return f" ({sent} evaluations sent before; the next export resumes after them)" if sent else ""
