@@ -9,6 +9,7 @@ written in ``tests/fixtures/traces/scenario.py``, not read from trajudge).
 from __future__ import annotations
 
 import itertools
+import json
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,9 +23,12 @@ from _mlflow_server import MlflowServer, mlflow_server  # noqa: F401  (the sessi
 import trajudge.cli._commands  # noqa: F401  (registers the commands)
 from _postgres import free_port
 from trajudge.backends import parse_backend_url, pull_mlflow
+from trajudge.backends._mlflow import MlflowClient
+from trajudge.backends._mlflow_pull import otlp_document
 from trajudge.cli import app
 from trajudge.core import InputError
 from trajudge.store import Store
+from trajudge.trajectories import read_trajectories
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fixtures" / "traces"))
 import scenario as S
@@ -103,6 +107,14 @@ def test_pull_equals_the_otlp_file_and_the_script(
     ).json()["traces"]
     assert [t["trace_id"] for t in info] == [f"tr-{server['id']}"]
     assert server["metadata"]["trace_ids"] == [server["id"]]
+    # the census counted the server's spans: three tool spans, one of them failed (the script)
+    url = parse_backend_url(url_of(mlflow_server, name), kinds=("mlflow",), need_name=True)
+    with MlflowClient(url) as client:
+        doc = otlp_document(info[0], client.spans(info[0]["trace_id"]))
+    spool = tmp_path / "server.jsonl"
+    spool.write_text(json.dumps(doc) + "\n")
+    held = read_trajectories(spool, fmt="otel", strict=True).held
+    assert held is not None and (held.tool_calls, held.failed_calls) == (3, 1)
 
 
 def _experiment_id(server: MlflowServer, name: str) -> str:
