@@ -261,3 +261,37 @@ def test_a_page_failing_mid_pull_resumes_from_the_last_complete_page(
         ]
     finally:
         store.close()
+
+
+def test_a_trace_in_progress_holds_the_cursor_before_it(
+    mlflow_server: MlflowServer,  # noqa: F811
+    experiment: tuple[str, Path],
+    tmp_path: Path,
+) -> None:
+    name, _ = experiment
+    exp_id = _experiment_id(mlflow_server, name)
+    running = "tr-" + "0" * 28 + "beef"
+    now = datetime.now(UTC).isoformat().replace("+00:00", "Z")
+    made = httpx.post(
+        f"{mlflow_server.url}/api/3.0/mlflow/traces",
+        json={"trace": {"trace_info": {
+            "trace_id": running, "request_time": now, "state": "IN_PROGRESS",
+            "trace_location": {"type": "MLFLOW_EXPERIMENT",
+                               "mlflow_experiment": {"experiment_id": exp_id}}}}},
+    )  # fmt: skip
+    assert made.status_code == 200, made.text
+    mlflow_server.trace_runs(name, tmp_path / "more.jsonl", runs=1, first=1)
+    db = f"sqlite:///{tmp_path / 't.db'}"
+    url = url_of(mlflow_server, name)
+    first = run(url, "--db", db)
+    assert first.exit_code == 0, first.output
+    said = " ".join(first.output.split())
+    assert "pulled 1 trace" in said and "1 trace still open, left for the next pull" in said
+    gone = httpx.post(
+        f"{mlflow_server.url}/api/3.0/mlflow/traces/delete-traces",
+        json={"experiment_id": exp_id, "request_ids": [running]},
+    )
+    assert gone.status_code == 200, gone.text
+    second = run(url, "--db", db)
+    assert second.exit_code == 0 and "pulled 1 trace" in second.output, second.output
+    assert sorted(t["task_id"] for t in _stored(db, name)) == ["mlflow-run-0", "mlflow-run-1"]
