@@ -151,6 +151,10 @@ NOT_RUN = {
     "figures are what it printed",
     "git archive ": "the first step of a benchmark's recipe",
     "make demo": "test_make_demo_prints_what_the_readme_shows checks it on the tour's workspace",
+    "trajudge import phoenix+": "needs a running Phoenix server with the traced run; "
+    "tests/backends/test_phoenix_pull.py checks these lines on a real one",
+    "trajudge export airline": "needs that server and a judged dataset; "
+    "tests/backends/test_phoenix_export.py checks these lines on a real one",
 }
 
 

@@ -210,3 +210,46 @@ def test_phoenix_own_otlp_dump_reads_as_the_same_trajectory(
     [from_file] = read_trajectories(traced_run.file, fmt="otel").trajectories
     assert _comparable(dumped) == _comparable(from_file)
     assert dumped.usage.prompt_tokens == 970
+
+
+def test_a_trace_without_its_root_span_waits_for_the_next_pull(
+    phoenix: Phoenix, tmp_path: Path
+) -> None:
+    """Spans reach Phoenix as they end, the root last: a pull that sees a trace without its
+    root leaves it (and the cursor at its first span) for the next pull, which reads it whole."""
+    import subprocess
+    import time
+
+    db = f"sqlite:///{tmp_path / 's.db'}"
+    url = f"phoenix+{phoenix.url}/open"
+    proc = subprocess.Popen(
+        [str(phoenix.python), "gen_phoenix_open.py", phoenix.otlp, "open"],
+        cwd=TRACES, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        assert proc.stdout.readline().strip() == "child"
+        deadline = time.monotonic() + 120
+        while len(phoenix.spans("open")) < 1:
+            assert time.monotonic() < deadline, "the child span never reached Phoenix"
+            time.sleep(0.2)
+        early = pull(url, "--db", db)
+        assert early.exit_code == 0, early.output
+        assert "pulled 0 traces" in early.output and "1 trace still open" in early.output
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+        assert proc.stdout.readline().strip() == "root"
+    finally:
+        proc.wait(timeout=120)
+    deadline = time.monotonic() + 120
+    while len(phoenix.spans("open")) < 2:
+        assert time.monotonic() < deadline, "the root span never reached Phoenix"
+        time.sleep(0.2)
+    late = pull(url, "--db", db)
+    assert "pulled 1 trace " in late.output and "1 added" in late.output, late.output
+    store = Store(db)
+    [t] = store.trajectories("open")
+    store.close()
+    assert [s.tool for s in t.steps] == ["get_reservation_details"]
+    assert t.steps[0].args == {"reservation_id": "ABC123"}
+    assert len(t.metadata["root_span_ids"]) == 1

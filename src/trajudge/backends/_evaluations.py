@@ -21,9 +21,9 @@ import hashlib
 import json
 import math
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
+from trajudge.backends._phoenix_otlp import nanos
 from trajudge.core import InputError
 from trajudge.store import Store, redact
 
@@ -95,8 +95,9 @@ class Collected:
 
 
 def _ns(iso: Any) -> int:
+    """An ISO time in nanoseconds since the epoch, exactly (0 when it is not one)."""
     try:
-        return int(datetime.fromisoformat(str(iso)).timestamp() * 1e9)
+        return nanos(str(iso))
     except ValueError:
         return 0
 

@@ -97,14 +97,16 @@ def pull_mlflow(
     since: str | None = None,
     until: str | None = None,
     accept_loss: Iterable[str] = (),
+    strict: bool = False,
     page: int = PAGE,
     progress: Callable[[PullSummary], None] | None = None,
     note: Callable[[str], None] | None = None,
 ) -> PullSummary:
     """Pull what is new in the experiment of ``url`` into ``dataset`` (default: the experiment's
     name); see the module docstring. ``since`` / ``until``: ISO-8601 times bounding the traces'
-    start (inclusive / exclusive). ``note`` hears which experiment a digits-only name took."""
-    accept = tuple(accept_loss)
+    start (inclusive / exclusive). ``accept_loss`` and ``strict`` as for a file, page by page
+    (a page refused stores nothing). ``note`` hears which experiment a digits-only name took."""
+    rules = (tuple(accept_loss), strict)
     with MlflowClient(url) as client:
         exp_id, exp_name, said = client.experiment()
         if said is not None and note is not None:
@@ -133,7 +135,7 @@ def pull_mlflow(
                         taken.append(info)
                 traces = {i["trace_id"]: (i, client.spans(i["trace_id"])) for i in taken}
                 cursor = _advance(cursor, taken)
-                _store(store, client, url, name, traces, (key, json.dumps(cursor)), accept, summary)
+                _store(store, client, url, name, traces, (key, json.dumps(cursor)), rules, summary)
             except InputError as exc:
                 if summary.pages:
                     raise InputError(
@@ -165,7 +167,7 @@ def _advance(cursor: dict[str, Any], taken: list[dict[str, Any]]) -> dict[str, A
 def _read(
     url: BackendURL,
     traces: dict[str, tuple[dict[str, Any], list[dict[str, Any]]]],
-    accept: tuple[str, ...],
+    rules: tuple[tuple[str, ...], bool],
     tmp: Path,
 ) -> tuple[list[Trajectory], Any]:
     order = list(traces)
@@ -174,7 +176,7 @@ def _read(
         for tid in order:
             info, spans = traces[tid]
             fh.write(json.dumps(otlp_document(info, spans), ensure_ascii=False) + "\n")
-    stream = stream_trajectories(spool, fmt="otel", accept_loss=accept)
+    stream = stream_trajectories(spool, fmt="otel", accept_loss=rules[0], strict=rules[1])
     try:
         return list(stream), stream
     except InputError as exc:
@@ -188,14 +190,14 @@ def _store(
     dataset: str,
     traces: dict[str, tuple[dict[str, Any], list[dict[str, Any]]]],
     cursor: tuple[str, str],
-    accept: tuple[str, ...],
+    rules: tuple[tuple[str, ...], bool],
     summary: PullSummary,
 ) -> None:
     if not traces:
         store.import_dataset(dataset, [], source=url.shown, fmt="otel", cursor=cursor)
         return
     with tempfile.TemporaryDirectory(prefix="trajudge-mlflow-") as tmp:
-        items, stream = _read(url, traces, accept, Path(tmp))
+        items, stream = _read(url, traces, rules, Path(tmp))
         # a conversation some of whose traces are stored already: read again with all of them
         known = {
             mlflow_trace_id(str(x))
@@ -205,7 +207,7 @@ def _store(
         if known:
             for tid in sorted(known):
                 traces[tid] = (client.trace_info(tid), client.spans(tid))
-            items, stream = _read(url, traces, accept, Path(tmp))
+            items, stream = _read(url, traces, rules, Path(tmp))
         try:
             result = store.import_dataset(
                 dataset, items, stream.specs, source=url.shown, fmt="otel", cursor=cursor

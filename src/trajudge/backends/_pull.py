@@ -76,13 +76,15 @@ def pull_phoenix(
     since: str | None = None,
     until: str | None = None,
     accept_loss: Iterable[str] = (),
+    strict: bool = False,
     page: int = 1000,
     progress: Callable[[PullSummary], None] | None = None,
 ) -> PullSummary:
     """Pull what is new in the project of ``url`` into ``dataset`` (see the module docstring).
 
     ``since`` / ``until``: ISO-8601 times bounding the spans' start (Phoenix's ``start_time``
-    filter, inclusive / exclusive)."""
+    filter, inclusive / exclusive). ``accept_loss`` and ``strict`` as for a file, page by
+    page: a page refused stores nothing, and the next pull starts at it again."""
     summary = PullSummary(dataset)
     key = source_key(url, until)
     accept = tuple(accept_loss)
@@ -116,7 +118,16 @@ def pull_phoenix(
             new_cursor = span_cursor(open_first) if open_first is not None else end
             traces = {t: pending.pop(t) for t in done}
             if traces or (new_cursor is not None and new_cursor != cursor):
-                _store(store, client, url, dataset, traces, (key, new_cursor), accept, summary)
+                _store(
+                    store,
+                    client,
+                    url,
+                    dataset,
+                    traces,
+                    (key, new_cursor),
+                    (accept, strict),
+                    summary,
+                )
             summary.pages += 1
             summary.open_traces = len(pending)
             if progress is not None:
@@ -181,7 +192,7 @@ def _store(
     dataset: str,
     traces: dict[str, list[Span]],
     cursor: tuple[str, str | None],
-    accept: tuple[str, ...],
+    rules: tuple[tuple[str, ...], bool],
     summary: PullSummary,
 ) -> None:
     source, position = cursor
@@ -198,7 +209,8 @@ def _store(
         with open(spool, "w", encoding="utf-8") as fh:
             for tid in order:
                 fh.write(json.dumps(otlp_document(traces[tid]), ensure_ascii=False) + "\n")
-        stream = stream_trajectories(spool, fmt="otel", accept_loss=accept)
+        accept, strict = rules
+        stream = stream_trajectories(spool, fmt="otel", accept_loss=accept, strict=strict)
         try:
             result = store.import_dataset(
                 dataset,
