@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -107,6 +108,9 @@ def test_export_read_back_equals_the_store(
     assert first.exit_code == 0, first.output
     said = " ".join(first.output.split())
     assert "written 1 calibration, 6 judgments, 6 labels" in said
+    assert re.search(
+        rf"exported \d+ judgments and \d+ labels to {target}: 13 written, 0 already", said
+    )
     assert "not exported: 1 judgments that failed (no verdict)" in said
     assert "not exported: 1 skipped labels (no value)" in said
     store = Store(db)
@@ -151,7 +155,9 @@ def test_export_read_back_equals_the_store(
     assert (tags["trajudge.rubric_id"], tags["trajudge.rubric_version"]) == (RUBRIC, "v1")
     again = cli("export", dataset, "--to", target, "--db", db)
     assert again.exit_code == 0, again.output
-    assert "written nothing; replaced nothing" in " ".join(again.output.split())
+    said = " ".join(again.output.split())
+    assert "written nothing; replaced nothing" in said
+    assert re.search(rf"to {target}: 0 written, 13 already there", said)
     assert _all(mlflow_server, db, dataset) == back
     assert len(_runs(mlflow_server, experiment)) == 1
 
