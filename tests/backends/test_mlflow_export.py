@@ -109,7 +109,8 @@ def test_export_read_back_equals_the_store(
     said = " ".join(first.output.split())
     assert "written 1 calibration, 6 judgments, 6 labels" in said
     assert re.search(
-        rf"exported \d+ judgments and \d+ labels to {target}: 13 written, 0 already", said
+        rf"exported \d+ judgments and \d+ labels to {re.escape(target)}: 13 written, 0 already",
+        said,
     )
     assert "not exported: 1 judgments that failed (no verdict)" in said
     assert "not exported: 1 skipped labels (no value)" in said
@@ -157,7 +158,7 @@ def test_export_read_back_equals_the_store(
     assert again.exit_code == 0, again.output
     said = " ".join(again.output.split())
     assert "written nothing; replaced nothing" in said
-    assert re.search(rf"to {target}: 0 written, 13 already there", said)
+    assert re.search(rf"to {re.escape(target)}: 0 written, 13 already there", said)
     assert _all(mlflow_server, db, dataset) == back
     assert len(_runs(mlflow_server, experiment)) == 1
 
