@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml constraints.txt | $(BIN)/python
 
 install: $(STAMP)
 
-# The tracing backends the tests start (tests/_phoenix.py), each in a venv of its own: their
+# The tracing backends the tests start (tests/_phoenix.py, tests/backends/_mlflow_server.py), each in a venv of its own: their
 # dependencies stay out of trajudge's. The tests build it themselves when missing.
 SERVERS := .venv-servers
 $(SERVERS)/phoenix/.installed: servers/phoenix.txt
@@ -24,7 +24,12 @@ $(SERVERS)/phoenix/.installed: servers/phoenix.txt
 	$(SERVERS)/phoenix/bin/python -m pip install -q -r servers/phoenix.txt
 	cp servers/phoenix.txt $@
 
-servers: $(SERVERS)/phoenix/.installed
+$(SERVERS)/mlflow/.installed: servers/mlflow.txt
+	$(PY) -m venv $(SERVERS)/mlflow
+	$(SERVERS)/mlflow/bin/python -m pip install -q -r servers/mlflow.txt
+	cp servers/mlflow.txt $@
+
+servers: $(SERVERS)/phoenix/.installed $(SERVERS)/mlflow/.installed
 
 demo: $(STAMP)
 	LITELLM_LOCAL_MODEL_COST_MAP=True bash examples/demo.sh

@@ -155,6 +155,10 @@ NOT_RUN = {
     "tests/backends/test_phoenix_pull.py checks these lines on a real one",
     "trajudge export airline": "needs that server and a judged dataset; "
     "tests/backends/test_phoenix_export.py checks these lines on a real one",
+    "trajudge import mlflow+": "needs a running MLflow tracking server with the traced runs; "
+    "tests/backends/test_mlflow_pull.py checks these lines on a real one",
+    "trajudge export support": "needs that server and a judged dataset; "
+    "tests/backends/test_mlflow_export.py checks these lines on a real one",
 }
 
 

@@ -3,8 +3,10 @@ calibration written back where its traces live.
 
 Targets: ``otlp-file:PATH`` (an OTLP JSON file of ``gen_ai.evaluation.result`` events),
 ``otlp+http://HOST:PORT`` (a collector's OTLP/HTTP endpoint), ``phoenix+http://HOST:PORT``
-(span annotations; a project after it is allowed and not needed). Each is idempotent (see
-:mod:`trajudge.backends._otlp_out` and :mod:`trajudge.backends._phoenix_out`).
+(span annotations; a project after it is allowed and not needed), ``mlflow+http://HOST:PORT``
+(assessments, and each judge's calibration as a run). Each is idempotent (see
+:mod:`trajudge.backends._otlp_out`, :mod:`trajudge.backends._phoenix_out` and
+:mod:`trajudge.backends._mlflow_export`).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from trajudge.backends._evaluations import Collected, collect
+from trajudge.backends._mlflow_export import export_mlflow
 from trajudge.backends._otlp_out import send_http, write_file
 from trajudge.backends._phoenix import PhoenixClient
 from trajudge.backends._phoenix_out import write_phoenix
@@ -21,7 +24,9 @@ from trajudge.backends._urls import is_backend_url, parse_backend_url
 from trajudge.core import InputError
 from trajudge.store import Store
 
-TARGETS = "otlp-file:PATH | otlp+http://HOST:PORT | phoenix+http://HOST:PORT"
+TARGETS = (
+    "otlp-file:PATH | otlp+http://HOST:PORT | phoenix+http://HOST:PORT | mlflow+http://HOST:PORT"
+)
 
 
 @dataclass
@@ -52,6 +57,13 @@ def export(
             s.written, s.unchanged = write_file(Path(where), found.evaluations)
         elif kind == "otlp":
             s.written, s.unchanged = send_http(store, where, shown, dataset, found.evaluations)
+        elif kind == "mlflow":
+            # MLflow's own model (assessments, runs) is written from the store by its module
+            url = parse_backend_url(where, kinds=("mlflow",), need_name=False)
+            done = export_mlflow(store, url, dataset, n_boot=n_boot)
+            s.written = sum(done.written.values()) + sum(done.replaced.values())
+            s.unchanged = sum(done.kept.values())
+            s.notes = [*s.notes, *done.lines()]
         else:
             url = parse_backend_url(where, kinds=("phoenix",), need_name=False)
             if urlsplit(url.base).path:  # a project after the server: not needed
@@ -70,8 +82,8 @@ def _target(text: str) -> tuple[str, str, str]:
             raise InputError("--to", reason="otlp-file: needs a path (otlp-file:PATH)")
         return "file", path, text
     if is_backend_url(text):
-        url = parse_backend_url(text, kinds=("otlp", "phoenix"), need_name=False)
+        url = parse_backend_url(text, kinds=("otlp", "phoenix", "mlflow"), need_name=False)
         if url.kind == "otlp":
             return "otlp", url.base, url.shown
-        return "phoenix", text, url.shown
+        return url.kind, text, url.shown
     raise InputError("--to", reason=f"unknown target {text!r} (choose from {TARGETS})")

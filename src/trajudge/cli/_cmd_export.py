@@ -20,7 +20,7 @@ def export_command(
         typer.Option(
             "--to",
             help="Target: otlp-file:PATH | otlp+http://HOST:PORT | phoenix+http://HOST:PORT "
-            "(repeat for several).",
+            "| mlflow+http://HOST:PORT (repeat for several).",
         ),
     ],
     n_boot: Annotated[
@@ -30,7 +30,8 @@ def export_command(
 ) -> None:
     """Write judgments, human labels and each judge's calibration (κ with its interval, TPR,
     TNR, labels count, configuration hash, rubric id and version) as OTel
-    gen_ai.evaluation.result events on the judged spans, or as Phoenix span annotations.
+    gen_ai.evaluation.result events on the judged spans, as Phoenix span annotations, or as
+    MLflow assessments (the calibration as an MLflow run).
 
     Exporting again adds nothing twice; an interrupted export completes on the next one. No
     trajectory text is written, and explanations are redacted of secrets.
@@ -50,9 +51,12 @@ def export_command(
             f"exported {counted(s.judgments, 'judgment')} and {counted(s.labels, 'label')} "
             f"to {s.target}: {s.written} written, {s.unchanged} already there"
         )
-    if summaries:
-        for note in summaries[0].notes:
-            _say(note, "yellow")
+    shown: set[str] = set()
+    for s in summaries:
+        for note in s.notes:
+            if note not in shown:
+                shown.add(note)
+                _say(note, "yellow")
 
 
 def _say(text: str, style: str | None = None) -> None:

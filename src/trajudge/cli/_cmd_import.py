@@ -23,7 +23,8 @@ def import_command(
     source: Annotated[
         str,
         typer.Argument(
-            help="The file to import, or a tracing backend: phoenix+http://HOST:6006/PROJECT.",
+            help="The file to import, or a tracing backend: phoenix+http://HOST:6006/PROJECT, "
+            "mlflow+http://HOST:5000/EXPERIMENT.",
             metavar="FILE|URL",
         ),
     ],

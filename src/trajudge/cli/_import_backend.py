@@ -25,11 +25,11 @@ def pull_command(
     unsupported: Mapping[str, bool],
 ) -> None:
     # imported on use: `trajudge --help` does not load these rooms
-    from trajudge.backends import parse_backend_url, pull_phoenix
+    from trajudge.backends import parse_backend_url, pull_mlflow, pull_phoenix
     from trajudge.backends._window import parse_when
     from trajudge.store import Store
 
-    url = parse_backend_url(source, kinds=("phoenix",), need_name=True)
+    url = parse_backend_url(source, kinds=("phoenix", "mlflow"), need_name=True)
     for option, given in unsupported.items():
         if given:
             raise InputError(option, reason=f"not for a backend URL ({url.shown})")
@@ -44,16 +44,29 @@ def pull_command(
                     f"pulling {url.shown} ... {s.pages} pages, {counted(s.traces, 'trace')}"
                 )
 
-            summary = pull_phoenix(
-                store,
-                url,
-                dataset or url.name,
-                since=start,
-                until=end,
-                accept_loss=accept_loss,
-                strict=strict,
-                progress=progress,
-            )
+            if url.kind == "mlflow":
+                summary = pull_mlflow(
+                    store,
+                    url,
+                    dataset,
+                    since=start,
+                    until=end,
+                    accept_loss=accept_loss,
+                    strict=strict,
+                    progress=progress,
+                    note=lambda text: _say(text, "yellow"),
+                )
+            else:
+                summary = pull_phoenix(
+                    store,
+                    url,
+                    dataset or url.name,
+                    since=start,
+                    until=end,
+                    accept_loss=accept_loss,
+                    strict=strict,
+                    progress=progress,
+                )
     finally:
         store.close()
     opened = (

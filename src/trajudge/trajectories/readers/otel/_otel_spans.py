@@ -12,6 +12,10 @@
   ``context.trace_id`` / ``span_id`` as ``0x...`` hex, ``parent_id``, ISO-8601 times, plain
   ``attributes`` (nested objects are flattened to dotted keys).
 
+MLflow's spans (its JSON-text attributes, ``mlflow.spanInputs`` ...) are translated to the GenAI
+conventions here (:mod:`trajudge.trajectories.readers.otel._otel_mlflow`), for the reader and
+the census alike.
+
 OTLP log records (``resourceLogs[].scopeLogs[].logRecords[]``, in the same file, as the OTLP
 file exporters write them when an instrumentation emits its messages as events) become events of
 the span they name (:func:`read_spans`).
@@ -29,6 +33,7 @@ from trajudge.core import InputError
 from trajudge.trajectories._io import Record
 from trajudge.trajectories._options import Ignored
 from trajudge.trajectories.readers.otel._otel_jaeger import read_other
+from trajudge.trajectories.readers.otel._otel_mlflow import translate as translate_mlflow
 from trajudge.trajectories.readers.otel._otel_values import (
     STATUS_ERROR,
     Span,
@@ -209,6 +214,8 @@ def read_spans(file: str, records: Iterable[Record], ignored: Ignored) -> list[S
         _otlp(doc, key, file, label, spans)
         if any(k in doc for k in ("resourceLogs", "resource_logs")):
             _otlp_logs(doc, file, label, logs)
+    for each in spans:
+        translate_mlflow(each)  # MLflow's JSON-text attributes, as the GenAI conventions
     by_id = {(s.trace_id, s.span_id): s for s in spans}
     for log in logs:
         span = by_id.get((log.trace_id, log.span_id))
