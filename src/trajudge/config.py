@@ -38,9 +38,13 @@ class _Section(BaseModel):
 
 
 class DatasetConfig(_Section):
-    """Where the trajectories come from and the dataset name they are stored under."""
+    """Where the trajectories come from and the dataset name they are stored under: a file
+    (``path``) or a tracing backend (``source``: ``phoenix+http://HOST:PORT/PROJECT`` or
+    ``mlflow+http://HOST:PORT/EXPERIMENT``, pulled incrementally as ``trajudge import`` does;
+    the dataset is then named after the project unless ``name`` says otherwise)."""
 
     path: Path | None = None
+    source: str | None = None
     format: str | None = None  # e.g. jsonl, openai, otel, tau_bench, parquet; None = detect
     name: str | None = Field(default=None, min_length=1)
     # counts the file may hold more of than was read (``trajudge import --accept-loss``)
@@ -56,6 +60,27 @@ class DatasetConfig(_Section):
             if name not in LOSSES:
                 raise ValueError(f"unknown loss {name!r} (choose from {', '.join(LOSSES)})")
         return value
+
+    @field_validator("source")
+    @classmethod
+    def _backend_source(cls, value: str | None) -> str | None:
+        if value is not None:
+            # imported on use: a config without a source loads no backend code
+            from trajudge.backends import parse_backend_url
+
+            try:
+                parse_backend_url(value, kinds=("phoenix", "mlflow"), need_name=True)
+            except InputError as exc:  # the message names the URL without its credentials
+                raise ValueError(f"{exc.file}: {exc.reason}") from None
+        return value
+
+    @model_validator(mode="after")
+    def _one_origin(self) -> DatasetConfig:
+        if self.path is not None and self.source is not None:
+            raise ValueError("give dataset.path or dataset.source, not both")
+        if self.source is not None and self.format is not None:
+            raise ValueError("dataset.format is for a file (dataset.path), not a backend source")
+        return self
 
 
 class SpecsConfig(_Section):
@@ -165,6 +190,21 @@ class TrajudgeConfig(_Section):
     align: AlignOptions | None = None
     # aligned judges saved earlier, by name: scored like the judges above, verdicts by rule
     aligned_judges: list[str] = Field(default_factory=list)
+    # where the results are written back after the report (trajudge export's --to targets)
+    export: list[str] = Field(default_factory=list)
+
+    @field_validator("export")
+    @classmethod
+    def _known_targets(cls, targets: list[str]) -> list[str]:
+        # imported on use: a config without export targets loads no backend code
+        from trajudge.backends._export import check_target
+
+        for i, target in enumerate(targets):
+            try:
+                check_target(target)
+            except InputError as exc:
+                raise ValueError(f"entry {i}: {exc.reason}") from None
+        return targets
 
     @field_validator("judges")
     @classmethod
@@ -233,4 +273,12 @@ def dataset_name(cfg: TrajudgeConfig) -> str:
         return cfg.dataset.name
     if cfg.dataset.path is not None:
         return cfg.dataset.path.stem
-    raise InputError("trajudge.yaml", field="dataset", reason="give dataset.name or dataset.path")
+    if cfg.dataset.source is not None:
+        # imported on use: as in DatasetConfig._backend_source
+        from trajudge.backends import parse_backend_url
+
+        url = parse_backend_url(cfg.dataset.source, kinds=("phoenix", "mlflow"), need_name=True)
+        return url.name
+    raise InputError(
+        "trajudge.yaml", field="dataset", reason="give dataset.name, dataset.path or dataset.source"
+    )

@@ -30,7 +30,7 @@ import time
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 from rich.console import Console
@@ -39,7 +39,7 @@ from rich.text import Text
 from trajudge._terminal import judge_progress
 from trajudge.alignment import align_judge, aligned_judges_by_name
 from trajudge.config import TrajudgeConfig, dataset_name, load_config
-from trajudge.core import InputError
+from trajudge.core import InputError, counted
 from trajudge.evalset import core_gate, core_tasks, read_evalset, split_of
 from trajudge.judges import (
     DEFAULT_CACHE_PATH,
@@ -56,6 +56,10 @@ from trajudge.store import ImportSummary, Store
 from trajudge.store._label_files import LabelImportSummary, import_labels
 from trajudge.trajectories import TaskSpec, Trajectory, read_trajectories
 
+if TYPE_CHECKING:
+    from trajudge.backends import PullSummary
+    from trajudge.backends._export import ExportSummary
+
 
 @dataclass
 class RunSummary:
@@ -64,6 +68,8 @@ class RunSummary:
     dataset: str
     trajectories: int = 0
     imported: ImportSummary | None = None
+    pulled: PullSummary | None = None  # dataset.source: what the pull brought
+    exported: list[ExportSummary] = field(default_factory=list)  # one per export: target
     gate_failures: int = 0
     judge_calls: int = 0  # calls that reached a model this run
     cache_hits: int = 0
@@ -103,6 +109,10 @@ class RunSummary:
             "aligned": self.aligned,
             "align_refused": self.align_refused,
             "report": [str(p) for p in self.paths],
+            "pulled": None if self.pulled is None else self.pulled.traces,
+            "exported": {
+                e.target: {"written": e.written, "unchanged": e.unchanged} for e in self.exported
+            },
             "exit_code": self.exit_code,
             "phase_s": self.phase_s,
         }
@@ -340,6 +350,62 @@ def _align(
         )
 
 
+def _pull(
+    store: Store, name: str, cfg: TrajudgeConfig, summary: RunSummary, console: Console | None
+) -> None:
+    """The import phase of a ``dataset.source``: what is new at the backend since the last
+    pull (the cursor is the store's, shared with ``trajudge import``)."""
+    # imported on use: a run from a file loads no backend (HTTP client) code
+    from trajudge.backends._source import pull_source
+
+    assert cfg.dataset.source is not None
+    pulled, shown = pull_source(
+        store, cfg.dataset.source, name, accept_loss=cfg.dataset.accept_loss
+    )
+    summary.pulled = pulled
+    if console is not None:
+        console.print(
+            f"pulled {counted(pulled.traces, 'trace')} from {shown}: "
+            f"{counted(pulled.total, 'trajectory')} ({pulled.added} added, "
+            f"{pulled.updated} updated, {pulled.unchanged} unchanged)",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+        for loss in pulled.losses:
+            console.print(f"accepted loss: {loss.line()}", markup=False, highlight=False)
+
+
+def _export(
+    store: Store,
+    name: str,
+    cfg: TrajudgeConfig,
+    summary: RunSummary,
+    console: Console | None,
+    n_boot: int | None,
+) -> None:
+    """The export phase: ``trajudge export`` to every ``export:`` target, after the report."""
+    # imported on use: a run without export targets loads no backend code
+    from trajudge.backends._export import export
+
+    summary.exported = export(store, name, cfg.export, n_boot=n_boot or cfg.report.n_boot)
+    if console is None:
+        return
+    shown: set[str] = set()
+    for s in summary.exported:
+        console.print(
+            f"exported {counted(s.judgments, 'judgment')} and {counted(s.labels, 'label')} "
+            f"to {s.target}: {s.written} written, {s.unchanged} already there",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+        for note in s.notes:
+            if note not in shown:
+                shown.add(note)
+                console.print(note, style="yellow", markup=False, highlight=False)
+
+
 def run_pipeline(
     config_path: str | Path,
     *,
@@ -382,6 +448,8 @@ def run_pipeline(
                     source_sha256=result.sha256,
                     fmt=result.fmt,
                 )
+            elif cfg.dataset.source is not None:
+                _pull(store, name, cfg, summary, console)
             store.require_dataset(name)
             summary.trajectories = store.count_trajectories(name)
             _check_limits(store, name, cfg, str(config_path), summary.trajectories)
@@ -461,6 +529,9 @@ def run_pipeline(
             summary.report, summary.dev_items = config_report(store, name, cfg, **extra)
             rep = cfg.report
             summary.paths = write_report(summary.report, rep.out, rep.formats)
+        if cfg.export:
+            with _phase(summary, "export", console):
+                _export(store, name, cfg, summary, console, n_boot)
         return summary
     finally:
         if cache is not None:

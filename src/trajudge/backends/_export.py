@@ -74,6 +74,13 @@ def export(
     return out
 
 
+def check_target(text: str) -> str:
+    """``text`` as shown (no credentials) when it is a valid target; :class:`InputError`
+    otherwise (nothing is contacted: ``trajudge run`` refuses a bad ``export:`` before it
+    starts)."""
+    return _target(text)[2]
+
+
 def _target(text: str) -> tuple[str, str, str]:
     """(kind, where, shown) of one ``--to``."""
     if text.startswith("otlp-file:"):

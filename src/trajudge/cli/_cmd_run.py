@@ -28,6 +28,8 @@ def print_run_summary(s: RunSummary) -> None:
     table.add_column("what")
     table.add_column("count", justify="right")
     table.add_row("trajectories", str(s.trajectories))
+    if s.pulled is not None:
+        table.add_row("traces pulled from the source", str(s.pulled.traces))
     table.add_row("failed a rule gate (no judge call)", str(s.gate_failures))
     table.add_row("judge calls made this run", str(s.judge_calls))
     table.add_row("served from the cache", str(s.cache_hits))
@@ -44,6 +46,8 @@ def print_run_summary(s: RunSummary) -> None:
         table.add_row("aligned judge saved", s.aligned)
     if s.align_refused is not None:
         table.add_row("aligned judge not saved", s.align_refused.removeprefix("not saved: "))
+    for e in s.exported:
+        table.add_row(f"written to {e.target}", f"{e.written} ({e.unchanged} already there)")
     table.add_row("time (s)", ", ".join(f"{k} {v:.1f}" for k, v in s.phase_s.items()))
     console.print(table)
 
