@@ -102,6 +102,12 @@ def test_empty_config_has_defaults(tmp_path: Path) -> None:
         ("limits: {max_tasks: 0}\n", "limits.max_tasks", "greater"),
         ("dataset: {colour: red}\n", "dataset.colour", "Extra"),
         ("- a list\n", None, "YAML mapping"),
+        ("dataset: {path: a.jsonl, source: 'phoenix+http://h:1/p'}\n", "dataset", "not both"),
+        ("dataset: {source: 'phoenix+http://h:1/p', format: otel}\n", "dataset", "for a file"),
+        ("dataset: {source: 'phoenix+http://u:pw@h:1'}\n", "dataset.source", "no project"),
+        ("dataset: {source: 'zipkin+http://h:1/p'}\n", "dataset.source", "unknown backend"),
+        ("export: ['otlp-file:e.jsonl', nowhere]\n", "export", "entry 1: unknown target"),
+        ("export: ['otlp+http://']\n", "export", "entry 0: no host"),
     ],
 )
 def test_bad_config_names_file_key_and_reason(
@@ -114,6 +120,22 @@ def test_bad_config_names_file_key_and_reason(
     assert info.value.file == str(path)
     assert info.value.field == key
     assert reason in info.value.reason
+    assert "pw" not in str(info.value)  # a URL's credentials are never shown
+
+
+def test_a_backend_source_names_the_dataset_after_its_project(tmp_path: Path) -> None:
+    from trajudge.config import dataset_name
+
+    cfg = parse_config(
+        {"dataset": {"source": "phoenix+http://u:pw@127.0.0.1:6006/airline"},
+         "export": ["otlp-file:evals.jsonl", "phoenix+http://127.0.0.1:6006"]},
+        tmp_path / "trajudge.yaml",
+    )  # fmt: skip
+    assert dataset_name(cfg) == "airline" and cfg.dataset.path is None
+    named = parse_config(
+        {"dataset": {"source": "mlflow+http://127.0.0.1:5000/support", "name": "ci"}}, "t.yaml"
+    )
+    assert dataset_name(named) == "ci"
 
 
 def test_missing_and_invalid_yaml(tmp_path: Path) -> None:
