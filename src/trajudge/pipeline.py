@@ -39,7 +39,7 @@ from rich.text import Text
 from trajudge._terminal import judge_progress
 from trajudge.alignment import align_judge, aligned_judges_by_name
 from trajudge.config import TrajudgeConfig, dataset_name, load_config
-from trajudge.core import InputError, counted
+from trajudge.core import InputError
 from trajudge.evalset import core_gate, core_tasks, read_evalset, split_of
 from trajudge.judges import (
     DEFAULT_CACHE_PATH,
@@ -356,24 +356,15 @@ def _pull(
     """The import phase of a ``dataset.source``: what is new at the backend since the last
     pull (the cursor is the store's, shared with ``trajudge import``)."""
     # imported on use: a run from a file loads no backend (HTTP client) code
-    from trajudge.backends._source import pull_source
+    from trajudge.backends._source import pull_lines, pull_source
 
     assert cfg.dataset.source is not None
-    pulled, shown = pull_source(
+    summary.pulled, shown = pull_source(
         store, cfg.dataset.source, name, accept_loss=cfg.dataset.accept_loss
     )
-    summary.pulled = pulled
     if console is not None:
-        console.print(
-            f"pulled {counted(pulled.traces, 'trace')} from {shown}: "
-            f"{counted(pulled.total, 'trajectory')} ({pulled.added} added, "
-            f"{pulled.updated} updated, {pulled.unchanged} unchanged)",
-            markup=False,
-            highlight=False,
-            soft_wrap=True,
-        )
-        for loss in pulled.losses:
-            console.print(f"accepted loss: {loss.line()}", markup=False, highlight=False)
+        for line in pull_lines(summary.pulled, shown):
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 def _export(
@@ -387,23 +378,15 @@ def _export(
     """The export phase: ``trajudge export`` to every ``export:`` target, after the report."""
     # imported on use: a run without export targets loads no backend code
     from trajudge.backends._export import export
+    from trajudge.backends._source import export_lines
 
     summary.exported = export(store, name, cfg.export, n_boot=n_boot or cfg.report.n_boot)
-    if console is None:
-        return
-    shown: set[str] = set()
-    for s in summary.exported:
-        console.print(
-            f"exported {counted(s.judgments, 'judgment')} and {counted(s.labels, 'label')} "
-            f"to {s.target}: {s.written} written, {s.unchanged} already there",
-            markup=False,
-            highlight=False,
-            soft_wrap=True,
-        )
-        for note in s.notes:
-            if note not in shown:
-                shown.add(note)
-                console.print(note, style="yellow", markup=False, highlight=False)
+    if console is not None:
+        lines, notes = export_lines(summary.exported)
+        for line in lines:
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
+        for note in notes:
+            console.print(note, style="yellow", markup=False, highlight=False, soft_wrap=True)
 
 
 def run_pipeline(
