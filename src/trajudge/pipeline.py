@@ -4,7 +4,8 @@ Phases, in order, each resumable:
 
 1. **import** the dataset named in ``trajudge.yaml`` (idempotent: unchanged trajectories are
    left alone), limited to the configured subset (``limits``) so every number in the report
-   is about the same trajectories;
+   is about the same trajectories; with ``dataset.source`` (a Phoenix or MLflow URL), the
+   traces new since the last pull instead, as ``trajudge import`` pulls them;
 2. **rules**: every rule check, results stored;
 3. **core layer** (when ``layers`` names core tasks, directly or as the core cases of an eval
    set, see :func:`core_task_ids`): the judges score the core tasks first; when the core set
@@ -17,7 +18,9 @@ Phases, in order, each resumable:
    dev says the chosen method is worse than the judge or its threshold is degenerate: then the run
    says why and goes on, nothing saved;
 7. **report**: calibration and reliability, written as Markdown, HTML and JSON; the exit code
-   is the report's gate result.
+   is the report's gate result;
+8. **export** (with ``export:`` targets): the judgments, labels and calibration written back
+   as ``trajudge export`` writes them (idempotent: a second run writes nothing twice).
 
 Judges named in ``aligned_judges`` (saved earlier by ``trajudge align``) are scored in phase 4
 like the others, and the report cuts their scores with their aligned rule.
