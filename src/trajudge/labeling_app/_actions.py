@@ -20,6 +20,7 @@ from trajudge.labeling_app._config import AppConfig
 from trajudge.labeling_app._data import get_pool, get_queue, get_store
 from trajudge.labeling_app._queue import Queue, next_item, progress_after_save
 from trajudge.labeling_app._widgets import label_value, level_text
+from trajudge.labeling_app.auth._session import require_account
 
 RECENT_MAX = 200  # items in "Your recent labels"
 
@@ -101,7 +102,7 @@ def _save(
     skipped: bool = False,
 ) -> None:
     ss = st.session_state
-    me = ss[S.ANNOTATOR]
+    me = require_account(cfg).name  # checked against the store: a disabled account saves nothing
     note = (ss.get(S.widget_key("note", tid)) or "").strip() or None
     store = get_store(cfg.db_url)
     before = store.item_labels(dataset, tid, rubric.id)

@@ -25,6 +25,7 @@ from trajudge.labeling_app._pairs import (
     stored_category,
 )
 from trajudge.labeling_app._queue import Queue
+from trajudge.labeling_app.auth._session import require_account
 
 # what each scale value of a pairwise rubric means on the screen: A is the left side
 SCREEN_SIDE: dict[str, Side] = {"A": "left", "B": "right", "tie": "tie"}
@@ -54,7 +55,7 @@ def _save_pair(cfg: AppConfig, dataset: str, rubric: Rubric, key: str, side: Sid
     """Store the annotator's choice (None: a skip) in the original numbering, with the side
     this annotator sees on the left."""
     ss = st.session_state
-    me = ss[S.ANNOTATOR]
+    me = require_account(cfg).name  # checked against the store: a disabled account saves nothing
     a, b = pair_of(key)
     left = left_id(me, a, b)
     note = (ss.get(S.widget_key("pnote", key)) or "").strip() or None
