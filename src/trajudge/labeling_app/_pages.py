@@ -12,9 +12,9 @@ from trajudge.labeling_app._page_label import page_label
 from trajudge.labeling_app._page_misc import page_export
 from trajudge.labeling_app._page_pairs import page_label_pairs
 from trajudge.labeling_app._page_review import page_review
-from trajudge.labeling_app.auth._page_lead import page_lead
 from trajudge.labeling_app.auth._page_signin import page_login, page_set_password
 from trajudge.labeling_app.auth._session import session
+from trajudge.labeling_app.lead._page_lead import page_lead
 
 
 def pages() -> list[st.Page]:

@@ -137,6 +137,14 @@ def build_queue(
     return Queue(annotator, strategy, [ids[p] for p in pos], shared[pos].tolist())
 
 
+def labeling_pool(store: Store, names: Sequence[str]) -> tuple[str, ...]:
+    """The pool that shares the non-overlap items: ``names`` (the annotators who labeled)
+    without the disabled accounts. A disabled annotator's open items thereby pass to the
+    others (rendezvous hashing moves only hers); what she labeled stays hers."""
+    disabled = {a.name for a in store.accounts() if a.disabled}
+    return tuple(n for n in names if n not in disabled)
+
+
 def disagreement_scores(judgments: pd.DataFrame, rubric: Rubric) -> dict[str, float]:
     """How contested each trajectory is among the judges, from ``Store.judgments_frame``.
 
