@@ -3,6 +3,8 @@ lead, and a disabled annotator's open items passing to the others."""
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pandas as pd
 from labeling_helpers import DATASET, PASSWORD, sign_in_as
@@ -10,7 +12,7 @@ from sklearn.metrics import cohen_kappa_score
 from streamlit.testing.v1 import AppTest
 
 from trajudge.judges import load_rubric
-from trajudge.labeling_app import AppConfig, build_queue
+from trajudge.labeling_app import AppConfig, Queue, build_queue, next_item
 from trajudge.labeling_app import _state as S
 from trajudge.labeling_app._queue import labeling_pool
 from trajudge.labeling_app.auth._manage import add_account
@@ -116,3 +118,41 @@ def test_a_disabled_annotators_open_items_pass_to_the_others(store: Store) -> No
     assert pool == ("bob",)
     after = set(build_queue(items, "bob", overlap=0.0, pool=pool).ids)
     assert after == before | alices == {i for i, _ in items}
+
+
+def test_reservations_keep_two_annotators_off_one_item(store_url: str, store: Store) -> None:
+    ids = [i for i, _ in store.trajectory_keys(DATASET)]
+    # two views of who shares the items that differ for a moment (a newcomer not yet in the
+    # other's cached pool): both queues hand out the same items in the same order
+    x = Queue("x", "random", ids, [False] * len(ids))
+    y = Queue("y", "random", ids, [False] * len(ids))
+    assert next_item(store, DATASET, RUBRIC, y) == (0, ids[0])  # without reservations: both
+    assert next_item(store, DATASET, RUBRIC, x, reserve_s=600) == (0, ids[0])
+    assert next_item(store, DATASET, RUBRIC, y, reserve_s=600) == (1, ids[1])
+    assert next_item(store, DATASET, RUBRIC, x, reserve_s=600) == (0, ids[0])  # hers, renewed
+    # an overlap item is everyone's: never reserved
+    shared = Queue("y", "random", ids, [True] * len(ids))
+    assert next_item(store, DATASET, RUBRIC, shared, reserve_s=600) == (0, ids[0])
+    # a skip lets it go; a lapsed reservation is taken over; a disabled account's lapse
+    store.release_reservations("x", ids[0])
+    assert next_item(store, DATASET, RUBRIC, y, reserve_s=600) == (0, ids[0])
+    assert store.reserve(DATASET, RUBRIC, ids[2], "x", ttl_s=0.0)  # lapses at once
+    assert store.reserve(DATASET, RUBRIC, ids[2], "y", ttl_s=600)
+    add_account(store, "y", password=PASSWORD)
+    store.set_account_disabled("y", True)
+    assert store.reserve(DATASET, RUBRIC, ids[1], "x", ttl_s=600)
+    # two app processes asking for the same items at the same moment: one wins each
+    stores = [Store(store_url), Store(store_url)]
+    wins: dict[str, list[bool]] = {"a": [], "b": []}
+
+    def grab(who: str, s: Store) -> None:
+        wins[who] = [s.reserve(DATASET, "race", i, who, ttl_s=600) for i in ids]
+
+    threads = [
+        threading.Thread(target=grab, args=(w, s)) for w, s in zip("ab", stores, strict=True)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert [a + b for a, b in zip(wins["a"], wins["b"], strict=True)] == [1] * len(ids)

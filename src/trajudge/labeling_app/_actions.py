@@ -23,6 +23,9 @@ from trajudge.labeling_app._widgets import label_value, level_text
 from trajudge.labeling_app.auth._session import require_account
 
 RECENT_MAX = 200  # items in "Your recent labels"
+# how long the item put on screen stays reserved for its annotator (Store.reserve): two
+# annotators are not handed the same non-overlap item at once; a skip lets it go at once
+RESERVE_S = 600.0
 
 
 def annotator_queue(cfg: AppConfig, dataset: str, rubric: Rubric, me: str) -> Queue:
@@ -58,7 +61,7 @@ def advance(cfg: AppConfig, dataset: str, rubric: Rubric, me: str) -> None:
     advance_in(
         queue,
         lambda start, exclude: next_item(
-            store, dataset, rubric.id, queue, start=start, exclude=exclude
+            store, dataset, rubric.id, queue, start=start, exclude=exclude, reserve_s=RESERVE_S
         ),
     )
 
@@ -160,6 +163,7 @@ def on_skip(cfg: AppConfig, dataset: str, rubric: Rubric, tid: str) -> None:
     if not _on_screen(tid):
         return
     _save(cfg, dataset, rubric, tid, None, skipped=True)
+    get_store(cfg.db_url).release_reservations(st.session_state[S.ANNOTATOR], tid)
     advance(cfg, dataset, rubric, st.session_state[S.ANNOTATOR])
 
 

@@ -13,7 +13,13 @@ import streamlit as st
 from trajudge.judges import Rubric
 from trajudge.labeling_app import _state as S
 from trajudge.labeling_app._access import own_pair_label
-from trajudge.labeling_app._actions import _on_screen, advance_in, after_save, next_if_labeled
+from trajudge.labeling_app._actions import (
+    RESERVE_S,
+    _on_screen,
+    advance_in,
+    after_save,
+    next_if_labeled,
+)
 from trajudge.labeling_app._config import AppConfig
 from trajudge.labeling_app._data import get_pair_pool, get_pair_queue, get_store
 from trajudge.labeling_app._pairs import (
@@ -46,7 +52,7 @@ def advance_pair(cfg: AppConfig, dataset: str, rubric: Rubric, me: str) -> None:
     advance_in(
         queue,
         lambda start, exclude: next_pair(
-            store, dataset, rubric.id, queue, start=start, exclude=exclude
+            store, dataset, rubric.id, queue, start=start, exclude=exclude, reserve_s=RESERVE_S
         ),
     )
 
@@ -101,6 +107,7 @@ def on_pair_skip(cfg: AppConfig, dataset: str, rubric: Rubric, key: str) -> None
     if not _on_screen(key):
         return
     _save_pair(cfg, dataset, rubric, key, None)
+    get_store(cfg.db_url).release_reservations(st.session_state[S.ANNOTATOR], key)
     advance_pair(cfg, dataset, rubric, st.session_state[S.ANNOTATOR])
 
 

@@ -35,6 +35,7 @@ from trajudge.labeling_app._queue import (
     build_queue,
     next_open,
     queue_progress,
+    reserver,
 )
 from trajudge.store import Store
 from trajudge.trajectories import Trajectory
@@ -195,17 +196,20 @@ def next_pair(
     *,
     start: int = 0,
     exclude: frozenset[str] = frozenset(),
+    reserve_s: float | None = None,
 ) -> tuple[int, str] | None:
     """The first queue position at or after ``start`` whose pair the annotator still has to
     label, as ``trajudge.labeling_app.next_item`` for items: skipped are pairs the annotator
-    labeled or skipped, keys in ``exclude``, and non-overlap pairs another annotator labeled.
-    Returns ``(position, pair key)`` or None when the queue is done."""
+    labeled or skipped, keys in ``exclude``, and non-overlap pairs another annotator labeled
+    (or, with ``reserve_s``, holds). Returns ``(position, pair key)`` or None when the queue
+    is done."""
 
     def labels_on(keys: list[str]) -> list[tuple[str, str, bool]]:
         rows = store.pair_labels_on(dataset, rubric_id, [pair_of(k) for k in keys])
         return [(pair_key(a, b), who, skipped) for a, b, who, skipped in rows]
 
-    return next_open(queue, labels_on, start=start, exclude=exclude)
+    hold = reserver(store, dataset, rubric_id, queue.annotator, reserve_s)
+    return next_open(queue, labels_on, start=start, exclude=exclude, reserve=hold)
 
 
 def pair_progress(

@@ -203,19 +203,33 @@ def next_item(
     *,
     start: int = 0,
     exclude: frozenset[str] = frozenset(),
+    reserve_s: float | None = None,
 ) -> tuple[int, str] | None:
     """The first queue position at or after ``start`` the annotator still has to label.
 
     Skipped are items the annotator labeled or skipped, items in ``exclude``, and non-overlap
-    items another annotator already labeled. Returns ``(position, trajectory id)`` or None
-    when the queue is done. Reads the labels of a small window of the queue at a time.
+    items another annotator already labeled. With ``reserve_s``, the non-overlap item found
+    is reserved for the annotator that long, and one another annotator holds is passed over
+    (``Store.reserve``). Returns ``(position, trajectory id)`` or None when the queue is
+    done. Reads the labels of a small window of the queue at a time.
     """
     return next_open(
         queue,
         lambda ids: store.labels_on_items(dataset, rubric_id, ids),
         start=start,
         exclude=exclude,
+        reserve=reserver(store, dataset, rubric_id, queue.annotator, reserve_s),
     )
+
+
+def reserver(
+    store: Store, dataset: str, rubric_id: str, annotator: str, ttl_s: float | None
+) -> Callable[[str], bool] | None:
+    """``key -> whether the annotator may have it`` through the store's reservations (None
+    without a time: nothing is reserved)."""
+    if ttl_s is None:
+        return None
+    return lambda key: store.reserve(dataset, rubric_id, key, annotator, ttl_s=ttl_s)
 
 
 def next_open(
@@ -224,12 +238,15 @@ def next_open(
     *,
     start: int = 0,
     exclude: frozenset[str] = frozenset(),
+    reserve: Callable[[str], bool] | None = None,
 ) -> tuple[int, str] | None:
     """The first queue position at or after ``start`` whose key the annotator still has to
     label (:func:`next_item` for items, ``next_pair`` for pairs).
 
     ``labels_on(keys)`` gives the ``(key, annotator, skipped)`` labels stored on ``keys``; it
     is asked for a small window of the queue at a time (32 keys, doubling up to 1,024).
+    ``reserve(key)`` (when given) takes a non-overlap key for the annotator; a key it refuses
+    (another annotator holds it) is passed over.
     """
     i, window = max(start, 0), 32
     while i < len(queue.ids):
@@ -241,6 +258,8 @@ def next_open(
             if key in mine or key in exclude:
                 continue
             if not queue.overlap[i + j] and key in others:
+                continue
+            if reserve is not None and not queue.overlap[i + j] and not reserve(key):
                 continue
             return i + j, key
         i += len(chunk)

@@ -9,6 +9,7 @@ together.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -17,7 +18,7 @@ from sqlalchemy import Engine, case, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from trajudge.core import InputError, now_iso
-from trajudge.store._schema import accounts, sign_in_events, sign_in_throttle
+from trajudge.store._schema import accounts, reservations, sign_in_events, sign_in_throttle
 
 ROLES = ("annotator", "adjudicator", "lead")
 
@@ -134,8 +135,12 @@ class AccountsMixin:
         )
 
     def set_account_disabled(self, name: str, disabled: bool) -> Account:
-        """Disable (or enable) an account; every session opened before ends."""
-        return self._change_account(name, disabled=disabled)
+        """Disable (or enable) an account; every session opened before ends, and a disabled
+        account's reservations lapse (its open items pass to the others)."""
+        account = self._change_account(name, disabled=disabled)
+        if disabled:
+            self.release_reservations(name)
+        return account
 
     def set_account_role(self, name: str, role: str) -> Account:
         """Give the account another role; every session opened before ends."""
@@ -214,6 +219,47 @@ class AccountsMixin:
                 .where(sign_in_throttle.c.key.in_(list(keys)))
                 .values(failures=0, not_before=0.0)
             )
+
+    # --- reservations ----------------------------------------------------------------------
+
+    def reserve(
+        self, dataset: str, rubric_id: str, item: str, annotator: str, *, ttl_s: float
+    ) -> bool:
+        """Hand ``item`` to ``annotator`` for ``ttl_s`` seconds: True when it is free, hers
+        already (renewed) or another's that lapsed; False while another holds it. One
+        conditional write each way, so of two annotators asking at once one gets it."""
+        now = time.time()
+        r = reservations.c
+        key = (r.dataset == dataset, r.rubric_id == rubric_id, r.item == item)
+        row = dict(dataset=dataset, rubric_id=rubric_id, item=item, annotator=annotator)
+        for _ in range(3):
+            try:
+                with self.sql_write_engine.begin() as conn:
+                    taken = conn.execute(
+                        update(reservations)
+                        .where(*key, (r.annotator == annotator) | (r.expires_at <= now))
+                        .values(annotator=annotator, expires_at=now + ttl_s)
+                    )
+                    if taken.rowcount == 1:
+                        return True
+                    held = conn.execute(select(r.annotator).where(*key)).first()
+                    if held is not None:
+                        return False
+                    conn.execute(insert(reservations).values(**row, expires_at=now + ttl_s))
+                    return True
+            except IntegrityError:  # inserted by another at the same moment: look again
+                continue
+        return False
+
+    def release_reservations(self, annotator: str, item: str | None = None) -> None:
+        """Let the annotator's reservations (of one item, or all) lapse now (an UPDATE: the
+        README's grants for the app's role suffice)."""
+        r = reservations.c
+        q = update(reservations).where(r.annotator == annotator)
+        if item is not None:
+            q = q.where(r.item == item)
+        with self.sql_write_engine.begin() as conn:
+            conn.execute(q.values(expires_at=0.0))
 
     # --- the sign-in log -----------------------------------------------------------------
 

@@ -331,8 +331,8 @@ def _v8_threshold_word(conn: Connection) -> None:
 
 
 def _v9_accounts(conn: Connection) -> None:
-    """The labeling app's accounts, sign-in throttle and sign-in log (frozen as of version
-    9)."""
+    """The labeling app's accounts, sign-in throttle, sign-in log and reservations (frozen as
+    of version 9)."""
     md = MetaData()
     Table(
         "accounts",
@@ -368,6 +368,15 @@ def _v9_accounts(conn: Connection) -> None:
         Column("detail", Text, nullable=True),
     )
     Index("ix_sign_in_events_at", events.c.at)
+    Table(
+        "reservations",
+        md,
+        Column("dataset", String(200), primary_key=True),
+        Column("rubric_id", String(200), primary_key=True),
+        Column("item", String(900), primary_key=True),
+        Column("annotator", String(100), nullable=False),
+        Column("expires_at", Float, nullable=False),
+    )
     md.create_all(conn, checkfirst=True)
 
 

@@ -354,6 +354,19 @@ sign_in_events = Table(
 )
 Index("ix_sign_in_events_at", sign_in_events.c.at)
 
+# an item (or pair key) handed to one annotator for a while, so that two annotators are not
+# handed the same non-overlap item at once (their views of who shares the items may differ
+# for a moment); ``expires_at`` in epoch seconds, a lapsed one is taken over
+reservations = Table(
+    "reservations",
+    metadata,
+    Column("dataset", String(200), primary_key=True),
+    Column("rubric_id", String(200), primary_key=True),
+    Column("item", String(900), primary_key=True),
+    Column("annotator", String(100), nullable=False),
+    Column("expires_at", Float, nullable=False),
+)
+
 # Ordered migrations: (version, name). Version 1 creates the tables; each later version has
 # its DDL in ``_migrations.UPGRADES`` for databases created before it, and a test pins the
 # resulting schema (and that an upgraded database equals a new one).
@@ -366,5 +379,5 @@ MIGRATIONS: list[tuple[int, str]] = [
     (6, "judgment key unique with NULL other_id / config_sha256"),
     (7, "leases"),
     (8, "aligned judges say threshold, not cut"),
-    (9, "accounts, sign-in throttle and sign-in log"),
+    (9, "accounts, sign-in throttle, sign-in log, reservations"),
 ]
