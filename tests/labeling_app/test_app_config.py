@@ -81,3 +81,34 @@ def test_streamlit_command_is_headless_and_private() -> None:
 )
 def test_is_loopback(host: str, loop: bool) -> None:
     assert is_loopback(host) is loop
+
+
+@pytest.mark.parametrize(
+    ("header", "ok"),
+    [
+        ("127.0.0.1:8501", True),
+        ("localhost", True),
+        ("LOCALHOST:80", True),
+        ("[::1]:8501", True),
+        ("labels.example.org", True),
+        ("rebind.example:8501", False),
+        ("127.0.0.1.rebind.example", False),
+        ("", False),
+        ("[::1", False),
+    ],
+)
+def test_host_headers(header: str, ok: bool) -> None:
+    from trajudge.labeling_app.auth import host_allowed
+
+    allowed = ("localhost", "127.0.0.1", "::1", "labels.example.org")
+    assert host_allowed(header, allowed) is ok
+
+
+def test_origin_headers() -> None:
+    from trajudge.labeling_app.auth._hosts import origin_allowed
+
+    allowed = ("127.0.0.1", "labels.example.org")
+    assert origin_allowed("https://labels.example.org", allowed)
+    assert origin_allowed("http://127.0.0.1:8501", allowed)
+    for bad in ("null", "http://rebind.example:8501", "file://127.0.0.1", "127.0.0.1"):
+        assert not origin_allowed(bad, allowed), bad
