@@ -153,7 +153,11 @@ def test_label_command_makes_a_first_lead_and_maps_the_old_adjudicator_flag(
     account = store.account("Ann B.")
     assert account is not None and account.role == "adjudicator"
     # the hosts the app answers to: loopback, the bound address and --allowed-host
-    res = runner.invoke(app, [*args, "--host", "10.1.2.3", "--allowed-host", "Labels.Example.org"])
+    res = runner.invoke(
+        app,
+        [*args, "--host", "10.1.2.3", "--allowed-host", "Labels.Example.org",
+         "--reviewers-per-item", "2"],
+    )  # fmt: skip
     assert res.exit_code == 0, res.output
     assert calls[-1].allowed_hosts == (
         "localhost",
@@ -162,6 +166,7 @@ def test_label_command_makes_a_first_lead_and_maps_the_old_adjudicator_flag(
         "labels.example.org",
         "10.1.2.3",
     )
+    assert calls[-1].reviewers == 2
 
 
 def test_pair_labels_export_import_round_trip(store: Store, db_url: str, tmp_path: Path) -> None:

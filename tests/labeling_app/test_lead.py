@@ -12,7 +12,7 @@ from sklearn.metrics import cohen_kappa_score
 from streamlit.testing.v1 import AppTest
 
 from trajudge.judges import load_rubric
-from trajudge.labeling_app import AppConfig, Queue, build_queue, next_item
+from trajudge.labeling_app import AppConfig, Queue, build_queue, next_item, progress
 from trajudge.labeling_app import _state as S
 from trajudge.labeling_app._queue import labeling_pool
 from trajudge.labeling_app.auth._manage import add_account
@@ -156,3 +156,37 @@ def test_reservations_keep_two_annotators_off_one_item(store_url: str, store: St
     for t in threads:
         t.join()
     assert [a + b for a, b in zip(wins["a"], wins["b"], strict=True)] == [1] * len(ids)
+
+
+def test_reviewers_per_item_hands_each_item_to_that_many(store: Store) -> None:
+    items = store.trajectory_keys(DATASET)
+    pool = ["x", "y", "z"]
+    for n in (1, 2, 3):
+        queues = {a: build_queue(items, a, overlap=0.0, pool=pool, reviewers=n) for a in pool}
+        # counted over the three queues: every item is in exactly n of them
+        counts = {i: sum(i in q.ids for q in queues.values()) for i, _ in items}
+        assert set(counts.values()) == {n}, (n, counts)
+    # one reviewer: the same queues as before reviewers existed (rendezvous, one owner)
+    assert build_queue(items, "x", overlap=0.0, pool=pool).ids == (
+        build_queue(items, "x", overlap=0.0, pool=pool, reviewers=1).ids
+    )
+    x = build_queue(items, "x", overlap=0.0, pool=pool, reviewers=3)
+    first = x.ids[0]
+    store.save_label(DATASET, first, RUBRIC, "y", 3.0)
+    assert next_item(store, DATASET, RUBRIC, x) == (0, first)  # one of three reviewers so far
+    store.save_label(DATASET, first, RUBRIC, "z", 4.0)
+    assert next_item(store, DATASET, RUBRIC, x) == (0, first)  # two of three: x is the third
+    two = Queue("x", "random", x.ids, x.overlap, reviewers=2)
+    assert next_item(store, DATASET, RUBRIC, two) == (1, x.ids[1])  # two of two: passed over
+    assert progress(store, DATASET, RUBRIC, two, len(items)).mine_assigned == len(items) - 1
+    assert progress(store, DATASET, RUBRIC, x, len(items)).mine_assigned == len(items)
+    # reservations: one slot per reviewer; asking again renews, never takes a second slot
+    item = x.ids[2]
+    assert store.reserve(DATASET, RUBRIC, item, "x", ttl_s=600, slots=2)
+    assert store.reserve(DATASET, RUBRIC, item, "x", ttl_s=600, slots=2)
+    assert store.reserve(DATASET, RUBRIC, item, "y", ttl_s=600, slots=2)
+    assert not store.reserve(DATASET, RUBRIC, item, "z", ttl_s=600, slots=2)
+    store.release_reservations("x", item)  # a skip
+    assert store.reserve(DATASET, RUBRIC, item, "z", ttl_s=600, slots=2)
+    cfg = AppConfig(db_url="sqlite://", reviewers=3)
+    assert AppConfig.from_env(cfg.to_env()).reviewers == 3

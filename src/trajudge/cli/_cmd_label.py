@@ -71,6 +71,14 @@ def label_cmd(
     session_hours: Annotated[
         float, typer.Option(min=0.01, max=720, help="Hours a sign-in lasts.")
     ] = 12.0,
+    reviewers_per_item: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            max=50,
+            help="Annotators each item outside the overlap share goes to (default one).",
+        ),
+    ] = 1,
     max_pairs: Annotated[
         int | None,
         typer.Option(
@@ -117,6 +125,7 @@ def label_cmd(
         max_pairs=max_pairs,
         session_hours=session_hours,
         allowed_hosts=tuple(hosts),
+        reviewers=reviewers_per_item,
     )
     if strategy == "escalated" and load_rubric(rubric).mode == "pairwise":
         # trajudge align fits on single trajectories, so what it escalates are trajectories:

@@ -30,7 +30,9 @@ RESERVE_S = 600.0
 
 def annotator_queue(cfg: AppConfig, dataset: str, rubric: Rubric, me: str) -> Queue:
     pool = get_pool(cfg.db_url, dataset, rubric.id)
-    return get_queue(cfg.db_url, dataset, cfg.rubric, me, cfg.strategy, cfg.overlap, pool)
+    return get_queue(
+        cfg.db_url, dataset, cfg.rubric, me, cfg.strategy, cfg.overlap, pool, cfg.reviewers
+    )
 
 
 def advance_in(queue: Queue, find: Callable[[int, frozenset[str]], tuple[int, str] | None]) -> None:

@@ -26,6 +26,7 @@ ENV_OVERLAP = "TRAJUDGE_LABEL_OVERLAP"
 ENV_MAX_PAIRS = "TRAJUDGE_LABEL_MAX_PAIRS"
 ENV_SESSION_HOURS = "TRAJUDGE_LABEL_SESSION_HOURS"
 ENV_ALLOWED_HOSTS = "TRAJUDGE_LABEL_ALLOWED_HOSTS"
+ENV_REVIEWERS = "TRAJUDGE_LABEL_REVIEWERS_PER_ITEM"
 # the shared passwords of the scheme before accounts: no longer read (a deprecation line)
 OLD_PASSWORD_ENVS = ("TRAJUDGE_LABEL_PASSWORD", "TRAJUDGE_LABEL_ADJUDICATOR_PASSWORD")
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
@@ -51,12 +52,16 @@ class AppConfig:
     # the host names the app answers to (Host and Origin headers): loopback names by default;
     # a name a reverse proxy forwards is added with --allowed-host
     allowed_hosts: tuple[str, ...] = LOOPBACK_HOSTS
+    # annotators each non-overlap item goes to (LangSmith's num_reviewers_per_item)
+    reviewers: int = 1
 
     def __post_init__(self) -> None:
         hosts = tuple(dict.fromkeys(h.strip().lower() for h in self.allowed_hosts if h.strip()))
         if not hosts or any("," in h or "/" in h or " " in h for h in hosts):
             raise InputError("--allowed-host", reason=f"not host names: {self.allowed_hosts!r}")
         object.__setattr__(self, "allowed_hosts", hosts)
+        if not 1 <= self.reviewers <= 50:
+            raise InputError("--reviewers-per-item", reason=f"must be 1-50, got {self.reviewers}")
         if not (math.isfinite(self.session_hours) and 0.0 < self.session_hours <= 24 * 30):
             raise InputError(
                 "--session-hours", reason=f"must be in (0, 720], got {self.session_hours}"
@@ -80,6 +85,7 @@ class AppConfig:
             ENV_OVERLAP: repr(self.overlap),
             ENV_SESSION_HOURS: repr(self.session_hours),
             ENV_ALLOWED_HOSTS: ",".join(self.allowed_hosts),
+            ENV_REVIEWERS: str(self.reviewers),
         }
         if self.dataset:
             env[ENV_DATASET] = self.dataset
@@ -107,6 +113,10 @@ class AppConfig:
         except ValueError:
             raise InputError(ENV_SESSION_HOURS, reason="expected a number") from None
         hosts = tuple(h for h in env.get(ENV_ALLOWED_HOSTS, "").split(",") if h)
+        try:
+            reviewers = int(env.get(ENV_REVIEWERS, "1"))
+        except ValueError:
+            raise InputError(ENV_REVIEWERS, reason="expected a whole number") from None
         strategy = env.get(ENV_STRATEGY, "random")
         if strategy not in STRATEGIES:
             raise InputError(ENV_STRATEGY, reason=f"{strategy!r} is not a strategy")
@@ -120,6 +130,7 @@ class AppConfig:
             max_pairs=max_pairs,
             session_hours=session_hours,
             allowed_hosts=hosts or LOOPBACK_HOSTS,
+            reviewers=reviewers,
         )
 
 

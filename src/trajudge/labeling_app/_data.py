@@ -68,6 +68,7 @@ def get_queue(
     strategy: Strategy,
     overlap: float,
     pool: tuple[str, ...],
+    reviewers: int = 1,
 ) -> Queue:
     """The annotator's queue (shared by their sessions: never modified)."""
     store = get_store(db_url)
@@ -83,6 +84,7 @@ def get_queue(
         overlap=overlap,
         pool=pool,
         disagreement=dis,
+        reviewers=reviewers,
     )
 
 
@@ -108,6 +110,7 @@ def get_pair_queue(
     strategy: Strategy,
     overlap: float,
     pool: tuple[str, ...],
+    reviewers: int = 1,
 ) -> Queue:
     """The annotator's queue of pairs (shared by their sessions: never modified)."""
     store = get_store(db_url)
@@ -123,6 +126,7 @@ def get_pair_queue(
         overlap=overlap,
         pool=pool,
         disagreement=dis,
+        reviewers=reviewers,
     )
 
 

@@ -41,7 +41,15 @@ SIDE_TEXT: dict[Side, str] = {"left": "A · left better", "right": "B · right b
 def pair_queue(cfg: AppConfig, dataset: str, rubric: Rubric, me: str) -> Queue:
     pool = get_pair_pool(cfg.db_url, dataset, rubric.id)
     return get_pair_queue(
-        cfg.db_url, dataset, rubric.id, cfg.max_pairs, me, cfg.strategy, cfg.overlap, pool
+        cfg.db_url,
+        dataset,
+        rubric.id,
+        cfg.max_pairs,
+        me,
+        cfg.strategy,
+        cfg.overlap,
+        pool,
+        cfg.reviewers,
     )
 
 

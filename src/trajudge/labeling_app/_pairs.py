@@ -177,6 +177,7 @@ def build_pair_queue(
     overlap: float = 0.2,
     pool: Sequence[str] = (),
     disagreement: Mapping[str, float] | None = None,
+    reviewers: int = 1,
 ) -> Queue:
     """The annotator's queue of pairs (ids are :func:`pair_key`): the item queue of
     :func:`trajudge.labeling_app.build_queue` over the pairs, the intent of a pair being its
@@ -184,7 +185,13 @@ def build_pair_queue(
     ``disagreement``."""
     items = [(pair_key(a, b), intents.get(a)) for a, b in pairs]
     return build_queue(
-        items, annotator, strategy=strategy, overlap=overlap, pool=pool, disagreement=disagreement
+        items,
+        annotator,
+        strategy=strategy,
+        overlap=overlap,
+        pool=pool,
+        disagreement=disagreement,
+        reviewers=reviewers,
     )
 
 
@@ -208,7 +215,7 @@ def next_pair(
         rows = store.pair_labels_on(dataset, rubric_id, [pair_of(k) for k in keys])
         return [(pair_key(a, b), who, skipped) for a, b, who, skipped in rows]
 
-    hold = reserver(store, dataset, rubric_id, queue.annotator, reserve_s)
+    hold = reserver(store, dataset, rubric_id, queue.annotator, reserve_s, queue.reviewers)
     return next_open(queue, labels_on, start=start, exclude=exclude, reserve=hold)
 
 

@@ -21,6 +21,7 @@ from trajudge.core import InputError, now_iso
 from trajudge.store._schema import accounts, reservations, sign_in_events, sign_in_throttle
 
 ROLES = ("annotator", "adjudicator", "lead")
+_SLOT = "\x1f"  # between an item and its slot number (an item with several reviewers)
 
 
 @dataclass(frozen=True)
@@ -223,11 +224,41 @@ class AccountsMixin:
     # --- reservations ----------------------------------------------------------------------
 
     def reserve(
-        self, dataset: str, rubric_id: str, item: str, annotator: str, *, ttl_s: float
+        self,
+        dataset: str,
+        rubric_id: str,
+        item: str,
+        annotator: str,
+        *,
+        ttl_s: float,
+        slots: int = 1,
     ) -> bool:
-        """Hand ``item`` to ``annotator`` for ``ttl_s`` seconds: True when it is free, hers
-        already (renewed) or another's that lapsed; False while another holds it. One
-        conditional write each way, so of two annotators asking at once one gets it."""
+        """Hand ``item`` to ``annotator`` for ``ttl_s`` seconds: True when a slot of it is
+        free, hers already (renewed) or another's that lapsed; False while others hold all
+        ``slots`` (an item with several reviewers has one slot each). One conditional write
+        each way, so of two annotators asking for one slot at once one gets it."""
+        if slots <= 1:
+            return self._reserve_slot(dataset, rubric_id, item, annotator, ttl_s)
+        keys = [f"{item}{_SLOT}{s}" for s in range(slots)]
+        r = reservations.c
+        with self.sql_write_engine.begin() as conn:  # hers already: renew it, take no other
+            renewed = conn.execute(
+                update(reservations)
+                .where(
+                    r.dataset == dataset,
+                    r.rubric_id == rubric_id,
+                    r.item.in_(keys),
+                    r.annotator == annotator,
+                )
+                .values(expires_at=time.time() + ttl_s)
+            )
+        if renewed.rowcount:
+            return True
+        return any(self._reserve_slot(dataset, rubric_id, k, annotator, ttl_s) for k in keys)
+
+    def _reserve_slot(
+        self, dataset: str, rubric_id: str, item: str, annotator: str, ttl_s: float
+    ) -> bool:
         now = time.time()
         r = reservations.c
         key = (r.dataset == dataset, r.rubric_id == rubric_id, r.item == item)
@@ -257,7 +288,7 @@ class AccountsMixin:
         r = reservations.c
         q = update(reservations).where(r.annotator == annotator)
         if item is not None:
-            q = q.where(r.item == item)
+            q = q.where((r.item == item) | r.item.startswith(f"{item}{_SLOT}", autoescape=True))
         with self.sql_write_engine.begin() as conn:
             conn.execute(q.values(expires_at=0.0))
 
