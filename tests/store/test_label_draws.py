@@ -8,6 +8,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from sqlalchemy.engine import Connection
 
 from _postgres import PostgresServer
 from trajudge.store import Store
@@ -22,6 +23,13 @@ def _store(url: str) -> Store:
         DS, [Trajectory(id=f"t{i}", task_id=f"k{i}", steps=[Step(tool="a")]) for i in range(4)]
     )
     return store
+
+
+def _back_to_version_8(conn: Connection) -> None:
+    """Drop what versions 9 (label draws) and 10 (accounts) added, as a version-8 store."""
+    for table in ("label_draws", "accounts", "sign_in_throttle", "sign_in_events", "reservations"):
+        conn.exec_driver_sql(f"DROP TABLE {table}")
+    conn.exec_driver_sql("DELETE FROM schema_migrations WHERE version IN (9, 10)")
 
 
 def _rows(probability: float) -> list[dict[str, object]]:
@@ -73,8 +81,7 @@ def test_a_postgres_store_at_version_8_gets_the_table(postgres_server: PostgresS
     with postgres_server.database() as url:
         store = _store(url)
         with store.sql_write_engine.begin() as conn:  # back to version 8
-            conn.exec_driver_sql("DROP TABLE label_draws")
-            conn.exec_driver_sql("DELETE FROM schema_migrations WHERE version = 9")
+            _back_to_version_8(conn)
         store.close()
         store = Store(url)
         assert store.freeze_draws(DS, "r", _rows(0.5), "{}")
@@ -91,14 +98,13 @@ def test_a_sqlite_store_at_version_8_gets_the_table(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 's.db'}"
     store = _store(url)
     with store.sql_write_engine.begin() as conn:
-        conn.exec_driver_sql("DROP TABLE label_draws")
-        conn.exec_driver_sql("DELETE FROM schema_migrations WHERE version = 9")
+        _back_to_version_8(conn)
     store.close()
     con = sqlite3.connect(tmp_path / "s.db")
     assert con.execute("SELECT max(version) FROM schema_migrations").fetchone() == (8,)
     store = Store(url)
     assert store.freeze_draws(DS, "r", _rows(0.5), "{}")
     assert con.execute("SELECT count(*) FROM label_draws").fetchone() == (4,)
-    assert con.execute("SELECT max(version) FROM schema_migrations").fetchone() == (9,)
+    assert con.execute("SELECT max(version) FROM schema_migrations").fetchone() == (10,)
     store.close()
     con.close()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -56,10 +58,29 @@ def label_cmd(
         list[str] | None,
         typer.Option(
             "--adjudicator",
-            help="Name that may review every item and adjudicate (repeatable); signs in with "
-            "TRAJUDGE_LABEL_ADJUDICATOR_PASSWORD. Others review only items they labeled.",
+            help="Deprecated (roles live in accounts now): gives this account the role "
+            "adjudicator, as `trajudge annotators role NAME adjudicator` does.",
         ),
     ] = None,
+    allowed_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allowed-host",
+            help="Host name the app answers to besides loopback and --host (repeatable): the "
+            "name a reverse proxy forwards, e.g. labels.example.org.",
+        ),
+    ] = None,
+    session_hours: Annotated[
+        float, typer.Option(min=0.01, max=720, help="Hours a sign-in lasts.")
+    ] = 12.0,
+    reviewers_per_item: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            max=50,
+            help="Annotators each item outside the overlap share goes to (default one).",
+        ),
+    ] = 1,
     max_pairs: Annotated[
         int | None,
         typer.Option(
@@ -84,16 +105,26 @@ def label_cmd(
     # imported on use: `trajudge --help` and the other commands do not load this room
     from trajudge.judges import load_rubric
     from trajudge.labeling_app import AppConfig, escalation_scores, is_loopback, serve
+    from trajudge.labeling_app._config import LOOPBACK_HOSTS, OLD_PASSWORD_ENVS
     from trajudge.store import Store
 
-    if not is_loopback(host):
+    def warn(text: str) -> None:
         err_console.print(
-            f"[bold yellow]warning:[/] binding to {escape(host)}: anyone who can reach this "
-            "address can open the app; set TRAJUDGE_LABEL_PASSWORD.",
-            markup=True,
-            highlight=False,
-            soft_wrap=True,
+            f"[bold yellow]warning:[/] {escape(text)}", markup=True, highlight=False, soft_wrap=True
         )
+
+    if not is_loopback(host):
+        warn(
+            f"binding to {host}: anyone who can reach this address reaches the sign-in page; "
+            "serve it behind a reverse proxy with TLS (README: Running a labeling session for "
+            "a team)."
+        )
+    for old in OLD_PASSWORD_ENVS:
+        if os.environ.get(old):
+            warn(f"{old} is no longer used: each person signs in with an account of their own.")
+    hosts = [*LOOPBACK_HOSTS, *(allowed_host or ())]
+    if host not in ("0.0.0.0", "::", ""):  # a wildcard is no name a browser sends
+        hosts.append(host)
     config = AppConfig(
         db_url=require_store(db),
         dataset=dataset,
@@ -101,9 +132,11 @@ def label_cmd(
         show_judges=show_judges,
         strategy=strategy,
         overlap=overlap,
-        adjudicators=tuple(adjudicator or ()),
         max_pairs=max_pairs,
         budget=budget,
+        session_hours=session_hours,
+        allowed_hosts=tuple(hosts),
+        reviewers=reviewers_per_item,
     )
     if strategy == "active" and load_rubric(rubric).mode == "pairwise":
         raise fail(
@@ -130,11 +163,51 @@ def label_cmd(
                 )
         finally:
             store.close()
+    invite = _accounts(config.db_url, adjudicator or [], warn)
     shown = f"[{host}]" if ":" in host else host  # the address it listens on, as the README
     console.print(f"trajudge labels: http://{shown}:{port}  (Ctrl-C stops it)", highlight=False)
+    if invite is not None:
+        console.print(invite, highlight=False, soft_wrap=True)
     code = serve(config, host=host, port=port)
     if code not in (0, -2, -15):
         raise fail(f"the app stopped with exit code {code}", code=1)
+
+
+def _accounts(db: str, adjudicators: list[str], warn: Callable[[str], None]) -> str | None:
+    """The deprecated --adjudicator names become account roles; a store without accounts
+    gets a first lead: returns the line with its invite, printed once (the one-command
+    start), or None."""
+    # imported on use: `trajudge --help` and the other commands do not load this room
+    from trajudge.labeling_app.auth._manage import first_lead
+    from trajudge.store import Store
+
+    store = Store(db)
+    try:
+        for name in adjudicators:
+            account = store.account(name.strip())
+            if account is None:
+                raise fail(
+                    f"--adjudicator {name}: no such account; add it with trajudge annotators "
+                    f"add {name} --role adjudicator"
+                )
+            role = account.role
+            if role == "annotator":
+                role = store.set_account_role(account.name, "adjudicator").role
+            warn(
+                f"--adjudicator is deprecated and goes in the next release: {account.name} "
+                f"has the role {role} in the store (trajudge annotators role NAME ROLE)."
+            )
+        made = first_lead(store)
+        if made is None:
+            return None
+        account, token = made
+        return (
+            f"no accounts yet: added {account.name} (lead); sign in with the name "
+            f"{account.name} and the invite {token} (works once, for 7 days, then asks for a "
+            "password); add others with trajudge annotators add NAME"
+        )
+    finally:
+        store.close()
 
 
 @labels_app.command("export")

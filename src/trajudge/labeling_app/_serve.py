@@ -10,17 +10,17 @@ import sys
 import threading
 from pathlib import Path
 
-from trajudge.core import InputError
-from trajudge.labeling_app._config import (
-    ENV_ADJUDICATOR_PASSWORD,
-    AppConfig,
-    adjudicator_password_set,
-)
+from trajudge.labeling_app._config import AppConfig
 
 
 def app_script() -> Path:
-    """The entry file of the app."""
+    """The entry file of the app (its pages)."""
     return Path(__file__).with_name("app.py")
+
+
+def server_script() -> Path:
+    """The file ``streamlit run`` serves: the app behind the Host check (``auth/_hosts``)."""
+    return Path(__file__).parent / "auth" / "_server_app.py"
 
 
 def is_loopback(host: str) -> bool:
@@ -39,13 +39,17 @@ def streamlit_command(*, host: str = "127.0.0.1", port: int = 8501) -> list[str]
     Streamlit's full garbage collection after every script run is off: with the library
     loaded it walks a few hundred thousand objects, which took most of the server's time per
     click on the label page (Python's own generational collector still runs).
+
+    CORS and XSRF protection are switched on here, on the command line, which Streamlit
+    reads over its environment variables and any ``.streamlit/config.toml``: a file or a
+    variable that switches them off cannot weaken the app.
     """
     return [
         sys.executable,
         "-m",
         "streamlit",
         "run",
-        str(app_script()),
+        str(server_script()),
         "--server.address",
         host,
         "--server.port",
@@ -65,22 +69,19 @@ def streamlit_command(*, host: str = "127.0.0.1", port: int = 8501) -> list[str]
         # an unexpected error shows its type only: no traceback, SQL or server path
         "--client.showErrorDetails",
         "type",
+        "--server.enableCORS",
+        "true",
+        "--server.enableXsrfProtection",
+        "true",
     ]
 
 
 def check_config(config: AppConfig) -> None:
-    """Fail early (InputError) on a missing dataset, an unknown rubric, or adjudicators
-    without the adjudicator password (anyone could sign in under their names)."""
+    """Fail early (InputError) on a missing dataset or an unknown rubric."""
     # imported on use: the store (SQLAlchemy) loads when the app starts, not for --help
     from trajudge.judges import load_rubric
     from trajudge.store import Store
 
-    if config.adjudicators and not adjudicator_password_set():
-        raise InputError(
-            "--adjudicator",
-            reason=f"set {ENV_ADJUDICATOR_PASSWORD}: adjudicators sign in with it, "
-            "so nobody else can take their role by typing their name",
-        )
     load_rubric(config.rubric)
     store = Store(config.db_url)
     try:

@@ -39,6 +39,7 @@ from sqlalchemy.exc import ArgumentError, OperationalError, ProgrammingError
 from sqlalchemy.pool import QueuePool, StaticPool
 
 from trajudge.core import InputError, canonical_json, now_iso
+from trajudge.store._accounts import AccountsMixin
 from trajudge.store._aligned import AlignedMixin
 from trajudge.store._batches import ProviderBatchesMixin
 from trajudge.store._faults import StoreError, guard_engine
@@ -215,7 +216,13 @@ def _lock_schema(conn: Connection) -> None:
 
 
 class Store(
-    JudgmentsMixin, LabelsMixin, PairLabelsMixin, ProviderBatchesMixin, AlignedMixin, LeasesMixin
+    JudgmentsMixin,
+    LabelsMixin,
+    PairLabelsMixin,
+    ProviderBatchesMixin,
+    AlignedMixin,
+    LeasesMixin,
+    AccountsMixin,
 ):
     """Datasets, trajectories, task specs, rule results, judgments and labels.
 
