@@ -13,6 +13,7 @@ from trajudge.cli._app import (
     app,
     console,
     err_console,
+    existing_store_url,
     fail,
     handle_user_errors,
     require_store,
@@ -27,6 +28,7 @@ app.add_typer(labels_app, name="labels")
 @app.command("label")
 @handle_user_errors
 def label_cmd(
+    ctx: typer.Context,
     db: DbOption = DEFAULT_DB,
     dataset: Annotated[
         str | None, typer.Option(help="Dataset to label (default: chosen in the app).")
@@ -66,17 +68,30 @@ def label_cmd(
             "seeded sample, as a judge's max_pairs; default every pair of trials).",
         ),
     ] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            "--config",
+            "-c",
+            help="trajudge.yaml: db, and sso (single sign-on through an OpenID Connect provider).",
+        ),
+    ] = None,
 ) -> None:
     """Start the labeling app (Streamlit) on the store. With a pairwise rubric (e.g.
-    --rubric trajectory_preference) it labels pairs of trials of the same task."""
+    --rubric trajectory_preference) it labels pairs of trials of the same task. With an sso:
+    block in --config, people sign in through the identity provider, each as the annotator
+    their verified e-mail is mapped to."""
     from rich.markup import escape
 
     # imported on use: `trajudge --help` and the other commands do not load this room
+    from trajudge.config import load_config
     from trajudge.judges import load_rubric
     from trajudge.labeling_app import AppConfig, escalation_scores, is_loopback, serve
     from trajudge.store import Store
 
-    if not is_loopback(host):
+    cfg = load_config(config) if config is not None else None
+    sso = cfg.sso if cfg is not None else None
+    if not is_loopback(host) and sso is None:
         err_console.print(
             f"[bold yellow]warning:[/] binding to {escape(host)}: anyone who can reach this "
             "address can open the app; set TRAJUDGE_LABEL_PASSWORD.",
@@ -84,8 +99,8 @@ def label_cmd(
             highlight=False,
             soft_wrap=True,
         )
-    config = AppConfig(
-        db_url=require_store(db),
+    app_config = AppConfig(
+        db_url=existing_store_url(ctx, db, cfg.db if cfg is not None else None),
         dataset=dataset,
         rubric=rubric,
         show_judges=show_judges,
@@ -103,7 +118,7 @@ def label_cmd(
             "judges disagree on first)"
         )
     if strategy == "escalated" and dataset is not None:
-        store = Store(db)
+        store = Store(app_config.db_url)
         try:
             if not escalation_scores(store, dataset):
                 raise fail(
@@ -114,7 +129,7 @@ def label_cmd(
             store.close()
     shown = f"[{host}]" if ":" in host else host  # the address it listens on, as the README
     console.print(f"trajudge labels: http://{shown}:{port}  (Ctrl-C stops it)", highlight=False)
-    code = serve(config, host=host, port=port)
+    code = serve(app_config, host=host, port=port, sso=sso)
     if code not in (0, -2, -15):
         raise fail(f"the app stopped with exit code {code}", code=1)
 

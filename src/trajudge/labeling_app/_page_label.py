@@ -42,6 +42,7 @@ from trajudge.labeling_app._widgets import (
     render_rule,
     value_shortcut,
 )
+from trajudge.labeling_app.sso._page import sign_out
 
 # Enter as a second key for "Next": a fixed script (no trajectory content), ignored while
 # typing in a field or when a button has the focus (the browser clicks that button itself).
@@ -78,9 +79,7 @@ def sidebar(cfg: AppConfig) -> None:
         if cfg.show_judges:
             st.toggle("Show judge verdicts", key=S.SHOW_JUDGES, help="Off: labeling is blind.")
         if st.button("Sign out", key="sign-out"):
-            ss[S.ANNOTATOR] = None
-            S.reset_queue_position()
-            st.rerun()
+            sign_out()
 
 
 def _seed_widgets(tid: str, mine: dict[str, Any] | None) -> None:

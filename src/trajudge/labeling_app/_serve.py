@@ -16,10 +16,20 @@ from trajudge.labeling_app._config import (
     AppConfig,
     adjudicator_password_set,
 )
+from trajudge.labeling_app.sso._options import (
+    ENV_COOKIE_SECRET,
+    SsoOptions,
+    client_secret,
+    new_cookie_secret,
+    to_env,
+)
 
 
-def app_script() -> Path:
-    """The entry file of the app."""
+def app_script(*, sso: bool = False) -> Path:
+    """The entry file of the app; with single sign-on, the one that serves it as an
+    ``st.App`` holding the ``[auth]`` secrets in memory."""
+    if sso:
+        return Path(__file__).parent / "sso" / "sso_app.py"
     return Path(__file__).with_name("app.py")
 
 
@@ -33,7 +43,7 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def streamlit_command(*, host: str = "127.0.0.1", port: int = 8501) -> list[str]:
+def streamlit_command(*, host: str = "127.0.0.1", port: int = 8501, sso: bool = False) -> list[str]:
     """The ``streamlit run`` command line: headless, no usage statistics, no browser.
 
     Streamlit's full garbage collection after every script run is off: with the library
@@ -45,7 +55,7 @@ def streamlit_command(*, host: str = "127.0.0.1", port: int = 8501) -> list[str]
         "-m",
         "streamlit",
         "run",
-        str(app_script()),
+        str(app_script(sso=sso)),
         "--server.address",
         host,
         "--server.port",
@@ -90,13 +100,58 @@ def check_config(config: AppConfig) -> None:
         store.close()
 
 
-def serve(config: AppConfig, *, host: str = "127.0.0.1", port: int = 8501) -> int:
-    """Check the configuration, then run the app until it stops; return its exit code."""
+def check_sso_support() -> None:
+    """Refuse (InputError) a Streamlit that cannot hold the ``[auth]`` secrets in memory
+    (``st.App(secrets=...)``) or has no Authlib for ``st.login``."""
+    # imported on use: only a server with single sign-on needs them
+    import importlib.util
+    import inspect
+
+    import streamlit
+
+    server = getattr(streamlit, "App", None)
+    if server is None or "secrets" not in inspect.signature(server).parameters:
+        raise InputError(
+            "sso",
+            reason=f"Streamlit {streamlit.__version__} has no st.App(secrets=...), which "
+            "single sign-on needs (1.67 has it): pip install -U streamlit",
+        )
+    if importlib.util.find_spec("authlib") is None:
+        raise InputError(
+            "sso", reason="st.login needs Authlib: pip install 'trajudge[app]' (or authlib)"
+        )
+
+
+def sso_env(sso: SsoOptions, environ: dict[str, str]) -> dict[str, str]:
+    """What the app process needs for single sign-on besides the inherited environment: the
+    options (no secret in them) and, unless the user set one, a fresh cookie secret. The
+    client secret is checked here, so a missing one stops `trajudge label` before it
+    serves."""
+    check_sso_support()
+    client_secret(sso, environ)
+    env = to_env(sso)
+    if not environ.get(ENV_COOKIE_SECRET):
+        env[ENV_COOKIE_SECRET] = new_cookie_secret()
+    return env
+
+
+def serve(
+    config: AppConfig,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8501,
+    sso: SsoOptions | None = None,
+) -> int:
+    """Check the configuration, then run the app until it stops; return its exit code.
+    With ``sso``, people sign in through that OpenID Connect provider."""
     check_config(config)
     env = {**os.environ, **config.to_env()}
+    if sso is not None:
+        env.update(sso_env(sso.for_server(host, port), env))
     env["STREAMLIT_BROWSER_GATHER_USAGE_STATS"] = "false"
     env["STREAMLIT_SERVER_HEADLESS"] = "true"
-    proc = subprocess.Popen(streamlit_command(host=host, port=port), env=env)
+    command = streamlit_command(host=host, port=port, sso=sso is not None)
+    proc = subprocess.Popen(command, env=env)
 
     def forward(signum: int, _frame: object) -> None:
         proc.send_signal(signum)  # stopping `trajudge label` stops the server too

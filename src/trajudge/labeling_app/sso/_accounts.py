@@ -1,0 +1,88 @@
+"""Who a person signed in through the identity provider is in trajudge: their verified e-mail
+mapped to an account, whose name signs their labels.
+
+The only place the mapping is decided is :func:`account_for_oidc_user`. It asks an
+:class:`AccountLookup` for the account of an e-mail address; the lookup here,
+:class:`ConfiguredAccounts`, is the ``accounts:`` table of the ``sso:`` block. A store that
+keeps accounts (name, role, e-mail, disabled) answers the same question with its own
+``account_by_email`` and takes its place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from trajudge.labeling_app.sso._options import normal_email
+
+# One message for an address with no account and for a disabled account: the refusal says
+# nothing about which accounts exist.
+NO_ACCOUNT = (
+    "This sign-in is not linked to an active trajudge account. Ask the lead of this labeling "
+    "session to add your e-mail address."
+)
+UNVERIFIED = (
+    "Your identity provider has not verified this e-mail address, and trajudge signs people "
+    "in only by a verified one."
+)
+
+
+class SsoAccount(Protocol):
+    """What the mapping reads of an account."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def disabled(self) -> bool: ...
+
+
+class AccountLookup(Protocol):
+    """Anything that finds the account of an e-mail address (lower case), or None."""
+
+    def account_by_email(self, email: str) -> SsoAccount | None: ...
+
+
+@dataclass(frozen=True)
+class ConfiguredAccount:
+    """An account listed in the ``sso.accounts`` table (never disabled: unlisting it is how
+    one is taken away)."""
+
+    name: str
+    disabled: bool = False
+
+
+@dataclass(frozen=True)
+class ConfiguredAccounts:
+    """The accounts of the ``sso.accounts`` table (e-mail in lower case → name)."""
+
+    table: Mapping[str, str]
+
+    def account_by_email(self, email: str) -> ConfiguredAccount | None:
+        name = self.table.get(normal_email(email))
+        return None if name is None else ConfiguredAccount(name)
+
+
+class SsoRefused(PermissionError):
+    """The identity provider's user has no usable trajudge account; ``str()`` is the
+    message to show them."""
+
+
+def _verified(value: Any) -> bool:
+    # a boolean claim; a few providers send the JSON string "true"
+    return value is True or (isinstance(value, str) and value.lower() == "true")
+
+
+def account_for_oidc_user(accounts: AccountLookup, user: Mapping[str, Any]) -> str:
+    """The account name that signs the labels of the provider's ``user`` (its ID-token
+    claims, as ``st.user`` holds them); :class:`SsoRefused` when the e-mail is missing or not
+    verified (``email_verified`` must be true), or has no account, or the account is
+    disabled."""
+    email = user.get("email")
+    if not isinstance(email, str) or not email.strip() or not _verified(user.get("email_verified")):
+        raise SsoRefused(UNVERIFIED)
+    account = accounts.account_by_email(normal_email(email))
+    if account is None or account.disabled:
+        raise SsoRefused(NO_ACCOUNT)
+    return account.name
