@@ -1,0 +1,172 @@
+"""Single sign-on without a browser: the ``sso:`` options, where the client secret may come
+from, the ``[auth]`` section handed to Streamlit, and the e-mail → account mapping. (The whole
+flow, against a real provider in Chromium, is test_app_sso_browser.py.)"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from trajudge.core import InputError
+from trajudge.labeling_app._serve import sso_env
+from trajudge.labeling_app.sso import (
+    NO_ACCOUNT,
+    UNVERIFIED,
+    ConfiguredAccounts,
+    SsoOptions,
+    SsoRefused,
+    account_for_oidc_user,
+    auth_secrets,
+    client_secret,
+)
+from trajudge.labeling_app.sso._options import ENV_COOKIE_SECRET, ENV_SSO, from_env
+
+METADATA = "https://idp.example.test/.well-known/openid-configuration"
+SECRET = "client-secret-for-this-test"
+
+
+def _options(**extra: object) -> SsoOptions:
+    return SsoOptions.model_validate(
+        {"server_metadata_url": METADATA, "client_id": "labels", **extra}
+    )
+
+
+@dataclass(frozen=True)
+class _Account:
+    name: str
+    disabled: bool
+
+
+@dataclass(frozen=True)
+class _Accounts:
+    """A lookup with a disabled account (the ``sso.accounts`` table has none)."""
+
+    table: dict[str, _Account]
+
+    def account_by_email(self, email: str) -> _Account | None:
+        return self.table.get(email)
+
+
+def test_a_verified_email_maps_to_its_account_whatever_its_case() -> None:
+    accounts = ConfiguredAccounts(_options(accounts={"Alice@Example.test": "alice"}).accounts)
+    user = {"email": " ALICE@example.TEST ", "email_verified": True, "sub": "x"}
+    assert account_for_oidc_user(accounts, user) == "alice"
+    # a provider that sends the claim as the JSON string "true"
+    assert account_for_oidc_user(accounts, {**user, "email_verified": "true"}) == "alice"
+
+
+@pytest.mark.parametrize(
+    "user",
+    [
+        {"email": "alice@example.test", "email_verified": False},
+        {"email": "alice@example.test", "email_verified": "false"},
+        {"email": "alice@example.test"},  # no claim: not verified
+        {"email_verified": True},  # no e-mail at all
+        {"email": "  ", "email_verified": True},
+    ],
+)
+def test_an_unverified_or_missing_email_is_refused(user: dict[str, object]) -> None:
+    accounts = ConfiguredAccounts({"alice@example.test": "alice"})
+    with pytest.raises(SsoRefused) as refused:
+        account_for_oidc_user(accounts, user)
+    assert str(refused.value) == UNVERIFIED
+
+
+def test_unknown_and_disabled_accounts_get_the_same_message() -> None:
+    accounts = _Accounts(
+        {"ann@example.test": _Account("ann", False), "old@example.test": _Account("old", True)}
+    )
+    verified = {"email_verified": True}
+    assert account_for_oidc_user(accounts, {**verified, "email": "ann@example.test"}) == "ann"
+    said = []
+    for email in ("old@example.test", "nobody@example.test"):
+        with pytest.raises(SsoRefused) as refused:
+            account_for_oidc_user(accounts, {**verified, "email": email})
+        said.append(str(refused.value))
+    assert said == [NO_ACCOUNT, NO_ACCOUNT]  # no hint which addresses have an account
+
+
+@pytest.mark.parametrize(
+    ("extra", "words"),
+    [
+        ({"accounts": {"a@x.test": "a", "A@X.test": "b"}}, "listed twice"),
+        ({"accounts": {"not-an-address": "a"}}, "not an e-mail address"),
+        ({"accounts": {"a@x.test": "a/b"}}, "1-64 letters"),
+        ({"redirect_uri": "https://labels.example.test/callback"}, "/oauth2callback"),
+        ({"server_metadata_url": "file:///etc/passwd"}, "not an http(s) URL"),
+        ({"client_secret": "inline"}, "Extra inputs are not permitted"),
+    ],
+)
+def test_bad_options_are_refused(extra: dict[str, object], words: str) -> None:
+    with pytest.raises(ValidationError) as bad:
+        _options(**extra)
+    assert words in str(bad.value)
+
+
+def test_the_redirect_uri_defaults_to_a_loopback_server_only() -> None:
+    filled = _options().for_server("127.0.0.1", 8600)
+    assert filled.redirect_uri == "http://127.0.0.1:8600/oauth2callback"
+    assert _options().for_server("::1", 8600).redirect_uri == "http://[::1]:8600/oauth2callback"
+    public = "https://labels.example.test/oauth2callback"
+    assert _options(redirect_uri=public).for_server("0.0.0.0", 8501).redirect_uri == public
+    with pytest.raises(InputError, match=r"sso\.redirect_uri: the app listens on 0\.0\.0\.0"):
+        _options().for_server("0.0.0.0", 8501)
+
+
+def test_the_client_secret_comes_from_the_environment_or_an_owner_only_file(
+    tmp_path: Path,
+) -> None:
+    assert client_secret(_options(), {"TRAJUDGE_OIDC_CLIENT_SECRET": SECRET}) == SECRET
+    assert client_secret(_options(client_secret_env="MY_IDP"), {"MY_IDP": SECRET}) == SECRET
+    with pytest.raises(InputError, match="set TRAJUDGE_OIDC_CLIENT_SECRET"):
+        client_secret(_options(), {})
+    path = tmp_path / "client-secret"
+    path.write_text(SECRET + "\n")
+    path.chmod(0o644)
+    with pytest.raises(InputError, match="others may read this client secret file"):
+        client_secret(_options(client_secret_file=path), {})
+    path.chmod(0o600)
+    assert client_secret(_options(client_secret_file=path), {}) == SECRET
+    path.write_text("\n")
+    with pytest.raises(InputError, match="empty"):
+        client_secret(_options(client_secret_file=path), {})
+    with pytest.raises(InputError, match="cannot read the client secret"):
+        client_secret(_options(client_secret_file=tmp_path / "missing"), {})
+
+
+def test_the_auth_section_streamlit_reads() -> None:
+    options = _options(prompt="login").for_server("127.0.0.1", 8600)
+    env = {"TRAJUDGE_OIDC_CLIENT_SECRET": SECRET, ENV_COOKIE_SECRET: "cookie-signing-key"}
+    # the keys of Streamlit's [auth] section for its default provider (st.login())
+    assert auth_secrets(options, env) == {
+        "auth": {
+            "redirect_uri": "http://127.0.0.1:8600/oauth2callback",
+            "cookie_secret": "cookie-signing-key",
+            "client_id": "labels",
+            "client_secret": SECRET,
+            "server_metadata_url": METADATA,
+            "client_kwargs": {"prompt": "login"},
+        }
+    }
+    assert "client_kwargs" not in auth_secrets(_options().for_server("127.0.0.1", 1), env)["auth"]
+
+
+def test_the_app_process_gets_the_options_and_a_cookie_secret_never_the_client_secret() -> None:
+    options = _options(accounts={"a@x.test": "a"}).for_server("127.0.0.1", 8600)
+    env = sso_env(options, {"TRAJUDGE_OIDC_CLIENT_SECRET": SECRET})
+    assert SECRET not in json.dumps(env)  # the child inherits the variable; nothing copies it
+    assert from_env(env) == options
+    assert len(env[ENV_COOKIE_SECRET]) >= 43  # 32 random bytes, URL-safe base64
+    again = sso_env(options, {"TRAJUDGE_OIDC_CLIENT_SECRET": SECRET})
+    assert again[ENV_COOKIE_SECRET] != env[ENV_COOKIE_SECRET]
+    # a cookie secret the user set is kept (sign-ins then survive a restart)
+    kept = {"TRAJUDGE_OIDC_CLIENT_SECRET": SECRET, ENV_COOKIE_SECRET: "mine"}
+    assert ENV_COOKIE_SECRET not in sso_env(options, kept)
+    assert set(env) == {ENV_SSO, ENV_COOKIE_SECRET}
+    with pytest.raises(InputError, match="TRAJUDGE_OIDC_CLIENT_SECRET"):
+        sso_env(options, {})
+    assert from_env({}) is None
