@@ -157,6 +157,10 @@ def test_sso_sign_in_labels_under_the_mapped_account(
             try:
                 # a wrong password stops at the provider: the app never hears of it
                 page.goto(base, wait_until="domcontentloaded")
+                page.get_by_role("button", name="Sign in with SSO").wait_for()
+                # the sign-in page offers the provider only: no name to type, no list of names
+                assert page.get_by_role("textbox").count() == 0
+                page.screenshot(path=str(tmp_path / "signin.png"))
                 page.get_by_role("button", name="Sign in with SSO").click()
                 page.wait_for_url(f"{provider.issuer}/interaction/**")
                 page.get_by_placeholder("Enter any login").fill(alice.login)
@@ -190,6 +194,7 @@ def test_sso_sign_in_labels_under_the_mapped_account(
                     _sign_in(page, base, provider.issuer, user)
                     page.get_by_text(message, exact=True).wait_for()
                     page.get_by_role("button", name="Sign out").wait_for()
+                    page.screenshot(path=str(tmp_path / f"refused-{user.login}.png"))
                     assert page.get_by_role("button", name="4 · reasonable").count() == 0
                     assert page.get_by_test_id("stSidebar").count() == 0
                 except Exception:

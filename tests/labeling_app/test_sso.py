@@ -22,6 +22,7 @@ from trajudge.labeling_app.sso import (
     account_for_oidc_user,
     auth_secrets,
     client_secret,
+    server_secrets,
 )
 from trajudge.labeling_app.sso._options import ENV_COOKIE_SECRET, ENV_SSO, from_env
 
@@ -54,9 +55,9 @@ class _Accounts:
 def test_a_verified_email_maps_to_its_account_whatever_its_case() -> None:
     accounts = ConfiguredAccounts(_options(accounts={"Alice@Example.test": "alice"}).accounts)
     user = {"email": " ALICE@example.TEST ", "email_verified": True, "sub": "x"}
-    assert account_for_oidc_user(accounts, user) == "alice"
+    assert account_for_oidc_user(accounts, user).name == "alice"
     # a provider that sends the claim as the JSON string "true"
-    assert account_for_oidc_user(accounts, {**user, "email_verified": "true"}) == "alice"
+    assert account_for_oidc_user(accounts, {**user, "email_verified": "true"}).name == "alice"
 
 
 @pytest.mark.parametrize(
@@ -81,7 +82,7 @@ def test_unknown_and_disabled_accounts_get_the_same_message() -> None:
         {"ann@example.test": _Account("ann", False), "old@example.test": _Account("old", True)}
     )
     verified = {"email_verified": True}
-    assert account_for_oidc_user(accounts, {**verified, "email": "ann@example.test"}) == "ann"
+    assert account_for_oidc_user(accounts, {**verified, "email": "ann@example.test"}).name == "ann"
     said = []
     for email in ("old@example.test", "nobody@example.test"):
         with pytest.raises(SsoRefused) as refused:
@@ -170,3 +171,8 @@ def test_the_app_process_gets_the_options_and_a_cookie_secret_never_the_client_s
     with pytest.raises(InputError, match="TRAJUDGE_OIDC_CLIENT_SECRET"):
         sso_env(options, {})
     assert from_env({}) is None
+    # what the app process builds its st.App with, from that environment and the variable
+    child = {**env, "TRAJUDGE_OIDC_CLIENT_SECRET": SECRET}
+    auth = (server_secrets(child) or {})["auth"]
+    assert auth["client_secret"] == SECRET and auth["cookie_secret"] == env[ENV_COOKIE_SECRET]
+    assert server_secrets({}) is None  # no single sign-on: no secrets

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
         SsoOptions,
         auth_secrets,
         client_secret,
+        server_secrets,
     )
 
 __all__ = [
@@ -38,6 +39,7 @@ __all__ = [
     "account_for_oidc_user",
     "auth_secrets",
     "client_secret",
+    "server_secrets",
 ]
 
 _EXPORTS = {
@@ -52,5 +54,6 @@ _EXPORTS = {
     "SsoOptions": "trajudge.labeling_app.sso._options",
     "auth_secrets": "trajudge.labeling_app.sso._options",
     "client_secret": "trajudge.labeling_app.sso._options",
+    "server_secrets": "trajudge.labeling_app.sso._options",
 }
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from trajudge.labeling_app.sso._options import normal_email
 
@@ -38,10 +38,14 @@ class SsoAccount(Protocol):
     def disabled(self) -> bool: ...
 
 
-class AccountLookup(Protocol):
-    """Anything that finds the account of an e-mail address (lower case), or None."""
+A = TypeVar("A", bound=SsoAccount, covariant=True)
 
-    def account_by_email(self, email: str) -> SsoAccount | None: ...
+
+class AccountLookup(Protocol[A]):
+    """Anything that finds the account of an e-mail address (lower case), or None: the
+    ``sso.accounts`` table, or a store that keeps accounts."""
+
+    def account_by_email(self, email: str) -> A | None: ...
 
 
 @dataclass(frozen=True)
@@ -74,8 +78,8 @@ def _verified(value: Any) -> bool:
     return value is True or (isinstance(value, str) and value.lower() == "true")
 
 
-def account_for_oidc_user(accounts: AccountLookup, user: Mapping[str, Any]) -> str:
-    """The account name that signs the labels of the provider's ``user`` (its ID-token
+def account_for_oidc_user(accounts: AccountLookup[A], user: Mapping[str, Any]) -> A:
+    """The account whose name signs the labels of the provider's ``user`` (its ID-token
     claims, as ``st.user`` holds them); :class:`SsoRefused` when the e-mail is missing or not
     verified (``email_verified`` must be true), or has no account, or the account is
     disabled."""
@@ -85,4 +89,4 @@ def account_for_oidc_user(accounts: AccountLookup, user: Mapping[str, Any]) -> s
     account = accounts.account_by_email(normal_email(email))
     if account is None or account.disabled:
         raise SsoRefused(NO_ACCOUNT)
-    return account.name
+    return account

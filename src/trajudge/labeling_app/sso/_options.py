@@ -108,6 +108,13 @@ def from_env(environ: Mapping[str, str] | None = None) -> SsoOptions | None:
     return None if not text else SsoOptions.model_validate_json(text)
 
 
+def server_secrets(environ: Mapping[str, str] | None = None) -> dict[str, Any] | None:
+    """The secrets the app's ``st.App`` is built with: the ``[auth]`` section under single
+    sign-on, None without it."""
+    options = from_env(environ)
+    return None if options is None else auth_secrets(options, environ)
+
+
 def normal_email(email: str) -> str:
     """An e-mail address as accounts are looked up: trimmed, lower case."""
     return email.strip().lower()

@@ -3,9 +3,8 @@ full run, and the sign-in page offers only the provider's button.
 
 With single sign-on on, nobody becomes an annotator by typing a name: the session's annotator
 is the account :func:`~trajudge.labeling_app.sso.account_for_oidc_user` maps the provider's
-user to, or nobody. It is decided again on every full run, so a person signed out at the
-provider (or whose account was taken away) stops being that annotator on their next click
-that reruns the page.
+user to, or nobody. It is decided again on every full run of the page, not only at sign-in,
+so an account the lookup no longer gives (or gives disabled) stops labeling at that run.
 """
 
 from __future__ import annotations
@@ -20,6 +19,7 @@ from trajudge.labeling_app._data import get_datasets
 from trajudge.labeling_app.sso._accounts import (
     AccountLookup,
     ConfiguredAccounts,
+    SsoAccount,
     SsoRefused,
     account_for_oidc_user,
 )
@@ -35,7 +35,7 @@ def sso_options() -> SsoOptions | None:
     return from_env()
 
 
-def accounts_for(options: SsoOptions) -> AccountLookup:
+def accounts_for(options: SsoOptions) -> AccountLookup[SsoAccount]:
     """Where the accounts of e-mail addresses are looked up."""
     return ConfiguredAccounts(options.accounts)
 
@@ -48,7 +48,7 @@ def sync_sso(options: SsoOptions) -> None:
     ss[SSO_REFUSAL] = None
     if st.user.is_logged_in:
         try:
-            name = account_for_oidc_user(accounts_for(options), st.user.to_dict())
+            name = account_for_oidc_user(accounts_for(options), st.user.to_dict()).name
         except SsoRefused as exc:
             ss[SSO_REFUSAL] = str(exc)
     ss[SSO_NAME] = name

@@ -9,9 +9,9 @@ from pathlib import Path
 import streamlit as st
 
 from trajudge.core import InputError
-from trajudge.labeling_app.sso._options import ENV_SSO, auth_secrets, from_env
+from trajudge.labeling_app.sso._options import ENV_SSO, server_secrets
 
-_options = from_env()
-if _options is None:
+_secrets = server_secrets()
+if _secrets is None:
     raise InputError(ENV_SSO, reason="not set: this entry file serves the app with single sign-on")
-app = st.App(Path(__file__).parent.parent / "app.py", secrets=auth_secrets(_options))
+app = st.App(Path(__file__).parent.parent / "app.py", secrets=_secrets)
