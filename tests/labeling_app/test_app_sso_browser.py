@@ -156,10 +156,17 @@ def test_sso_sign_in_labels_under_the_mapped_account(
             page.set_default_timeout(TIMEOUT_MS)
             try:
                 # a wrong password stops at the provider: the app never hears of it
+                # unsigned, the label page does not exist (Streamlit says so and runs the
+                # sign-in page), and the sign-in page offers the provider only: no name to
+                # type, no list of names
+                page.goto(f"{base}/label", wait_until="domcontentloaded")
+                page.get_by_text("Page not found").wait_for()
+                page.get_by_role("button", name="Sign in with SSO").wait_for()
+                assert page.get_by_role("button", name="4 · reasonable").count() == 0
                 page.goto(base, wait_until="domcontentloaded")
                 page.get_by_role("button", name="Sign in with SSO").wait_for()
-                # the sign-in page offers the provider only: no name to type, no list of names
                 assert page.get_by_role("textbox").count() == 0
+                assert page.get_by_role("combobox").count() == 0
                 page.screenshot(path=str(tmp_path / "signin.png"))
                 page.get_by_role("button", name="Sign in with SSO").click()
                 page.wait_for_url(f"{provider.issuer}/interaction/**")
