@@ -4,7 +4,11 @@ flow, against a real provider in Chromium, is test_app_sso_browser.py.)"""
 
 from __future__ import annotations
 
+import http.server
 import json
+import socket
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,7 +28,12 @@ from trajudge.labeling_app.sso import (
     client_secret,
     server_secrets,
 )
-from trajudge.labeling_app.sso._options import ENV_COOKIE_SECRET, ENV_SSO, from_env
+from trajudge.labeling_app.sso._options import (
+    ENV_COOKIE_SECRET,
+    ENV_SSO,
+    check_provider,
+    from_env,
+)
 
 METADATA = "https://idp.example.test/.well-known/openid-configuration"
 SECRET = "client-secret-for-this-test"
@@ -99,6 +108,7 @@ def test_unknown_and_disabled_accounts_get_the_same_message() -> None:
         ({"accounts": {"a@x.test": "a/b"}}, "1-64 letters"),
         ({"redirect_uri": "https://labels.example.test/callback"}, "/oauth2callback"),
         ({"server_metadata_url": "file:///etc/passwd"}, "not an http(s) URL"),
+        ({"server_metadata_url": "https://u:pw@idp.test/x"}, "credential in this URL"),
         ({"client_secret": "inline"}, "Extra inputs are not permitted"),
     ],
 )
@@ -176,3 +186,48 @@ def test_the_app_process_gets_the_options_and_a_cookie_secret_never_the_client_s
     auth = (server_secrets(child) or {})["auth"]
     assert auth["client_secret"] == SECRET and auth["cookie_secret"] == env[ENV_COOKIE_SECRET]
     assert server_secrets({}) is None  # no single sign-on: no secrets
+
+
+@pytest.fixture
+def metadata_server() -> Iterator[tuple[str, dict[str, object]]]:
+    """A loopback HTTP server answering every GET with the JSON document in its dict."""
+    served: dict[str, object] = {}
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = json.dumps(served).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield (
+            f"http://127.0.0.1:{server.server_address[1]}/.well-known/openid-configuration",
+            served,
+        )
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_the_provider_is_checked_before_the_app_serves(
+    metadata_server: tuple[str, dict[str, object]],
+) -> None:
+    url, served = metadata_server
+    served.update({"issuer": "http://127.0.0.1", "authorization_endpoint": "x"})
+    with pytest.raises(InputError, match=r"no token_endpoint, jwks_uri"):
+        check_provider(_options(server_metadata_url=url))
+    served.update({"token_endpoint": "y", "jwks_uri": "z"})
+    assert check_provider(_options(server_metadata_url=url)) == "http://127.0.0.1"
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{s.getsockname()[1]}/.well-known/openid-configuration"
+    with pytest.raises(InputError, match=r"sso\.server_metadata_url: .*cannot read it"):
+        check_provider(_options(server_metadata_url=closed), timeout=5)

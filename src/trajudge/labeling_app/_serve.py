@@ -19,6 +19,7 @@ from trajudge.labeling_app._config import (
 from trajudge.labeling_app.sso._options import (
     ENV_COOKIE_SECRET,
     SsoOptions,
+    check_provider,
     client_secret,
     new_cookie_secret,
     to_env,
@@ -148,6 +149,7 @@ def serve(
     env = {**os.environ, **config.to_env()}
     if sso is not None:
         env.update(sso_env(sso.for_server(host, port), env))
+        check_provider(sso)
     env["STREAMLIT_BROWSER_GATHER_USAGE_STATS"] = "false"
     env["STREAMLIT_SERVER_HEADLESS"] = "true"
     command = streamlit_command(host=host, port=port, sso=sso is not None)

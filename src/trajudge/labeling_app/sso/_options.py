@@ -11,9 +11,11 @@ then survive a restart), else drawn afresh by ``trajudge label`` at each start.
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import stat
+import urllib.request
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -54,7 +56,10 @@ class SsoOptions(BaseModel):
     @field_validator("server_metadata_url")
     @classmethod
     def _metadata_url(cls, url: str) -> str:
-        if urlsplit(url).scheme not in ("http", "https") or not urlsplit(url).netloc:
+        parts = urlsplit(url)
+        if parts.username is not None or parts.password is not None:
+            raise ValueError("a credential in this URL would be shown in messages: remove it")
+        if parts.scheme not in ("http", "https") or not parts.netloc:
             raise ValueError(f"{url!r} is not an http(s) URL")
         return url
 
@@ -149,6 +154,30 @@ def client_secret(options: SsoOptions, environ: Mapping[str, str] | None = None)
             "(or give sso.client_secret_file)",
         )
     return value
+
+
+def check_provider(options: SsoOptions, *, timeout: float = 15.0) -> str:
+    """The provider's issuer, read from its metadata document; InputError naming
+    ``sso.server_metadata_url`` when it cannot be read or is not an OpenID Connect
+    provider's (so a mistyped URL stops `trajudge label` before anyone tries to sign in)."""
+    url = options.server_metadata_url
+    try:  # an http(s) URL: the options refuse any other scheme
+        with urllib.request.urlopen(url, timeout=timeout) as response:
+            document = json.loads(response.read(1_000_000))
+    except (OSError, ValueError) as exc:
+        reason = getattr(exc, "reason", None) or exc.__class__.__name__
+        raise InputError(
+            "sso.server_metadata_url", record=url, reason=f"cannot read it: {reason}"
+        ) from None
+    needed = ("issuer", "authorization_endpoint", "token_endpoint", "jwks_uri")
+    missing = [k for k in needed if not isinstance(document, dict) or not document.get(k)]
+    if missing:
+        raise InputError(
+            "sso.server_metadata_url",
+            record=url,
+            reason=f"not an OpenID Connect provider's metadata (no {', '.join(missing)})",
+        )
+    return str(document["issuer"])
 
 
 def new_cookie_secret() -> str:
