@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import socket
 from pathlib import Path
 
 import pandas as pd
@@ -176,6 +177,29 @@ def test_label_command_reads_sso_from_the_config_and_needs_its_secret(
     config.write_text("sso:\n  client_id: labels\n")
     res = runner.invoke(app, args)
     assert res.exit_code == 2 and "sso.server_metadata_url" in res.output
+
+
+def test_label_command_stops_when_the_provider_cannot_be_read(
+    store: Store, db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with socket.socket() as s:  # a loopback port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    config = tmp_path / "trajudge.yaml"
+    config.write_text(
+        "sso:\n"
+        f"  server_metadata_url: http://127.0.0.1:{port}/.well-known/openid-configuration\n"
+        "  client_id: labels\n"
+    )
+    secret = "a-client-secret-never-shown"
+    monkeypatch.setenv("TRAJUDGE_OIDC_CLIENT_SECRET", secret)
+    args = ["label", "--db", db_url, "--dataset", DS, "--config", str(config)]
+    res = runner.invoke(app, args)
+    assert res.exit_code == 2, res.output
+    line = " ".join(res.output.split())
+    assert f"sso.server_metadata_url: http://127.0.0.1:{port}/" in line
+    assert "cannot read it" in line and "Traceback" not in res.output
+    assert secret not in res.output
 
 
 def test_pair_labels_export_import_round_trip(store: Store, db_url: str, tmp_path: Path) -> None:
