@@ -57,13 +57,21 @@ def _wait(cond: Callable[[], object], timeout: float, what: str) -> None:
     raise AssertionError(f"timed out waiting for {what}")
 
 
+OTHER = "other-runs"  # a second dataset, so that choosing one after sign-in is a choice
+
+
 @pytest.fixture
-def sso_server(tmp_path: Path, db_url: str) -> Iterator[tuple[str, str, OidcProvider, Path]]:
-    """The provider and `trajudge label --config` with single sign-on on the store."""
+def sso_server(
+    tmp_path: Path, db_url: str, given: bool
+) -> Iterator[tuple[str, str, OidcProvider, Path]]:
+    """The provider and `trajudge label --config` with single sign-on on the store; with
+    ``given``, the server is started for the dataset (--dataset), else people choose it after
+    signing in."""
     if not CHROMIUM.exists():
         pytest.skip("Debian chromium (/usr/bin/chromium) is not installed")
     folder = provider_dir()
     Store(db_url).import_dataset(DATASET, make_trajectories(6))
+    Store(db_url).import_dataset(OTHER, make_trajectories(2))
     port = _free_port()
     base = f"http://127.0.0.1:{port}"
     with run_provider(
@@ -89,7 +97,8 @@ def sso_server(tmp_path: Path, db_url: str) -> Iterator[tuple[str, str, OidcProv
             )
         )
         exe = shutil.which("trajudge", path=str(Path(sys.executable).parent)) or "trajudge"
-        cmd = [exe, "label", "--db", db_url, "--dataset", DATASET, "--port", str(port)]
+        cmd = [exe, "label", "--db", db_url, "--port", str(port)]
+        cmd += ["--dataset", DATASET] if given else []
         env = {**os.environ, "TRAJUDGE_OIDC_CLIENT_SECRET": CLIENT_SECRET}
         log_path = tmp_path / "server.log"
         with log_path.open("w") as log:
@@ -141,8 +150,9 @@ def _sign_in(page: Any, base: str, issuer: str, user: OidcUser) -> None:
     page.wait_for_url(f"{base}/**")
 
 
+@pytest.mark.parametrize("given", [True, False], ids=["dataset-given", "dataset-chosen"])
 def test_sso_sign_in_labels_under_the_mapped_account(
-    sso_server: tuple[str, str, OidcProvider, Path], tmp_path: Path
+    sso_server: tuple[str, str, OidcProvider, Path], tmp_path: Path, given: bool
 ) -> None:
     from playwright.sync_api import sync_playwright
 
@@ -176,6 +186,10 @@ def test_sso_sign_in_labels_under_the_mapped_account(
                 page.get_by_text("wrong login or password").wait_for()
 
                 _sign_in(page, base, provider.issuer, alice)
+                if not given:  # signed in; the dataset is chosen next
+                    page.get_by_role("combobox").click()
+                    page.get_by_role("option", name=DATASET).click()
+                    page.get_by_role("button", name="Start labeling").click()
                 sidebar = page.get_by_test_id("stSidebar")
                 sidebar.get_by_text("Annotator: alice", exact=False).wait_for()
                 page.get_by_role("button", name="4 · reasonable").click()
@@ -211,4 +225,5 @@ def test_sso_sign_in_labels_under_the_mapped_account(
             browser.close()
     # nothing was saved under anyone else, and the secret is in no output of the server
     assert set(store.labels_frame(DATASET)["annotator"]) == {"alice"}
+    assert store.labels_frame(OTHER).empty
     assert CLIENT_SECRET not in log_path.read_text()
