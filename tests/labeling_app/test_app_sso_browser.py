@@ -199,9 +199,17 @@ def test_sso_sign_in_labels_under_the_mapped_account(
                 assert list(labels["value"]) == [4.0]
                 page.screenshot(path=str(tmp_path / "alice.png"))
 
-                # signing out of the app ends the SSO session: the provider's button again
+                # signing out of the app ends the sign-in there and at the provider (its
+                # end-session page asks first), and the browser keeps no sign-in cookie:
+                # opening the app again shows the provider's button
                 sidebar.get_by_role("button", name="Sign out").click()
+                page.wait_for_url(f"{provider.issuer}/session/end**")
+                page.get_by_role("button", name="Yes, sign me out").click()
                 page.wait_for_url(f"{base}/**")
+                page.get_by_role("button", name="Sign in with SSO").wait_for()
+                cookies = {c["name"] for c in page.context.cookies(base)}
+                assert not any(n.startswith("_streamlit_user") for n in cookies), cookies
+                page.goto(base, wait_until="domcontentloaded")
                 page.get_by_role("button", name="Sign in with SSO").wait_for()
                 assert page.get_by_text("Annotator: alice").count() == 0
             except Exception:
@@ -218,6 +226,11 @@ def test_sso_sign_in_labels_under_the_mapped_account(
                     page.screenshot(path=str(tmp_path / f"refused-{user.login}.png"))
                     assert page.get_by_role("button", name="4 · reasonable").count() == 0
                     assert page.get_by_test_id("stSidebar").count() == 0
+                    # a refused person signs out too, at the provider as well
+                    page.get_by_role("button", name="Sign out").click()
+                    page.wait_for_url(f"{provider.issuer}/session/end**")
+                    page.get_by_role("button", name="Yes, sign me out").click()
+                    page.get_by_role("button", name="Sign in with SSO").wait_for()
                 except Exception:
                     page.screenshot(path=str(tmp_path / f"stuck-{user.login}.png"))
                     raise

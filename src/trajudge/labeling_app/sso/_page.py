@@ -67,6 +67,9 @@ def sign_out() -> None:
     S.reset_queue_position()
     if sso_options() is not None and st.user.is_logged_in:
         st.logout()
+        # the run ends here, so the browser is sent to Streamlit's /auth/logout (which
+        # deletes the cookie); a rerun would drop that redirect and keep the cookie
+        st.stop()
     st.rerun()
 
 
