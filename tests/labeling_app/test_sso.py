@@ -231,3 +231,18 @@ def test_the_provider_is_checked_before_the_app_serves(
         closed = f"http://127.0.0.1:{s.getsockname()[1]}/.well-known/openid-configuration"
     with pytest.raises(InputError, match=r"sso\.server_metadata_url: .*cannot read it"):
         check_provider(_options(server_metadata_url=closed), timeout=5)
+
+
+def test_with_sso_streamlit_serves_the_entry_file_as_an_st_app() -> None:
+    from streamlit.web.server.app_discovery import discover_asgi_app
+
+    from trajudge.labeling_app import streamlit_command
+
+    command = streamlit_command(host="127.0.0.1", port=8600, sso=True)
+    entry = Path(command[command.index("run") + 1])
+    assert entry.name == "sso_app.py"
+    # `streamlit run` serves it with uvicorn only when it finds the st.App in it
+    found = discover_asgi_app(entry)
+    assert found.is_asgi_app and found.app_name == "app"
+    plain = streamlit_command(host="127.0.0.1", port=8600)
+    assert not discover_asgi_app(Path(plain[plain.index("run") + 1])).is_asgi_app
