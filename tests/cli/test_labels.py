@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import socket
 from pathlib import Path
 
 import pandas as pd
@@ -86,7 +87,7 @@ def test_label_command_hands_config_to_the_server(
 ) -> None:
     calls: list[tuple[AppConfig, str, int]] = []
 
-    def fake_serve(config: AppConfig, *, host: str, port: int) -> int:
+    def fake_serve(config: AppConfig, *, host: str, port: int, sso: object = None) -> int:
         calls.append((config, host, port))
         return 0
 
@@ -124,7 +125,7 @@ def test_label_command_makes_a_first_lead_and_maps_the_old_adjudicator_flag(
 ) -> None:
     calls: list[AppConfig] = []
 
-    def fake_serve(config: AppConfig, *, host: str, port: int) -> int:
+    def fake_serve(config: AppConfig, *, host: str, port: int, sso: object = None) -> int:
         calls.append(config)
         return 0
 
@@ -167,6 +168,64 @@ def test_label_command_makes_a_first_lead_and_maps_the_old_adjudicator_flag(
         "10.1.2.3",
     )
     assert calls[-1].reviewers == 2
+
+
+def test_label_command_reads_sso_from_the_config_and_needs_its_secret(
+    store: Store, db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = tmp_path / "trajudge.yaml"
+    config.write_text(
+        "sso:\n"
+        "  server_metadata_url: https://idp.example.test/.well-known/openid-configuration\n"
+        "  client_id: labels\n"
+        "  accounts: {Ann@Example.test: ann}\n"
+    )
+    args = ["label", "--db", db_url, "--dataset", DS, "--config", str(config)]
+    monkeypatch.delenv("TRAJUDGE_OIDC_CLIENT_SECRET", raising=False)
+    # the real server refuses to start without the client secret: one line, exit 2
+    res = runner.invoke(app, args)
+    assert res.exit_code == 2, res.output
+    assert "set TRAJUDGE_OIDC_CLIENT_SECRET" in " ".join(res.output.split())
+    assert "Traceback" not in res.output
+    calls: list[object] = []
+
+    def fake_serve(config: AppConfig, *, host: str, port: int, sso: object = None) -> int:
+        calls.append(sso)
+        return 0
+
+    monkeypatch.setattr("trajudge.labeling_app.serve", fake_serve)
+    res = runner.invoke(app, [*args, "--host", "0.0.0.0"])
+    assert res.exit_code == 0, res.output
+    assert "warning" not in res.output  # nobody signs in without the provider
+    sso = calls[0]
+    assert getattr(sso, "client_id", None) == "labels"
+    assert getattr(sso, "accounts", None) == {"ann@example.test": "ann"}
+    config.write_text("sso:\n  client_id: labels\n")
+    res = runner.invoke(app, args)
+    assert res.exit_code == 2 and "sso.server_metadata_url" in res.output
+
+
+def test_label_command_stops_when_the_provider_cannot_be_read(
+    store: Store, db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with socket.socket() as s:  # a loopback port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    config = tmp_path / "trajudge.yaml"
+    config.write_text(
+        "sso:\n"
+        f"  server_metadata_url: http://127.0.0.1:{port}/.well-known/openid-configuration\n"
+        "  client_id: labels\n"
+    )
+    secret = "a-client-secret-never-shown"
+    monkeypatch.setenv("TRAJUDGE_OIDC_CLIENT_SECRET", secret)
+    args = ["label", "--db", db_url, "--dataset", DS, "--config", str(config)]
+    res = runner.invoke(app, args)
+    assert res.exit_code == 2, res.output
+    line = " ".join(res.output.split())
+    assert f"sso.server_metadata_url: http://127.0.0.1:{port}/" in line
+    assert "cannot read it" in line and "Traceback" not in res.output
+    assert secret not in res.output
 
 
 def test_pair_labels_export_import_round_trip(store: Store, db_url: str, tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
+from urllib.parse import urlsplit
 
 import typer
 
@@ -15,6 +16,7 @@ from trajudge.cli._app import (
     app,
     console,
     err_console,
+    existing_store_url,
     fail,
     handle_user_errors,
     require_store,
@@ -29,6 +31,7 @@ app.add_typer(labels_app, name="labels")
 @app.command("label")
 @handle_user_errors
 def label_cmd(
+    ctx: typer.Context,
     db: DbOption = DEFAULT_DB,
     dataset: Annotated[
         str | None, typer.Option(help="Dataset to label (default: chosen in the app).")
@@ -97,16 +100,30 @@ def label_cmd(
             "is first built (default 200, at most the judged items).",
         ),
     ] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            "--config",
+            "-c",
+            help="trajudge.yaml: db, and sso (single sign-on through an OpenID Connect provider).",
+        ),
+    ] = None,
 ) -> None:
     """Start the labeling app (Streamlit) on the store. With a pairwise rubric (e.g.
-    --rubric trajectory_preference) it labels pairs of trials of the same task."""
+    --rubric trajectory_preference) it labels pairs of trials of the same task. With an sso:
+    block in --config, people may sign in through the identity provider, each as the account
+    of their verified e-mail (trajudge annotators add NAME --email E)."""
     from rich.markup import escape
 
     # imported on use: `trajudge --help` and the other commands do not load this room
+    from trajudge.config import load_config
     from trajudge.judges import load_rubric
     from trajudge.labeling_app import AppConfig, escalation_scores, is_loopback, serve
     from trajudge.labeling_app._config import LOOPBACK_HOSTS, OLD_PASSWORD_ENVS
     from trajudge.store import Store
+
+    cfg = load_config(config) if config is not None else None
+    sso = cfg.sso if cfg is not None else None
 
     def warn(text: str) -> None:
         err_console.print(
@@ -125,8 +142,11 @@ def label_cmd(
     hosts = [*LOOPBACK_HOSTS, *(allowed_host or ())]
     if host not in ("0.0.0.0", "::", ""):  # a wildcard is no name a browser sends
         hosts.append(host)
-    config = AppConfig(
-        db_url=require_store(db),
+    if sso is not None and sso.redirect_uri is not None:
+        # the browser comes back from the provider to this name: the Host check admits it
+        hosts.append(str(urlsplit(sso.redirect_uri).hostname))
+    app_config = AppConfig(
+        db_url=existing_store_url(ctx, db, cfg.db if cfg is not None else None),
         dataset=dataset,
         rubric=rubric,
         show_judges=show_judges,
@@ -144,7 +164,7 @@ def label_cmd(
             "trajectories by a pass/fail verdict's uncertainty"
         )
     if strategy == "active":
-        _freeze_active_design(db, dataset, rubric, budget)
+        _freeze_active_design(app_config.db_url, dataset, rubric, budget)
     if strategy == "escalated" and load_rubric(rubric).mode == "pairwise":
         # trajudge align fits on single trajectories, so what it escalates are trajectories:
         # no pair is ever escalated, and a pair queue "by escalation" would be another order
@@ -154,7 +174,7 @@ def label_cmd(
             "judges disagree on first)"
         )
     if strategy == "escalated" and dataset is not None:
-        store = Store(db)
+        store = Store(app_config.db_url)
         try:
             if not escalation_scores(store, dataset):
                 raise fail(
@@ -163,12 +183,12 @@ def label_cmd(
                 )
         finally:
             store.close()
-    invite = _accounts(config.db_url, adjudicator or [], warn)
+    invite = _accounts(app_config.db_url, adjudicator or [], warn)
     shown = f"[{host}]" if ":" in host else host  # the address it listens on, as the README
     console.print(f"trajudge labels: http://{shown}:{port}  (Ctrl-C stops it)", highlight=False)
     if invite is not None:
         console.print(invite, highlight=False, soft_wrap=True)
-    code = serve(config, host=host, port=port)
+    code = serve(app_config, host=host, port=port, sso=sso)
     if code not in (0, -2, -15):
         raise fail(f"the app stopped with exit code {code}", code=1)
 

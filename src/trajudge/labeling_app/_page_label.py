@@ -44,6 +44,7 @@ from trajudge.labeling_app._widgets import (
 )
 from trajudge.labeling_app.auth._session import client_address, end, require_viewer, session
 from trajudge.labeling_app.auth._signin import sign_out
+from trajudge.labeling_app.auth._sso_page import sso_sign_out
 
 # Enter as a second key for "Next": a fixed script (no trajectory content), ignored while
 # typing in a field or when a button has the focus (the browser clicks that button itself).
@@ -84,7 +85,10 @@ def sidebar(cfg: AppConfig, viewer: Viewer) -> None:
         st.text(f"Annotator: {viewer.name}{role}\nDataset: {ss[S.DATASET]}\nRubric: {cfg.rubric}")
         if cfg.show_judges:
             st.toggle("Show judge verdicts", key=S.SHOW_JUDGES, help="Off: labeling is blind.")
-        st.button("Sign out", key="sign-out", on_click=_sign_out, args=(cfg,))
+        if st.button("Sign out", key="sign-out"):
+            _sign_out(cfg)
+            sso_sign_out()  # under single sign-on: st.logout() and st.stop(), never a rerun
+            st.rerun()
 
 
 def _seed_widgets(tid: str, mine: dict[str, Any] | None) -> None:

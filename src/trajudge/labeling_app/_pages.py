@@ -1,6 +1,7 @@
 """The page list: sign-in until an account is signed in (then, after an invite, choosing a
 password), then label (under a pairwise rubric, the pair page), review and export, and for a
-lead the lead's page."""
+lead the lead's page. Under single sign-on the session first follows the identity
+provider's user (:func:`~trajudge.labeling_app.auth._sso_page.sync_sso`)."""
 
 from __future__ import annotations
 
@@ -14,11 +15,14 @@ from trajudge.labeling_app._page_pairs import page_label_pairs
 from trajudge.labeling_app._page_review import page_review
 from trajudge.labeling_app.auth._page_signin import page_login, page_set_password
 from trajudge.labeling_app.auth._session import session
+from trajudge.labeling_app.auth._sso_page import sso_options, sync_sso
 from trajudge.labeling_app.lead._page_lead import page_lead
 
 
 def pages() -> list[st.Page]:
     S.init_state()
+    if sso_options() is not None:
+        sync_sso(st.session_state[S.CONFIG])
     signed = session()
     if signed is None:
         return [st.Page(page_login, title="Sign in", url_path="signin", default=True)]

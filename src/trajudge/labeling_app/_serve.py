@@ -10,7 +10,16 @@ import sys
 import threading
 from pathlib import Path
 
+from trajudge.core import InputError
 from trajudge.labeling_app._config import AppConfig
+from trajudge.labeling_app.auth._sso_options import (
+    ENV_COOKIE_SECRET,
+    SsoOptions,
+    check_provider,
+    client_secret,
+    new_cookie_secret,
+    to_env,
+)
 
 
 def app_script() -> Path:
@@ -91,10 +100,55 @@ def check_config(config: AppConfig) -> None:
         store.close()
 
 
-def serve(config: AppConfig, *, host: str = "127.0.0.1", port: int = 8501) -> int:
-    """Check the configuration, then run the app until it stops; return its exit code."""
+def check_sso_support() -> None:
+    """Refuse (InputError) a Streamlit that cannot hold the ``[auth]`` secrets in memory
+    (``st.App(secrets=...)``) or has no Authlib for ``st.login``."""
+    # imported on use: only a server with single sign-on needs them
+    import importlib.util
+    import inspect
+
+    import streamlit
+
+    server = getattr(streamlit, "App", None)
+    if server is None or "secrets" not in inspect.signature(server).parameters:
+        raise InputError(
+            "sso",
+            reason=f"Streamlit {streamlit.__version__} has no st.App(secrets=...), which "
+            "single sign-on needs (1.67 has it): pip install -U streamlit",
+        )
+    if importlib.util.find_spec("authlib") is None:
+        raise InputError(
+            "sso", reason="st.login needs Authlib: pip install 'trajudge[app]' (or authlib)"
+        )
+
+
+def sso_env(sso: SsoOptions, environ: dict[str, str]) -> dict[str, str]:
+    """What the app process needs for single sign-on besides the inherited environment: the
+    options (no secret in them) and, unless the user set one, a fresh cookie secret. The
+    client secret is checked here, so a missing one stops `trajudge label` before it
+    serves."""
+    check_sso_support()
+    client_secret(sso, environ)
+    env = to_env(sso)
+    if not environ.get(ENV_COOKIE_SECRET):
+        env[ENV_COOKIE_SECRET] = new_cookie_secret()
+    return env
+
+
+def serve(
+    config: AppConfig,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8501,
+    sso: SsoOptions | None = None,
+) -> int:
+    """Check the configuration, then run the app until it stops; return its exit code.
+    With ``sso``, people may sign in through that OpenID Connect provider."""
     check_config(config)
     env = {**os.environ, **config.to_env()}
+    if sso is not None:
+        env.update(sso_env(sso.for_server(host, port), env))
+        check_provider(sso)
     env["STREAMLIT_BROWSER_GATHER_USAGE_STATS"] = "false"
     env["STREAMLIT_SERVER_HEADLESS"] = "true"
     proc = subprocess.Popen(streamlit_command(host=host, port=port), env=env)

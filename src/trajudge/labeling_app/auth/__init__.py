@@ -1,10 +1,13 @@
 """Who is signing in: accounts' secrets (slow hashes), sign-in under a throttle with a log,
 the session (``st.session_state[SESSION]``) checked against the store before every page and
-every save, the sign-in and lead pages, and the Host check in front of the server.
+every save, the sign-in page, and the Host check in front of the server.
 
-For a single sign-on page: find the account with ``Store.account_by_email``, refuse a
-disabled one, then call :func:`start_for_account` (``method="oidc"``); it logs the sign-in
-and opens the session every page checks.
+Single sign-on (``_sso_*``): Streamlit's OpenID Connect login (``st.login``, through Authlib)
+with each person's verified e-mail mapped to the store's account of that e-mail
+(:func:`account_for_oidc_user`, refusing a disabled one); :func:`start_for_account`
+(``method="oidc"``) then logs the sign-in and opens the session every page checks. Configured
+by the ``sso:`` block of ``trajudge.yaml`` (:class:`SsoOptions`); the client secret comes from
+an environment variable or a file only its owner may read, never from the configuration.
 """
 
 from typing import TYPE_CHECKING
@@ -42,18 +45,43 @@ if TYPE_CHECKING:
         sign_in,
         sign_out,
     )
+    from trajudge.labeling_app.auth._sso_accounts import (
+        NO_ACCOUNT,
+        UNVERIFIED,
+        AccountLookup,
+        SsoAccount,
+        SsoRefused,
+        account_for_oidc_user,
+    )
+    from trajudge.labeling_app.auth._sso_options import (
+        DEFAULT_SECRET_ENV,
+        SsoOptions,
+        auth_secrets,
+        client_secret,
+        server_secrets,
+    )
 
 __all__ = [
+    "DEFAULT_SECRET_ENV",
     "FAILED",
+    "NO_ACCOUNT",
     "SESSION",
+    "UNVERIFIED",
+    "AccountLookup",
     "HostCheck",
     "Refused",
     "SessionEnded",
     "SignedIn",
+    "SsoAccount",
+    "SsoOptions",
+    "SsoRefused",
+    "account_for_oidc_user",
     "account_wait_s",
+    "auth_secrets",
     "check_new_password",
     "check_session",
     "client_address",
+    "client_secret",
     "client_wait_s",
     "end",
     "hash_secret",
@@ -62,6 +90,7 @@ __all__ = [
     "open_session",
     "require_account",
     "require_viewer",
+    "server_secrets",
     "session",
     "sign_in",
     "sign_out",
@@ -98,5 +127,16 @@ _EXPORTS = {
     "open_session": "trajudge.labeling_app.auth._signin",
     "sign_in": "trajudge.labeling_app.auth._signin",
     "sign_out": "trajudge.labeling_app.auth._signin",
+    "NO_ACCOUNT": "trajudge.labeling_app.auth._sso_accounts",
+    "UNVERIFIED": "trajudge.labeling_app.auth._sso_accounts",
+    "AccountLookup": "trajudge.labeling_app.auth._sso_accounts",
+    "SsoAccount": "trajudge.labeling_app.auth._sso_accounts",
+    "SsoRefused": "trajudge.labeling_app.auth._sso_accounts",
+    "account_for_oidc_user": "trajudge.labeling_app.auth._sso_accounts",
+    "DEFAULT_SECRET_ENV": "trajudge.labeling_app.auth._sso_options",
+    "SsoOptions": "trajudge.labeling_app.auth._sso_options",
+    "auth_secrets": "trajudge.labeling_app.auth._sso_options",
+    "client_secret": "trajudge.labeling_app.auth._sso_options",
+    "server_secrets": "trajudge.labeling_app.auth._sso_options",
 }
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -1,5 +1,6 @@
-"""The sign-in page (name and password or invite token; no list of names) and the page that
-turns an invite into a password."""
+"""The sign-in page (name and password or invite token; no list of names; under single
+sign-on the provider's button too, or alone with ``sso.only``) and the page that turns an
+invite into a password."""
 
 from __future__ import annotations
 
@@ -16,6 +17,12 @@ from trajudge.labeling_app.auth._signin import (
     SessionEnded,
     set_password,
     sign_in,
+)
+from trajudge.labeling_app.auth._sso_page import (
+    SSO_ACCOUNT,
+    SSO_REFUSAL,
+    sso_options,
+    start_chosen,
 )
 
 
@@ -39,6 +46,23 @@ def page_login() -> None:
     ended = ss.pop(ENDED, None)
     if ended:
         st.info(ended)
+    sso = sso_options()
+    if sso is not None:
+        if ss.get(SSO_REFUSAL):  # signed in at the provider, but no usable account
+            st.error(ss[SSO_REFUSAL])
+            st.button("Sign out", key="sso-logout", on_click=st.logout)
+            return
+        account = ss.get(SSO_ACCOUNT)
+        if account is not None:  # back from the provider: the dataset is chosen here
+            dataset = _dataset(cfg)
+            if st.button("Start labeling", type="primary", key="sso-go"):
+                start_chosen(cfg, account, dataset)
+                st.rerun()
+            return
+        st.button(sso.button, type="primary", key="sso-login", on_click=st.login)
+        if sso.only:
+            return
+        st.divider()
     dataset = _dataset(cfg)
     with st.form("login", enter_to_submit=True, border=False):
         name = st.text_input("Name", key="login-name", max_chars=64, autocomplete="username")
