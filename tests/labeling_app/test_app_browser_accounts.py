@@ -259,3 +259,50 @@ def test_a_foreign_host_is_refused_and_cors_xsrf_stay_on(tmp_path: Path, db_url:
                 page.get_by_role("button", name="Sign in").wait_for(timeout=TIMEOUT_MS)
             finally:
                 browser.close()
+
+
+def test_the_sign_in_page_and_the_leads_page(tmp_path: Path, db_url: str) -> None:
+    """The sign-in page names nobody; a lead who signs in has the Lead page, with every
+    account's progress, the agreement so far and the sign-in log (the README's screenshots
+    are this test's signin.png and lead.png)."""
+    from playwright.sync_api import sync_playwright
+
+    store = _store_with_accounts(db_url, "ann", "bea", "cho")
+    store.set_account_role("cho", "lead")
+    rubric = "trajectory_reasonableness"
+    ids = [f"t00{i}" for i in range(1, 6)]
+    for tid, a, b in zip(ids, [1, 2, 3, 4, 5], [1, 2, 4, 4, 5], strict=True):
+        store.save_label(DATASET, tid, rubric, "ann", float(a))
+        store.save_label(DATASET, tid, rubric, "bea", float(b))
+    with running_app(tmp_path, db_url) as base, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS)
+        try:
+            page = browser.new_context(viewport={"width": 1280, "height": 1500}).new_page()
+            page.set_default_timeout(TIMEOUT_MS)
+            page.goto(base, wait_until="domcontentloaded")
+            page.get_by_role("button", name="Sign in").wait_for()
+            _idle(page)
+            body = page.inner_text("body")
+            assert not any(n in body for n in ("ann", "bea", "cho"))
+            page.screenshot(path=str(tmp_path / "signin.png"))
+            browser_sign_in(page, "cho")
+            page.get_by_role("link", name="Lead").click()
+            page.get_by_role("heading", name="Accounts and progress").wait_for()
+            page.get_by_role("heading", name="Agreement between annotators").wait_for()
+            page.get_by_role("heading", name="Sign-in log").wait_for()
+            _idle(page)
+            # the tables drawn (their grids' accessible text), each account in the first
+            page.wait_for_function(
+                """() => { const d = [...document.querySelectorAll("[data-testid='stDataFrame']")];
+                  return d.length >= 3 && d.every(x => x.querySelector("canvas"))
+                    && ["ann", "bea", "cho"].every(n => d[0].textContent.includes(n)); }""",
+                timeout=TIMEOUT_MS,
+                polling=200,
+            )
+            body = page.inner_text("body")
+            assert "Only a lead sees this page." not in body
+            page.screenshot(path=str(tmp_path / "lead.png"), full_page=True)
+        finally:
+            browser.close()
+    events = [(e["name"], e["event"]) for e in store.sign_in_log()]
+    assert ("cho", "signed in") in events
