@@ -199,6 +199,18 @@ def test_label_command_reads_sso_from_the_config_and_needs_its_secret(
     sso = calls[0]
     assert getattr(sso, "client_id", None) == "labels"
     assert getattr(sso, "only", None) is True
+    # the name the browser comes back to from the provider joins the Host list
+    hosts: list[tuple[str, ...]] = []
+    monkeypatch.setattr(
+        "trajudge.labeling_app.serve",
+        lambda config, **_: hosts.append(config.allowed_hosts) or 0,
+    )
+    config.write_text(
+        config.read_text() + "  redirect_uri: https://labels.example.test/oauth2callback\n"
+    )
+    res = runner.invoke(app, args)
+    assert res.exit_code == 0, res.output
+    assert hosts == [("localhost", "127.0.0.1", "::1", "labels.example.test")]
     config.write_text("sso:\n  client_id: labels\n")
     res = runner.invoke(app, args)
     assert res.exit_code == 2 and "sso.server_metadata_url" in res.output
