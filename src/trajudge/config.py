@@ -27,6 +27,7 @@ from pydantic import (
 from trajudge.alignment import AlignOptions
 from trajudge.core import InputError, pydantic_field
 from trajudge.judges import JudgeSpec, check_engine
+from trajudge.labeling_app.auth import SsoOptions
 from trajudge.trajectories import read_yaml
 
 Severity = Literal["gate", "diagnostic", "regression"]
@@ -206,6 +207,9 @@ class TrajudgeConfig(_Section):
                 raise ValueError(f"entry {i}: {exc.reason}") from None
         return targets
 
+    # single sign-on for `trajudge label` (an OpenID Connect provider; see labeling_app.auth)
+    sso: SsoOptions | None = None
+
     @field_validator("judges")
     @classmethod
     def _unique_judges(cls, judges: list[JudgeSpec]) -> list[JudgeSpec]:
@@ -235,6 +239,9 @@ def _resolve(cfg: TrajudgeConfig, base: Path) -> TrajudgeConfig:
     if cfg.layers is not None:
         cfg.layers.evalset = fix(cfg.layers.evalset)
     cfg.cache = fix(cfg.cache)
+    if cfg.sso is not None and cfg.sso.client_secret_file is not None:
+        secret_file = fix(cfg.sso.client_secret_file)
+        cfg.sso = cfg.sso.model_copy(update={"client_secret_file": secret_file})
     if cfg.align is not None:
         cfg.align.rubric_out = fix(cfg.align.rubric_out) or cfg.align.rubric_out
     for judge in cfg.judges:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import socket
 from pathlib import Path
 
 import pandas as pd
@@ -86,7 +87,7 @@ def test_label_command_hands_config_to_the_server(
 ) -> None:
     calls: list[tuple[AppConfig, str, int]] = []
 
-    def fake_serve(config: AppConfig, *, host: str, port: int) -> int:
+    def fake_serve(config: AppConfig, *, host: str, port: int, sso: object = None) -> int:
         calls.append((config, host, port))
         return 0
 
@@ -119,28 +120,123 @@ def test_label_command_checks_before_starting(store: Store, db_url: str) -> None
     assert res.exit_code == 2 and "unknown rubric" in res.output
 
 
-def test_label_command_gives_the_adjudicator_role_by_name(
+def test_label_command_makes_a_first_lead_and_maps_the_old_adjudicator_flag(
     store: Store, db_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     calls: list[AppConfig] = []
 
-    def fake_serve(config: AppConfig, *, host: str, port: int) -> int:
+    def fake_serve(config: AppConfig, *, host: str, port: int, sso: object = None) -> int:
         calls.append(config)
         return 0
 
-    args = ["label", "--db", db_url, "--dataset", DS]
-    monkeypatch.delenv("TRAJUDGE_LABEL_ADJUDICATOR_PASSWORD", raising=False)
-    # the real server refuses the role without the adjudicator password, before starting
-    res = runner.invoke(app, [*args, "--adjudicator", "lead"])
-    assert res.exit_code == 2
-    assert "TRAJUDGE_LABEL_ADJUDICATOR_PASSWORD" in res.output and "Traceback" not in res.output
     monkeypatch.setattr("trajudge.labeling_app.serve", fake_serve)
-    res = runner.invoke(app, [*args, "--adjudicator", "lead", "--adjudicator", "Ann B."])
+    monkeypatch.setenv("TRAJUDGE_LABEL_PASSWORD", "old-shared-password")
+    args = ["label", "--db", db_url, "--dataset", DS]
+    # a store without accounts: a lead with an invite, printed once, and the app starts
+    res = runner.invoke(app, args)
     assert res.exit_code == 0, res.output
-    assert calls[0].adjudicators == ("lead", "Ann B.")
-    assert calls[0].to_env()["TRAJUDGE_LABEL_ADJUDICATORS"] == "lead,Ann B."
-    res = runner.invoke(app, [*args, "--adjudicator", "a,b"])
-    assert res.exit_code == 2 and "--adjudicator: 'a,b'" in res.output and len(calls) == 1
+    assert "TRAJUDGE_LABEL_PASSWORD is no longer used" in res.output
+    assert "old-shared-password" not in res.output
+    token = res.output.split("the invite ")[1].split()[0]
+    lead = store.account("lead")
+    assert lead is not None and lead.role == "lead" and lead.secret_kind == "invite"
+    assert token not in (lead.secret or "")
+    # the second start makes no other account and prints no invite
+    res = runner.invoke(app, args)
+    assert res.exit_code == 0 and "invite" not in res.output
+    assert [a.name for a in store.accounts()] == ["lead"]
+    # --adjudicator NAME (deprecated): that account's role, or one line when there is none
+    res = runner.invoke(app, [*args, "--adjudicator", "Ann B."])
+    assert res.exit_code == 2 and "trajudge annotators add Ann B. --role adjudicator" in res.output
+    assert runner.invoke(app, ["annotators", "add", "Ann B.", "--db", db_url]).exit_code == 0
+    res = runner.invoke(app, [*args, "--adjudicator", "Ann B."])
+    assert res.exit_code == 0 and "--adjudicator is deprecated" in res.output
+    account = store.account("Ann B.")
+    assert account is not None and account.role == "adjudicator"
+    # the hosts the app answers to: loopback, the bound address and --allowed-host
+    res = runner.invoke(
+        app,
+        [*args, "--host", "10.1.2.3", "--allowed-host", "Labels.Example.org",
+         "--reviewers-per-item", "2"],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert calls[-1].allowed_hosts == (
+        "localhost",
+        "127.0.0.1",
+        "::1",
+        "labels.example.org",
+        "10.1.2.3",
+    )
+    assert calls[-1].reviewers == 2
+
+
+def test_label_command_reads_sso_from_the_config_and_needs_its_secret(
+    store: Store, db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = tmp_path / "trajudge.yaml"
+    config.write_text(
+        "sso:\n"
+        "  server_metadata_url: https://idp.example.test/.well-known/openid-configuration\n"
+        "  client_id: labels\n"
+        "  only: true\n"
+    )
+    args = ["label", "--db", db_url, "--dataset", DS, "--config", str(config)]
+    monkeypatch.delenv("TRAJUDGE_OIDC_CLIENT_SECRET", raising=False)
+    # the real server refuses to start without the client secret: one line, exit 2
+    res = runner.invoke(app, args)
+    assert res.exit_code == 2, res.output
+    assert "set TRAJUDGE_OIDC_CLIENT_SECRET" in " ".join(res.output.split())
+    assert "Traceback" not in res.output
+    calls: list[object] = []
+
+    def fake_serve(config: AppConfig, *, host: str, port: int, sso: object = None) -> int:
+        calls.append(sso)
+        return 0
+
+    monkeypatch.setattr("trajudge.labeling_app.serve", fake_serve)
+    res = runner.invoke(app, [*args, "--host", "0.0.0.0"])
+    assert res.exit_code == 0, res.output
+    sso = calls[0]
+    assert getattr(sso, "client_id", None) == "labels"
+    assert getattr(sso, "only", None) is True
+    # the name the browser comes back to from the provider joins the Host list
+    hosts: list[tuple[str, ...]] = []
+    monkeypatch.setattr(
+        "trajudge.labeling_app.serve",
+        lambda config, **_: hosts.append(config.allowed_hosts) or 0,
+    )
+    config.write_text(
+        config.read_text() + "  redirect_uri: https://labels.example.test/oauth2callback\n"
+    )
+    res = runner.invoke(app, args)
+    assert res.exit_code == 0, res.output
+    assert hosts == [("localhost", "127.0.0.1", "::1", "labels.example.test")]
+    config.write_text("sso:\n  client_id: labels\n")
+    res = runner.invoke(app, args)
+    assert res.exit_code == 2 and "sso.server_metadata_url" in res.output
+
+
+def test_label_command_stops_when_the_provider_cannot_be_read(
+    store: Store, db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with socket.socket() as s:  # a loopback port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    config = tmp_path / "trajudge.yaml"
+    config.write_text(
+        "sso:\n"
+        f"  server_metadata_url: http://127.0.0.1:{port}/.well-known/openid-configuration\n"
+        "  client_id: labels\n"
+    )
+    secret = "a-client-secret-never-shown"
+    monkeypatch.setenv("TRAJUDGE_OIDC_CLIENT_SECRET", secret)
+    args = ["label", "--db", db_url, "--dataset", DS, "--config", str(config)]
+    res = runner.invoke(app, args)
+    assert res.exit_code == 2, res.output
+    line = " ".join(res.output.split())
+    assert f"sso.server_metadata_url: http://127.0.0.1:{port}/" in line
+    assert "cannot read it" in line and "Traceback" not in res.output
+    assert secret not in res.output
 
 
 def test_pair_labels_export_import_round_trip(store: Store, db_url: str, tmp_path: Path) -> None:

@@ -166,3 +166,39 @@ def test_the_embedded_model_has_its_own_measured_defaults() -> None:
     assert (cfg.judges[0].max_tokens, cfg.judges[0].timeout) == (300, 1800.0)
     with pytest.raises(ValueError, match="api_base does not apply to 'local/gemma-3-270m'"):
         JudgeSpec(name="l", model="local/gemma-3-270m", api_base="http://127.0.0.1:8080/v1")
+
+
+def test_the_sso_block_resolves_its_secret_file_and_holds_no_secret(tmp_path: Path) -> None:
+    path = tmp_path / "team" / "trajudge.yaml"
+    path.parent.mkdir()
+    path.write_text(
+        "sso:\n"
+        "  server_metadata_url: https://idp.example.test/.well-known/openid-configuration\n"
+        "  client_id: labels\n"
+        "  client_secret_file: secrets/oidc\n"
+        "  only: true\n"
+    )
+    cfg = load_config(path)
+    assert cfg.sso is not None
+    assert cfg.sso.client_secret_file == tmp_path / "team" / "secrets" / "oidc"
+    assert cfg.sso.only is True
+    assert parse_config({"db": "sqlite:///x.db"}, path).sso is None
+    # e-mails map to the store's accounts (trajudge annotators add --email): a table of them
+    # in the file could let a disabled account in
+    with pytest.raises(InputError, match=r"sso\.accounts: Extra inputs are not permitted"):
+        parse_config(
+            {"sso": {"server_metadata_url": "https://i.test/x", "client_id": "c", "accounts": {}}},
+            path,
+        )
+    # the secret itself has no key in the file: it would sit beside the config in plain text
+    with pytest.raises(InputError, match=r"sso\.client_secret: Extra inputs are not permitted"):
+        parse_config(
+            {
+                "sso": {
+                    "server_metadata_url": "https://i.test/x",
+                    "client_id": "c",
+                    "client_secret": "s",
+                }
+            },
+            path,
+        )

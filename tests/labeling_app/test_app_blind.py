@@ -1,13 +1,11 @@
 """Blind labeling: an annotator sees judges' verdicts and other annotators' labels of an item
-only after labeling it; adjudicators (``--adjudicator``, with their password) see all and alone
-adjudicate. Checked in the data layer the pages call, and on every page under AppTest."""
+only after labeling it; adjudicators (accounts with the role adjudicator or lead) see all and
+alone adjudicate. Checked in the data layer the pages call, and on every page under AppTest."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
-from labeling_helpers import DATASET
+from labeling_helpers import DATASET, PASSWORD
 from streamlit.testing.v1 import AppTest
 from test_app_pages import RUBRIC, plain_texts, rich_texts, run_page
 
@@ -17,17 +15,16 @@ from trajudge.labeling_app import (
     AppConfig,
     NotAllowed,
     Viewer,
-    check_config,
     export_frame,
     item_review,
     label_page_judgments,
     review_data,
     save_adjudication,
-    viewer_for,
 )
 from trajudge.labeling_app import _state as S
-from trajudge.labeling_app._config import ENV_ADJUDICATOR_PASSWORD, ENV_ADJUDICATORS
 from trajudge.labeling_app._review import judge_human_disagreements
+from trajudge.labeling_app.auth._manage import add_account
+from trajudge.labeling_app.auth._session import viewer_of
 from trajudge.store import Store
 
 JUDGE = {
@@ -43,7 +40,6 @@ JUDGE = {
 HIDDEN = ["BOB-NOTE-1", "JUDGE-REASON-1", "BOB-NOTE-3", "JUDGE-REASON-3", "PAIR-REASON"]
 ANN = Viewer("ann")
 LEAD = Viewer("lead", adjudicator=True)
-LEAD_CONFIG: dict[str, Any] = {"adjudicators": ("lead",)}
 
 
 def _judgment(store: Store, tid: str, score: float, reasoning: str) -> None:
@@ -139,28 +135,21 @@ def test_export_frame_is_the_viewers_own_labels_unless_adjudicator(seeded: Store
     assert len(export_frame(seeded, DATASET, LEAD)) == len(seeded.labels_frame(DATASET)) == 6
 
 
-def test_adjudicator_role_comes_from_the_config(monkeypatch: pytest.MonkeyPatch) -> None:
-    cfg = AppConfig(db_url="sqlite://", adjudicators=(" lead ", "Ann B.", "lead"))
-    assert cfg.adjudicators == ("lead", "Ann B.")  # validated, stripped, deduplicated
-    assert viewer_for(cfg, "lead") == LEAD and viewer_for(cfg, "ann") == ANN
-    env = cfg.to_env()
-    assert env[ENV_ADJUDICATORS] == "lead,Ann B."
-    assert AppConfig.from_env(env) == cfg
-    assert AppConfig.from_env({}).adjudicators == ()
-    with pytest.raises(InputError, match=r"--adjudicator: 'a,b': use 1-64 letters"):
-        AppConfig(db_url="sqlite://", adjudicators=("a,b",))
-
-
-def test_adjudicators_need_the_adjudicator_password(
-    store_url: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    cfg = AppConfig(db_url=store_url, dataset=DATASET, adjudicators=("lead",))
-    monkeypatch.delenv(ENV_ADJUDICATOR_PASSWORD, raising=False)
-    with pytest.raises(InputError, match=ENV_ADJUDICATOR_PASSWORD):
-        check_config(cfg)
-    monkeypatch.setenv(ENV_ADJUDICATOR_PASSWORD, "pw")
-    check_config(cfg)
-    check_config(AppConfig(db_url=store_url, dataset=DATASET))  # no role: no password needed
+def test_the_role_comes_from_the_account(store: Store) -> None:
+    for name, role in [("ann", "annotator"), ("adj", "adjudicator"), ("boss", "lead")]:
+        add_account(store, name, role, password=PASSWORD)
+    views = {n: viewer_of(a) for n in ("ann", "adj", "boss") if (a := store.account(n))}
+    assert views == {
+        "ann": ANN,
+        "adj": Viewer("adj", adjudicator=True),
+        "boss": Viewer("boss", adjudicator=True, lead=True),
+    }
+    cfg = AppConfig(db_url="sqlite://", session_hours=2.5, allowed_hosts=("Labels.Example.org",))
+    assert cfg.allowed_hosts == ("labels.example.org",)
+    assert AppConfig.from_env(cfg.to_env()) == cfg
+    assert AppConfig.from_env({}).allowed_hosts == ("localhost", "127.0.0.1", "::1")
+    with pytest.raises(InputError, match="--allowed-host"):
+        AppConfig(db_url="sqlite://", allowed_hosts=("a,b",))
 
 
 # -- the pages -----------------------------------------------------------------------------------
@@ -189,7 +178,7 @@ def test_review_page_shows_an_adjudicator_everything(seeded: Store) -> None:
         "review",
         seeded.sql_engine.url.render_as_string(hide_password=False),
         annotator="lead",
-        config=LEAD_CONFIG,
+        role="adjudicator",
     )
     assert not at.exception
     assert set(at.dataframe[0].value["trajectory_id"]) == {"t001", "t002", "t003"}
@@ -224,34 +213,25 @@ def test_export_page_offers_an_annotator_her_own_labels(seeded: Store) -> None:
         "export",
         seeded.sql_engine.url.render_as_string(hide_password=False),
         annotator="lead",
-        config=LEAD_CONFIG,
+        role="adjudicator",
     )
     assert set(lead.dataframe[0].value["annotator"]) == {"ann", "bob", "carol"}
 
 
-def _sign_in(at: AppTest, name: str, adjudicator_password: str | None = None) -> AppTest:
-    at.text_input(key="login-name").input(name)
-    if adjudicator_password is not None:
-        at.text_input(key="login-adjudicator-password").input(adjudicator_password)
-    return at.button(key="login-go").click().run()
-
-
-def test_sign_in_as_an_adjudicator_needs_the_adjudicator_password(
-    seeded: Store, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv(ENV_ADJUDICATOR_PASSWORD, "adj-pw")
-    cfg = LEAD_CONFIG
+def test_an_adjudicator_whose_role_is_taken_away_saves_no_adjudication(seeded: Store) -> None:
     url = seeded.sql_engine.url.render_as_string(hide_password=False)
-    for given in (None, "", "wrong"):
-        at = _sign_in(run_page("login", url, annotator=None, config=cfg), "lead", given)
-        assert at.session_state[S.ANNOTATOR] is None
-        assert any("adjudicator password" in e.value for e in at.error)
-    at = _sign_in(run_page("login", url, annotator=None, config=cfg), "lead", "adj-pw")
-    assert at.session_state[S.ANNOTATOR] == "lead"
-    # any other name signs in without it, and is an annotator, not an adjudicator
-    at = _sign_in(run_page("login", url, annotator=None, config=cfg), "ann")
-    assert at.session_state[S.ANNOTATOR] == "ann"
-    assert not viewer_for(at.session_state[S.CONFIG], "ann").adjudicator
+    at = run_page("review", url, annotator="lead", role="adjudicator")
+    assert any(b.label == "Save adjudication" for b in at.button)
+    seeded.set_account_role("lead", "annotator")  # trajudge annotators role lead annotator
+    picked = at.selectbox(key="review-human-pick").value
+    at.radio(key=f"human-adj-value-{picked}").set_value(3)
+    next(b for b in at.button if b.label == "Save adjudication" and "human" in str(b.key)).click()
+    at.run()
+    # the session ended with the role: nothing saved, the page says so
+    assert not seeded.labels_frame(DATASET)["adjudication"].any()
+    assert at.session_state[S.ANNOTATOR] is None
+    events = [(e["name"], e["event"], e["detail"]) for e in seeded.sign_in_log()]
+    assert events[0] == ("lead", "session ended", "account reset or changed")
 
 
 def test_a_reference_judge_against_expected_calls_is_reviewed_like_a_pointwise_one(

@@ -15,7 +15,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from labeling_helpers import DATASET, IMG, LINK, SCRIPT, make_trajectories
+from labeling_helpers import (
+    DATASET,
+    IMG,
+    LINK,
+    SCRIPT,
+    add_accounts,
+    browser_sign_in,
+    make_trajectories,
+)
 
 from trajudge.labeling_app import build_queue
 from trajudge.store import Store
@@ -60,7 +68,7 @@ def server(tmp_path: Path, db_url: str) -> Iterator[tuple[str, str]]:
     port = _free_port()
     exe = shutil.which("trajudge", path=str(Path(sys.executable).parent)) or "trajudge"
     cmd = [exe, "label", "--db", url, "--dataset", DATASET, "--port", str(port)]
-    env = {**os.environ, "TRAJUDGE_LABEL_PASSWORD": ""}
+    env = dict(os.environ)
     log = (tmp_path / "server.log").open("w")
     proc = subprocess.Popen(
         [*cmd, "--overlap", "1.0"], stdout=log, stderr=subprocess.STDOUT, env=env
@@ -156,8 +164,8 @@ def test_label_three_items_keyboard_and_mouse(server: tuple[str, str], tmp_path:
             page.set_default_timeout(TIMEOUT_MS)
             page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
             page.goto(base, wait_until="domcontentloaded")
-            page.get_by_role("textbox", name="New name").fill(name)
-            page.get_by_role("button", name="Start labeling").click()
+            add_accounts(url, name)
+            browser_sign_in(page, name)
             tid = _shown_id(page)
             # open "Your recent labels" first: the list then follows the saves made by the
             # item's own reruns (the fragment), not by counting again

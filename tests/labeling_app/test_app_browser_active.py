@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from labeling_helpers import DATASET, make_trajectories
+from labeling_helpers import DATASET, add_accounts, browser_sign_in, make_trajectories
 from test_app_active import RUBRIC, _seed_judgments, hand_estimates
 from test_app_browser import CHROMIUM, TIMEOUT_MS, _free_port, _shown_id, _wait, _wait_idle_with
 
@@ -33,11 +33,12 @@ def active_server(tmp_path: Path, db_url: str) -> Iterator[tuple[str, str, dict[
     store.import_dataset(DATASET, make_trajectories(12))
     verdicts = _seed_judgments(store)
     store.close()
+    add_accounts(db_url, "ann")
     port = _free_port()
     exe = shutil.which("trajudge", path=str(Path(sys.executable).parent)) or "trajudge"
     cmd = [exe, "label", "--db", db_url, "--dataset", DATASET, "--port", str(port),
            "--strategy", "active", "--budget", "6", "--overlap", "1.0"]  # fmt: skip
-    env = {**os.environ, "TRAJUDGE_LABEL_PASSWORD": ""}
+    env = dict(os.environ)
     log_path = tmp_path / "server.log"
     log = log_path.open("w")
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
@@ -86,8 +87,7 @@ def test_label_the_drawn_items_and_the_report_weights_them(
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
             page.set_default_timeout(TIMEOUT_MS)
             page.goto(base, wait_until="domcontentloaded")
-            page.get_by_role("textbox", name="New name").fill("ann")
-            page.get_by_role("button", name="Start labeling").click()
+            browser_sign_in(page, "ann")
             tid = _shown_id(page)
             # before any label: the stopping rule says there is nothing to go on yet
             _wait_idle_with(page, "Stopping rule: j: no drawn item labelled yet")

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from labeling_helpers import IMG, LINK, SCRIPT
+from labeling_helpers import IMG, LINK, SCRIPT, add_accounts, browser_sign_in
 from test_app_browser import _ENTER_READY, CHROMIUM, TIMEOUT_MS, _check_inert, _free_port, _wait
 
 from trajudge.judges import task_pairs
@@ -93,7 +93,7 @@ def pair_server(
     port = _free_port()
     exe = shutil.which("trajudge", path=str(Path(sys.executable).parent)) or "trajudge"
     cmd = [exe, "label", "--db", db_url, "--dataset", DATASET, "--rubric", RUBRIC]
-    env = {**os.environ, "TRAJUDGE_LABEL_PASSWORD": ""}
+    env = dict(os.environ)
     log = (tmp_path / "server.log").open("w")
     proc = subprocess.Popen(
         [*cmd, "--port", str(port), "--overlap", "1.0"],
@@ -215,8 +215,8 @@ def test_label_three_pairs_by_keyboard(
             page.set_default_timeout(TIMEOUT_MS)
             page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
             page.goto(base, wait_until="domcontentloaded")
-            page.get_by_role("textbox", name="New name").fill(name)
-            page.get_by_role("button", name="Start labeling").click()
+            add_accounts(url, name)
+            browser_sign_in(page, name)
             left, right = _shown_pair(page)
             try:
                 # Review before any label of hers: nothing listed, nothing of the judge (not

@@ -1,4 +1,4 @@
-"""Configuration hand-over, annotator names, the shared password and the server command."""
+"""Configuration hand-over, annotator names and the server command."""
 
 from __future__ import annotations
 
@@ -7,13 +7,10 @@ import pytest
 from trajudge.core import InputError
 from trajudge.labeling_app import (
     AppConfig,
-    check_password,
     is_loopback,
-    password_required,
     streamlit_command,
     validate_annotator,
 )
-from trajudge.labeling_app._config import ENV_PASSWORD
 
 
 @pytest.mark.parametrize("name", ["ann", "Ann B.", "a_b-c.d 9", "x" * 64, "  padded  "])
@@ -27,14 +24,6 @@ def test_valid_names(name: str) -> None:
 def test_invalid_names(name: str) -> None:
     with pytest.raises(InputError, match="1-64 letters"):
         validate_annotator(name)
-
-
-def test_password() -> None:
-    assert not password_required({}) and check_password("anything", {})
-    env = {ENV_PASSWORD: "s3cret"}
-    assert password_required(env)
-    assert check_password("s3cret", env)
-    assert not check_password("s3cre", env) and not check_password("", env)
 
 
 def test_config_round_trips_through_the_environment() -> None:
@@ -64,13 +53,18 @@ def test_config_round_trips_through_the_environment() -> None:
 def test_streamlit_command_is_headless_and_private() -> None:
     cmd = streamlit_command(host="127.0.0.1", port=9999)
     pairs = dict(zip(cmd[5::2], cmd[6::2], strict=True))
-    assert cmd[2:4] == ["streamlit", "run"] and cmd[4].endswith("labeling_app/app.py")
+    # the app behind the Host check (an st.App file that streamlit run serves with uvicorn)
+    assert cmd[2:4] == ["streamlit", "run"] and cmd[4].endswith("labeling_app/auth/_server_app.py")
     assert pairs["--server.address"] == "127.0.0.1"
     assert pairs["--server.port"] == "9999"
     assert pairs["--server.headless"] == "true"
     assert pairs["--browser.gatherUsageStats"] == "false"
     # no full garbage collection after every rerun (benchmarks/labeling_browser.py)
     assert pairs["--runner.postScriptGC"] == "false"
+    # CORS and XSRF protection on the command line, which wins over a config.toml or an
+    # environment variable that switches them off (tests/labeling_app/test_hosts.py)
+    assert pairs["--server.enableCORS"] == "true"
+    assert pairs["--server.enableXsrfProtection"] == "true"
 
 
 @pytest.mark.parametrize(
@@ -87,3 +81,34 @@ def test_streamlit_command_is_headless_and_private() -> None:
 )
 def test_is_loopback(host: str, loop: bool) -> None:
     assert is_loopback(host) is loop
+
+
+@pytest.mark.parametrize(
+    ("header", "ok"),
+    [
+        ("127.0.0.1:8501", True),
+        ("localhost", True),
+        ("LOCALHOST:80", True),
+        ("[::1]:8501", True),
+        ("labels.example.org", True),
+        ("rebind.example:8501", False),
+        ("127.0.0.1.rebind.example", False),
+        ("", False),
+        ("[::1", False),
+    ],
+)
+def test_host_headers(header: str, ok: bool) -> None:
+    from trajudge.labeling_app.auth import host_allowed
+
+    allowed = ("localhost", "127.0.0.1", "::1", "labels.example.org")
+    assert host_allowed(header, allowed) is ok
+
+
+def test_origin_headers() -> None:
+    from trajudge.labeling_app.auth._hosts import origin_allowed
+
+    allowed = ("127.0.0.1", "labels.example.org")
+    assert origin_allowed("https://labels.example.org", allowed)
+    assert origin_allowed("http://127.0.0.1:8501", allowed)
+    for bad in ("null", "http://rebind.example:8501", "file://127.0.0.1", "127.0.0.1"):
+        assert not origin_allowed(bad, allowed), bad

@@ -8,16 +8,19 @@ from typing import Any
 
 import pandas as pd
 import pytest
-from labeling_helpers import DATASET, IMG, LINK, SCRIPT
+from labeling_helpers import DATASET, IMG, LINK, PASSWORD, SCRIPT, sign_in_as
 from streamlit.testing.v1 import AppTest
 
 from trajudge.labeling_app import AppConfig, app_script
 from trajudge.labeling_app import _state as S
+from trajudge.labeling_app.auth._manage import add_account
+from trajudge.labeling_app.auth._session import SESSION
+from trajudge.labeling_app.auth._signin import FAILED, SignedIn
 from trajudge.store import Store
 
 RUBRIC = "trajectory_reasonableness"
 PAGES = {
-    "login": "from trajudge.labeling_app._page_misc import page_login\npage_login()",
+    "login": "from trajudge.labeling_app.auth._page_signin import page_login\npage_login()",
     "label": "from trajudge.labeling_app._page_label import page_label\npage_label()",
     "review": "from trajudge.labeling_app._page_review import page_review\npage_review()",
     "export": "from trajudge.labeling_app._page_misc import page_export\npage_export()",
@@ -29,6 +32,7 @@ def run_page(
     url: str,
     *,
     annotator: str | None = "ann",
+    role: str = "annotator",
     config: dict[str, Any] | None = None,
     **state: Any,
 ) -> AppTest:
@@ -38,7 +42,7 @@ def run_page(
         **{"db_url": url, "dataset": DATASET, "overlap": 1.0, **(config or {})}
     )
     if annotator is not None:
-        at.session_state[S.ANNOTATOR] = annotator
+        sign_in_as(at, url, annotator, role)
     for k, v in state.items():
         at.session_state[k] = v
     return at.run()
@@ -58,42 +62,70 @@ def plain_texts(at: AppTest) -> str:
     return "\n".join([str(e.value) for e in at.code] + [str(e.value) for e in at.text])
 
 
+def session_of(at: AppTest) -> SignedIn | None:
+    found = at.session_state.get(SESSION, None)
+    return found if isinstance(found, SignedIn) else None
+
+
 def my_rows(store: Store, annotator: str = "ann") -> list[dict[str, Any]]:
     frame = store.labels_frame(DATASET)
     return frame[frame["annotator"] == annotator].to_dict(orient="records")
 
 
-def test_login_validates_name_and_password(store_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_login_lists_no_names_and_says_one_thing_for_every_failure(
+    store_url: str, store: Store
+) -> None:
+    add_account(store, "alice", password=PASSWORD)
+    store.save_label(DATASET, "t001", RUBRIC, "alice", 4.0, note="ALICE-NOTE")
     at = run_page("login", store_url, annotator=None)
     assert not at.exception
-    at.text_input(key="login-name").input("<b>bad</b>")
+    # no list of names: nothing on the page says who has an account or labeled
+    assert not at.selectbox and "alice" not in "\n".join([*rich_texts(at), plain_texts(at)])
+    messages = []
+    for name, given in [("alice", "nope"), ("nobody", PASSWORD), ("<b>bad</b>", PASSWORD)]:
+        at.text_input(key="login-name").input(name)
+        at.text_input(key="login-password").input(given)
+        at.button(key="login-go").click().run()
+        assert at.session_state[S.ANNOTATOR] is None and session_of(at) is None
+        messages += [e.value for e in at.error]
+    assert messages == [FAILED] * 3
+    at.text_input(key="login-name").input("alice")
+    at.text_input(key="login-password").input(PASSWORD)
     at.button(key="login-go").click().run()
-    assert at.session_state[S.ANNOTATOR] is None
-    assert any("Invalid name" in e.value for e in at.error)
-    monkeypatch.setenv("TRAJUDGE_LABEL_PASSWORD", "pw")
-    at = run_page("login", store_url, annotator=None)
-    at.text_input(key="login-name").input("Ada L.")
-    at.text_input(key="login-password").input("nope")
-    at.button(key="login-go").click().run()
-    assert at.session_state[S.ANNOTATOR] is None
-    assert any("Wrong password" in e.value for e in at.error)
-    at.text_input(key="login-password").input("pw")
-    at.button(key="login-go").click().run()
-    assert at.session_state[S.ANNOTATOR] == "Ada L."
+    assert at.session_state[S.ANNOTATOR] == "alice"
+    assert session_of(at) is not None and session_of(at).name == "alice"
     assert at.session_state[S.DATASET] == DATASET
 
 
-def test_entry_file_shows_sign_in_until_signed_in(store_url: str) -> None:
+def test_entry_file_signs_in_with_an_invite_then_asks_for_a_password(
+    store_url: str, store: Store
+) -> None:
+    _, token = add_account(store, "ann")
+    assert token is not None
     at = AppTest.from_file(str(app_script()), default_timeout=60)
     at.session_state[S.CONFIG] = AppConfig(db_url=store_url, dataset=DATASET)
     at.run()
     assert not at.exception
     assert [t.value for t in at.title] == ["trajudge · human labels"]
     at.text_input(key="login-name").input("ann")
+    at.text_input(key="login-password").input(token)
     at.button(key="login-go").click().run()
     assert not at.exception
-    # signed in: the label page is the default page
+    # signed in with the invite: a password first, nothing else
+    assert [t.value for t in at.title] == ["Choose your password"]
+    assert not any(b.label == "Next" for b in at.button)
+    at.text_input(key="new-password").input("short")
+    at.text_input(key="new-password-2").input("short")
+    at.button(key="set-password-go").click().run()
+    assert any("at least 10" in e.value for e in at.error)
+    at.text_input(key="new-password").input(PASSWORD)
+    at.text_input(key="new-password-2").input(PASSWORD)
+    at.button(key="set-password-go").click().run()
+    assert not at.exception
+    # the label page is the default page now; the invite is used up
     assert any(b.label == "Next" for b in at.button)
+    account = store.account("ann")
+    assert account is not None and account.secret_kind == "password"
 
 
 def test_xss_sample_is_shown_as_inert_text(store_url: str, store: Store) -> None:
@@ -256,7 +288,7 @@ def test_review_and_adjudication(store_url: str, store: Store) -> None:
             "reasoning": IMG,
         },
     )
-    at = run_page("review", store_url, config={"adjudicators": ("ann",)})
+    at = run_page("review", store_url, role="adjudicator")
     assert not at.exception
     judge_table, human_table = at.dataframe[0].value, at.dataframe[1].value
     assert judge_table["trajectory_id"].tolist() == ["t002"]
@@ -312,7 +344,7 @@ def test_keyboard_shortcuts_binary_and_ordinal(store_url: str, store: Store, tmp
     rubric.write_text(BINARY)
     at = AppTest.from_string(PAGES["label"], default_timeout=60)
     at.session_state[S.CONFIG] = AppConfig(db_url=store_url, dataset=DATASET, rubric=str(rubric))
-    at.session_state[S.ANNOTATOR] = "bin"
+    sign_in_as(at, store_url, "bin")
     at.run()
     keys = {b.label: b.proto.shortcut for b in at.button}
     assert (keys["1 · pass"], keys["0 · fail"]) == ("p", "f")
@@ -335,7 +367,10 @@ def test_sign_out_forgets_the_annotator(store_url: str) -> None:
     assert at.session_state[S.CURRENT] is not None
     at.button(key="sign-out").click().run()
     assert at.session_state[S.ANNOTATOR] is None and at.session_state[S.CURRENT] is None
+    assert session_of(at) is None
     assert any("Sign in first" in w.value for w in at.warning)
+    events = [(e["name"], e["event"]) for e in Store(store_url).sign_in_log()]
+    assert events[0] == ("ann", "signed out")
 
 
 def _leading_json(text: str) -> Any:
@@ -354,7 +389,7 @@ def test_real_tau_bench_trajectories_render(tau_bench_file: Any, db_url: str) ->
     store.import_dataset("tau", trajectories[:20], specs)
     at = AppTest.from_string(PAGES["label"], default_timeout=60)
     at.session_state[S.CONFIG] = AppConfig(db_url=db_url, dataset="tau", overlap=1.0)
-    at.session_state[S.ANNOTATOR] = "ann"
+    sign_in_as(at, db_url, "ann")
     at.run()
     assert not at.exception
     tid = at.session_state[S.CURRENT]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from labeling_helpers import DATASET, IMG, LINK, SCRIPT
+from labeling_helpers import DATASET, IMG, LINK, PASSWORD, SCRIPT, sign_in_as
 from streamlit.testing.v1 import AppTest
 
 from trajudge.judges import task_pairs
@@ -25,6 +25,7 @@ from trajudge.labeling_app import (
     stored_category,
 )
 from trajudge.labeling_app import _state as S
+from trajudge.labeling_app.auth._manage import add_account
 from trajudge.store import Store
 from trajudge.trajectories import Trajectory
 
@@ -191,7 +192,7 @@ def run_pairs(url: str, annotator: str = "ann", **config: Any) -> AppTest:
     at.session_state[S.CONFIG] = AppConfig(
         db_url=url, dataset=DATASET, rubric=RUBRIC, overlap=1.0, **config
     )
-    at.session_state[S.ANNOTATOR] = annotator
+    sign_in_as(at, url, annotator)
     return at.run()
 
 
@@ -310,13 +311,17 @@ def test_pair_page_maps_back_in_both_layouts_across_annotators(
     assert layouts == {True, False}  # some saw a pair in its original order, some swapped
 
 
-def test_a_pairwise_rubric_makes_the_pair_page_the_app_after_sign_in(store_url: str) -> None:
+def test_a_pairwise_rubric_makes_the_pair_page_the_app_after_sign_in(
+    store_url: str, store: Store
+) -> None:
     from trajudge.labeling_app import app_script
 
     at = AppTest.from_file(str(app_script()), default_timeout=60)
     at.session_state[S.CONFIG] = AppConfig(db_url=store_url, dataset=DATASET, rubric=RUBRIC)
     at.run()
+    add_account(store, "ann", password=PASSWORD)
     at.text_input(key="login-name").input("ann")
+    at.text_input(key="login-password").input(PASSWORD)
     at.button(key="login-go").click().run()
     assert not at.exception
     labels = [b.label for b in at.button]
@@ -333,7 +338,7 @@ def test_judge_verdicts_before_the_label_only_on_a_server_that_shows_them(
     at.session_state[S.CONFIG] = AppConfig(
         db_url=store_url, dataset=DATASET, rubric=RUBRIC, overlap=1.0
     )
-    at.session_state[S.ANNOTATOR] = "ann"
+    sign_in_as(at, store_url, "ann")
     at.session_state[S.SHOW_JUDGES] = True
     at.run()
     assert "SECRET" not in _texts(at)

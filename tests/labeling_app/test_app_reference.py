@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from labeling_helpers import sign_in_as
 from streamlit.testing.v1 import AppTest
 from test_app_pages import PAGES, plain_texts
 
@@ -25,7 +26,7 @@ def _label_page(db_url: str, dataset: str) -> AppTest:
     at.session_state[S.CONFIG] = AppConfig(
         db_url=db_url, dataset=dataset, overlap=1.0, rubric=RUBRIC
     )
-    at.session_state[S.ANNOTATOR] = "ann"
+    sign_in_as(at, db_url, "ann")
     return at.run()
 
 

@@ -24,7 +24,7 @@ RUBRIC = "trajectory_preference"
 SECRET = "PAIR-JUDGE-REASONING"
 P1, P2, P3 = ("t001", "t006"), ("t002", "t007"), ("xss", "t003")
 PAIRWISE = {"rubric": RUBRIC}
-LEAD = {"rubric": RUBRIC, "adjudicators": ("lead",)}
+LEAD = {"rubric": RUBRIC}
 
 
 def _judge(store: Store, pair: tuple[str, str], verdicts: list[str]) -> None:
@@ -108,7 +108,7 @@ def test_before_her_own_label_a_pair_stays_hidden_then_shows(seeded: Store) -> N
 
 def test_the_adjudicator_sees_every_pair_and_settles_one(seeded: Store) -> None:
     url = seeded.sql_engine.url.render_as_string(hide_password=False)
-    at = run_page("review", url, annotator="lead", config=LEAD)
+    at = run_page("review", url, annotator="lead", role="adjudicator", config=LEAD)
     assert not at.exception
     assert at.selectbox(key="review-pair-judge-pick").options == ["t001 vs t006", "xss vs t003"]
     key = '["t001", "t006"]'
@@ -125,8 +125,10 @@ def test_the_adjudicator_sees_every_pair_and_settles_one(seeded: Store) -> None:
     assert at.dataframe[0].value["adjudicated"].tolist() == [True, False]
 
 
-def _export(url: str, annotator: str, config: dict[str, Any]) -> pd.DataFrame:
-    at = run_page("export", url, annotator=annotator, config=config)
+def _export(
+    url: str, annotator: str, config: dict[str, Any], role: str = "annotator"
+) -> pd.DataFrame:
+    at = run_page("export", url, annotator=annotator, role=role, config=config)
     assert not at.exception
     labels = [d.proto.label for d in at.get("download_button")]
     assert labels == ["Download CSV", "Download JSONL", "Download PARQUET"]
@@ -139,5 +141,5 @@ def test_export_offers_pair_labels_own_or_everyones(seeded: Store) -> None:
     mine = _export(url, "ann", PAIRWISE)
     assert set(mine["annotator"]) == {"ann"} and len(mine) == 3
     assert "other_id" in mine.columns and "category" in mine.columns
-    everyone = _export(url, "lead", LEAD)
+    everyone = _export(url, "lead", LEAD, "adjudicator")
     assert sorted(everyone["annotator"]) == ["ann", "ann", "ann", "bob", "bob"]

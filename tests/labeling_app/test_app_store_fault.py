@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from labeling_helpers import DATASET
+from labeling_helpers import DATASET, sign_in_as
 from streamlit.testing.v1 import AppTest
 
 from trajudge.labeling_app import AppConfig, app_script
@@ -28,7 +28,7 @@ def test_a_label_given_after_the_store_was_deleted_is_refused_in_plain_words(
     path = _sqlite_only(store_url)
     at = AppTest.from_file(str(app_script()), default_timeout=60)
     at.session_state[S.CONFIG] = AppConfig(db_url=store_url, dataset=DATASET, overlap=1.0)
-    at.session_state[S.ANNOTATOR] = "ann"
+    sign_in_as(at, store_url, "ann")
     at.run()
     assert not at.exception
     at.button(key="value-4").click().run()  # saved while the store is there
@@ -51,7 +51,7 @@ def test_a_click_on_a_deleted_store_saves_nothing_and_says_so(store_url: str) ->
     path = _sqlite_only(store_url)
     at = AppTest.from_file(str(app_script()), default_timeout=60)
     at.session_state[S.CONFIG] = AppConfig(db_url=store_url, dataset=DATASET, overlap=1.0)
-    at.session_state[S.ANNOTATOR] = "ann"
+    sign_in_as(at, store_url, "ann")
     at.run()
     copy = path.read_bytes()  # the store as it was, to look into afterwards
     for name in (path.name, f"{path.name}-wal", f"{path.name}-shm"):

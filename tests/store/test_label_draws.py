@@ -8,6 +8,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from sqlalchemy.engine import Connection
 
 from _postgres import PostgresServer
 from trajudge.store import Store
@@ -22,6 +23,14 @@ def _store(url: str) -> Store:
         DS, [Trajectory(id=f"t{i}", task_id=f"k{i}", steps=[Step(tool="a")]) for i in range(4)]
     )
     return store
+
+
+def _back_to_version_8(conn: Connection) -> None:
+    """Drop what versions 9 (label draws), 10 (backends) and 11 (accounts) added, as a
+    version-8 store."""
+    for table in AFTER_8:
+        conn.exec_driver_sql(f"DROP TABLE {table}")
+    conn.exec_driver_sql("DELETE FROM schema_migrations WHERE version > 8")
 
 
 def _rows(probability: float) -> list[dict[str, object]]:
@@ -67,7 +76,15 @@ def test_two_sessions_freezing_at_once_store_one_design(db_url: str) -> None:
 
 
 #: The tables of the versions after 8 (a store taken back to version 8 has none of them).
-AFTER_8 = ("label_draws", "pull_cursors", "export_marks")
+AFTER_8 = (
+    "label_draws",
+    "pull_cursors",
+    "export_marks",
+    "accounts",
+    "sign_in_throttle",
+    "sign_in_events",
+    "reservations",
+)
 
 
 @pytest.mark.postgres
@@ -77,9 +94,7 @@ def test_a_postgres_store_at_version_8_gets_the_table(postgres_server: PostgresS
     with postgres_server.database() as url:
         store = _store(url)
         with store.sql_write_engine.begin() as conn:  # back to version 8
-            for table in AFTER_8:
-                conn.exec_driver_sql(f"DROP TABLE {table}")
-            conn.exec_driver_sql("DELETE FROM schema_migrations WHERE version > 8")
+            _back_to_version_8(conn)
         store.close()
         store = Store(url)
         assert store.freeze_draws(DS, "r", _rows(0.5), "{}")
@@ -96,15 +111,13 @@ def test_a_sqlite_store_at_version_8_gets_the_table(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 's.db'}"
     store = _store(url)
     with store.sql_write_engine.begin() as conn:
-        for table in AFTER_8:
-            conn.exec_driver_sql(f"DROP TABLE {table}")
-        conn.exec_driver_sql("DELETE FROM schema_migrations WHERE version > 8")
+        _back_to_version_8(conn)
     store.close()
     con = sqlite3.connect(tmp_path / "s.db")
     assert con.execute("SELECT max(version) FROM schema_migrations").fetchone() == (8,)
     store = Store(url)
     assert store.freeze_draws(DS, "r", _rows(0.5), "{}")
     assert con.execute("SELECT count(*) FROM label_draws").fetchone() == (4,)
-    assert con.execute("SELECT max(version) FROM schema_migrations").fetchone() == (10,)
+    assert con.execute("SELECT max(version) FROM schema_migrations").fetchone() == (11,)
     store.close()
     con.close()

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
+from urllib.parse import urlsplit
 
 import typer
 
@@ -13,6 +16,7 @@ from trajudge.cli._app import (
     app,
     console,
     err_console,
+    existing_store_url,
     fail,
     handle_user_errors,
     require_store,
@@ -27,6 +31,7 @@ app.add_typer(labels_app, name="labels")
 @app.command("label")
 @handle_user_errors
 def label_cmd(
+    ctx: typer.Context,
     db: DbOption = DEFAULT_DB,
     dataset: Annotated[
         str | None, typer.Option(help="Dataset to label (default: chosen in the app).")
@@ -56,10 +61,29 @@ def label_cmd(
         list[str] | None,
         typer.Option(
             "--adjudicator",
-            help="Name that may review every item and adjudicate (repeatable); signs in with "
-            "TRAJUDGE_LABEL_ADJUDICATOR_PASSWORD. Others review only items they labeled.",
+            help="Deprecated (roles live in accounts now): gives this account the role "
+            "adjudicator, as `trajudge annotators role NAME adjudicator` does.",
         ),
     ] = None,
+    allowed_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allowed-host",
+            help="Host name the app answers to besides loopback and --host (repeatable): the "
+            "name a reverse proxy forwards, e.g. labels.example.org.",
+        ),
+    ] = None,
+    session_hours: Annotated[
+        float, typer.Option(min=0.01, max=720, help="Hours a sign-in lasts.")
+    ] = 12.0,
+    reviewers_per_item: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            max=50,
+            help="Annotators each item outside the overlap share goes to (default one).",
+        ),
+    ] = 1,
     max_pairs: Annotated[
         int | None,
         typer.Option(
@@ -76,34 +100,63 @@ def label_cmd(
             "is first built (default 200, at most the judged items).",
         ),
     ] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            "--config",
+            "-c",
+            help="trajudge.yaml: db, and sso (single sign-on through an OpenID Connect provider).",
+        ),
+    ] = None,
 ) -> None:
     """Start the labeling app (Streamlit) on the store. With a pairwise rubric (e.g.
-    --rubric trajectory_preference) it labels pairs of trials of the same task."""
+    --rubric trajectory_preference) it labels pairs of trials of the same task. With an sso:
+    block in --config, people may sign in through the identity provider, each as the account
+    of their verified e-mail (trajudge annotators add NAME --email E)."""
     from rich.markup import escape
 
     # imported on use: `trajudge --help` and the other commands do not load this room
+    from trajudge.config import load_config
     from trajudge.judges import load_rubric
     from trajudge.labeling_app import AppConfig, escalation_scores, is_loopback, serve
+    from trajudge.labeling_app._config import LOOPBACK_HOSTS, OLD_PASSWORD_ENVS
     from trajudge.store import Store
 
-    if not is_loopback(host):
+    cfg = load_config(config) if config is not None else None
+    sso = cfg.sso if cfg is not None else None
+
+    def warn(text: str) -> None:
         err_console.print(
-            f"[bold yellow]warning:[/] binding to {escape(host)}: anyone who can reach this "
-            "address can open the app; set TRAJUDGE_LABEL_PASSWORD.",
-            markup=True,
-            highlight=False,
-            soft_wrap=True,
+            f"[bold yellow]warning:[/] {escape(text)}", markup=True, highlight=False, soft_wrap=True
         )
-    config = AppConfig(
-        db_url=require_store(db),
+
+    if not is_loopback(host):
+        warn(
+            f"binding to {host}: anyone who can reach this address reaches the sign-in page; "
+            "serve it behind a reverse proxy with TLS (README: Running a labeling session for "
+            "a team)."
+        )
+    for old in OLD_PASSWORD_ENVS:
+        if os.environ.get(old):
+            warn(f"{old} is no longer used: each person signs in with an account of their own.")
+    hosts = [*LOOPBACK_HOSTS, *(allowed_host or ())]
+    if host not in ("0.0.0.0", "::", ""):  # a wildcard is no name a browser sends
+        hosts.append(host)
+    if sso is not None and sso.redirect_uri is not None:
+        # the browser comes back from the provider to this name: the Host check admits it
+        hosts.append(str(urlsplit(sso.redirect_uri).hostname))
+    app_config = AppConfig(
+        db_url=existing_store_url(ctx, db, cfg.db if cfg is not None else None),
         dataset=dataset,
         rubric=rubric,
         show_judges=show_judges,
         strategy=strategy,
         overlap=overlap,
-        adjudicators=tuple(adjudicator or ()),
         max_pairs=max_pairs,
         budget=budget,
+        session_hours=session_hours,
+        allowed_hosts=tuple(hosts),
+        reviewers=reviewers_per_item,
     )
     if strategy == "active" and load_rubric(rubric).mode == "pairwise":
         raise fail(
@@ -111,7 +164,7 @@ def label_cmd(
             "trajectories by a pass/fail verdict's uncertainty"
         )
     if strategy == "active":
-        _freeze_active_design(db, dataset, rubric, budget)
+        _freeze_active_design(app_config.db_url, dataset, rubric, budget)
     if strategy == "escalated" and load_rubric(rubric).mode == "pairwise":
         # trajudge align fits on single trajectories, so what it escalates are trajectories:
         # no pair is ever escalated, and a pair queue "by escalation" would be another order
@@ -121,7 +174,7 @@ def label_cmd(
             "judges disagree on first)"
         )
     if strategy == "escalated" and dataset is not None:
-        store = Store(db)
+        store = Store(app_config.db_url)
         try:
             if not escalation_scores(store, dataset):
                 raise fail(
@@ -130,11 +183,51 @@ def label_cmd(
                 )
         finally:
             store.close()
+    invite = _accounts(app_config.db_url, adjudicator or [], warn)
     shown = f"[{host}]" if ":" in host else host  # the address it listens on, as the README
     console.print(f"trajudge labels: http://{shown}:{port}  (Ctrl-C stops it)", highlight=False)
-    code = serve(config, host=host, port=port)
+    if invite is not None:
+        console.print(invite, highlight=False, soft_wrap=True)
+    code = serve(app_config, host=host, port=port, sso=sso)
     if code not in (0, -2, -15):
         raise fail(f"the app stopped with exit code {code}", code=1)
+
+
+def _accounts(db: str, adjudicators: list[str], warn: Callable[[str], None]) -> str | None:
+    """The deprecated --adjudicator names become account roles; a store without accounts
+    gets a first lead: returns the line with its invite, printed once (the one-command
+    start), or None."""
+    # imported on use: `trajudge --help` and the other commands do not load this room
+    from trajudge.labeling_app.auth._manage import first_lead
+    from trajudge.store import Store
+
+    store = Store(db)
+    try:
+        for name in adjudicators:
+            account = store.account(name.strip())
+            if account is None:
+                raise fail(
+                    f"--adjudicator {name}: no such account; add it with trajudge annotators "
+                    f"add {name} --role adjudicator"
+                )
+            role = account.role
+            if role == "annotator":
+                role = store.set_account_role(account.name, "adjudicator").role
+            warn(
+                f"--adjudicator is deprecated and goes in the next release: {account.name} "
+                f"has the role {role} in the store (trajudge annotators role NAME ROLE)."
+            )
+        made = first_lead(store)
+        if made is None:
+            return None
+        account, token = made
+        return (
+            f"no accounts yet: added {account.name} (lead); sign in with the name "
+            f"{account.name} and the invite {token} (works once, for 7 days, then asks for a "
+            "password); add others with trajudge annotators add NAME"
+        )
+    finally:
+        store.close()
 
 
 @labels_app.command("export")

@@ -3,9 +3,9 @@
 An annotator labels blind. The judges' scores and reasoning and the other annotators' labels
 of an item reach a page only after the annotator has given that item a label of their own
 under the app's rubric. A skip does not count: otherwise skipping would be a way to look
-first and label afterwards. An adjudicator (a name given with ``trajudge label
---adjudicator NAME``, signed in with the adjudicator password) sees every item and is the
-only one who may save an adjudication. The Label page shows judge verdicts only when the
+first and label afterwards. An adjudicator (an account with the role adjudicator or lead,
+``trajudge annotators add NAME --role adjudicator``) sees every item and is the only one who
+may save an adjudication. The Label page shows judge verdicts only when the
 server was started with ``--show-judges``.
 
 Under a pairwise rubric the same rule holds per pair: a pair's judgments and the other labels
@@ -34,19 +34,16 @@ from trajudge.trajectories import Trajectory
 
 @dataclass(frozen=True)
 class Viewer:
-    """The signed-in annotator and whether they hold the adjudicator role."""
+    """The signed-in annotator, whether they adjudicate (role adjudicator or lead) and whether
+    they lead the session (role lead: the lead's page)."""
 
     name: str
     adjudicator: bool = False
+    lead: bool = False
 
 
 class NotAllowed(PermissionError):
     """The viewer may not see or do this (yet): label the item first, or ask an adjudicator."""
-
-
-def viewer_for(config: AppConfig, name: str) -> Viewer:
-    """The viewer signed in as ``name`` under ``config`` (adjudicator when listed there)."""
-    return Viewer(name, adjudicator=config.is_adjudicator(name))
 
 
 def own_label(
@@ -165,7 +162,9 @@ def save_adjudication(
     """Save the final label of an item (a number, or a nominal rubric's category); only an
     adjudicator may (:class:`NotAllowed`)."""
     if not viewer.adjudicator:
-        raise NotAllowed("only an adjudicator saves adjudications (trajudge label --adjudicator)")
+        raise NotAllowed(
+            "only an adjudicator saves adjudications (an account with role adjudicator)"
+        )
     number, category = (None, value) if isinstance(value, str) else (float(value), None)
     store.save_label(
         dataset,
@@ -323,7 +322,9 @@ def save_pair_adjudication(
     """Save the final label of a pair (``A``, ``B`` or ``tie`` in its original numbering);
     only an adjudicator may (:class:`NotAllowed`)."""
     if not viewer.adjudicator:
-        raise NotAllowed("only an adjudicator saves adjudications (trajudge label --adjudicator)")
+        raise NotAllowed(
+            "only an adjudicator saves adjudications (an account with role adjudicator)"
+        )
     store.save_pair_label(
         dataset, pair[0], pair[1], rubric_id, viewer.name, category, note=note, adjudication=True
     )

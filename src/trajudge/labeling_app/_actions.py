@@ -20,14 +20,26 @@ from trajudge.labeling_app._config import AppConfig
 from trajudge.labeling_app._data import get_pool, get_queue, get_store
 from trajudge.labeling_app._queue import Queue, next_item, progress_after_save
 from trajudge.labeling_app._widgets import label_value, level_text
+from trajudge.labeling_app.auth._session import require_account
 
 RECENT_MAX = 200  # items in "Your recent labels"
+# how long the item put on screen stays reserved for its annotator (Store.reserve): two
+# annotators are not handed the same non-overlap item at once; a skip lets it go at once
+RESERVE_S = 600.0
 
 
 def annotator_queue(cfg: AppConfig, dataset: str, rubric: Rubric, me: str) -> Queue:
     pool = get_pool(cfg.db_url, dataset, rubric.id)
     return get_queue(
-        cfg.db_url, dataset, cfg.rubric, me, cfg.strategy, cfg.overlap, pool, cfg.budget
+        cfg.db_url,
+        dataset,
+        cfg.rubric,
+        me,
+        cfg.strategy,
+        cfg.overlap,
+        pool,
+        budget=cfg.budget,
+        reviewers=cfg.reviewers,
     )
 
 
@@ -59,7 +71,7 @@ def advance(cfg: AppConfig, dataset: str, rubric: Rubric, me: str) -> None:
     advance_in(
         queue,
         lambda start, exclude: next_item(
-            store, dataset, rubric.id, queue, start=start, exclude=exclude
+            store, dataset, rubric.id, queue, start=start, exclude=exclude, reserve_s=RESERVE_S
         ),
     )
 
@@ -103,7 +115,7 @@ def _save(
     skipped: bool = False,
 ) -> None:
     ss = st.session_state
-    me = ss[S.ANNOTATOR]
+    me = require_account(cfg).name  # checked against the store: a disabled account saves nothing
     note = (ss.get(S.widget_key("note", tid)) or "").strip() or None
     store = get_store(cfg.db_url)
     before = store.item_labels(dataset, tid, rubric.id)
@@ -161,6 +173,7 @@ def on_skip(cfg: AppConfig, dataset: str, rubric: Rubric, tid: str) -> None:
     if not _on_screen(tid):
         return
     _save(cfg, dataset, rubric, tid, None, skipped=True)
+    get_store(cfg.db_url).release_reservations(st.session_state[S.ANNOTATOR], tid)
     advance(cfg, dataset, rubric, st.session_state[S.ANNOTATOR])
 
 

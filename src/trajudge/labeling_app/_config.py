@@ -1,9 +1,9 @@
-"""The app's configuration (passed from `trajudge label` through environment variables),
-annotator-name validation, the optional shared password and the adjudicator password."""
+"""The app's configuration (passed from `trajudge label` through environment variables) and
+annotator-name validation. Who may sign in, and with which role, is in the store's accounts
+(``trajudge annotators``)."""
 
 from __future__ import annotations
 
-import hmac
 import math
 import os
 import re
@@ -23,11 +23,14 @@ ENV_RUBRIC = "TRAJUDGE_LABEL_RUBRIC"
 ENV_SHOW_JUDGES = "TRAJUDGE_LABEL_SHOW_JUDGES"
 ENV_STRATEGY = "TRAJUDGE_LABEL_STRATEGY"
 ENV_OVERLAP = "TRAJUDGE_LABEL_OVERLAP"
-ENV_PASSWORD = "TRAJUDGE_LABEL_PASSWORD"
-ENV_ADJUDICATORS = "TRAJUDGE_LABEL_ADJUDICATORS"
-ENV_ADJUDICATOR_PASSWORD = "TRAJUDGE_LABEL_ADJUDICATOR_PASSWORD"
 ENV_MAX_PAIRS = "TRAJUDGE_LABEL_MAX_PAIRS"
 ENV_BUDGET = "TRAJUDGE_LABEL_BUDGET"
+ENV_SESSION_HOURS = "TRAJUDGE_LABEL_SESSION_HOURS"
+ENV_ALLOWED_HOSTS = "TRAJUDGE_LABEL_ALLOWED_HOSTS"
+ENV_REVIEWERS = "TRAJUDGE_LABEL_REVIEWERS_PER_ITEM"
+# the shared passwords of the scheme before accounts: no longer read (a deprecation line)
+OLD_PASSWORD_ENVS = ("TRAJUDGE_LABEL_PASSWORD", "TRAJUDGE_LABEL_ADJUDICATOR_PASSWORD")
+LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
 
 _NAME = re.compile(r"[A-Za-z0-9 ._-]{1,64}")
 
@@ -42,24 +45,31 @@ class AppConfig:
     show_judges: bool = False
     strategy: Strategy = "random"
     overlap: float = 0.2
-    # names that may see every item on the Review page and save adjudications (they sign in
-    # with the adjudicator password); everyone else reviews only items they labeled
-    adjudicators: tuple[str, ...] = ()
     # pairwise rubrics, when no pairwise judge of the rubric ran: pairs per task to label (a
     # seeded sample, as a judge's ``max_pairs``); None: every pair of trials
     max_pairs: int | None = None
     # --strategy active: the expected number of labels of the design when it is first built
     # (None: 200, at most the judged items); a stored design keeps its own
     budget: int | None = None
+    # hours a sign-in lasts (then the person signs in again)
+    session_hours: float = 12.0
+    # the host names the app answers to (Host and Origin headers): loopback names by default;
+    # a name a reverse proxy forwards is added with --allowed-host
+    allowed_hosts: tuple[str, ...] = LOOPBACK_HOSTS
+    # annotators each non-overlap item goes to (LangSmith's num_reviewers_per_item)
+    reviewers: int = 1
 
     def __post_init__(self) -> None:
-        names: dict[str, None] = {}
-        for n in self.adjudicators:
-            try:
-                names[validate_annotator(n)] = None
-            except InputError as exc:
-                raise InputError("--adjudicator", record=repr(n), reason=exc.reason) from None
-        object.__setattr__(self, "adjudicators", tuple(names))
+        hosts = tuple(dict.fromkeys(h.strip().lower() for h in self.allowed_hosts if h.strip()))
+        if not hosts or any("," in h or "/" in h or " " in h for h in hosts):
+            raise InputError("--allowed-host", reason=f"not host names: {self.allowed_hosts!r}")
+        object.__setattr__(self, "allowed_hosts", hosts)
+        if not 1 <= self.reviewers <= 50:
+            raise InputError("--reviewers-per-item", reason=f"must be 1-50, got {self.reviewers}")
+        if not (math.isfinite(self.session_hours) and 0.0 < self.session_hours <= 24 * 30):
+            raise InputError(
+                "--session-hours", reason=f"must be in (0, 720], got {self.session_hours}"
+            )
         if self.strategy not in STRATEGIES:
             raise InputError(
                 "--strategy", reason=f"{self.strategy!r} is not one of {', '.join(STRATEGIES)}"
@@ -79,11 +89,12 @@ class AppConfig:
             ENV_SHOW_JUDGES: "1" if self.show_judges else "0",
             ENV_STRATEGY: self.strategy,
             ENV_OVERLAP: repr(self.overlap),
+            ENV_SESSION_HOURS: repr(self.session_hours),
+            ENV_ALLOWED_HOSTS: ",".join(self.allowed_hosts),
+            ENV_REVIEWERS: str(self.reviewers),
         }
         if self.dataset:
             env[ENV_DATASET] = self.dataset
-        if self.adjudicators:  # a comma never occurs in a valid name
-            env[ENV_ADJUDICATORS] = ",".join(self.adjudicators)
         if self.max_pairs is not None:
             env[ENV_MAX_PAIRS] = str(self.max_pairs)
         if self.budget is not None:
@@ -109,6 +120,15 @@ class AppConfig:
             budget = int(env[ENV_BUDGET]) if env.get(ENV_BUDGET) else None
         except ValueError:
             raise InputError(ENV_BUDGET, reason="expected a whole number") from None
+        try:
+            session_hours = float(env.get(ENV_SESSION_HOURS, "12"))
+        except ValueError:
+            raise InputError(ENV_SESSION_HOURS, reason="expected a number") from None
+        hosts = tuple(h for h in env.get(ENV_ALLOWED_HOSTS, "").split(",") if h)
+        try:
+            reviewers = int(env.get(ENV_REVIEWERS, "1"))
+        except ValueError:
+            raise InputError(ENV_REVIEWERS, reason="expected a whole number") from None
         strategy = env.get(ENV_STRATEGY, "random")
         if strategy not in STRATEGIES:
             raise InputError(ENV_STRATEGY, reason=f"{strategy!r} is not a strategy")
@@ -119,14 +139,12 @@ class AppConfig:
             show_judges=env.get(ENV_SHOW_JUDGES, "0") == "1",
             strategy=strategy,
             overlap=overlap,
-            adjudicators=tuple(n for n in env.get(ENV_ADJUDICATORS, "").split(",") if n),
             max_pairs=max_pairs,
             budget=budget,
+            session_hours=session_hours,
+            allowed_hosts=hosts or LOOPBACK_HOSTS,
+            reviewers=reviewers,
         )
-
-    def is_adjudicator(self, name: str | None) -> bool:
-        """Whether ``name`` holds the adjudicator role (given with ``--adjudicator``)."""
-        return name is not None and name in self.adjudicators
 
 
 def validate_annotator(name: str) -> str:
@@ -143,36 +161,3 @@ def validate_annotator(name: str) -> str:
             "annotator", field="name", reason="use 1-64 letters, digits, spaces, '.', '_' or '-'"
         )
     return text
-
-
-def password_required(environ: Mapping[str, str] | None = None) -> bool:
-    """Whether a shared password is set (``TRAJUDGE_LABEL_PASSWORD``, non-empty)."""
-    env = os.environ if environ is None else environ
-    return bool(env.get(ENV_PASSWORD))
-
-
-def check_password(given: str, environ: Mapping[str, str] | None = None) -> bool:
-    """Compare ``given`` with the shared password in constant time; True when none is set."""
-    env = os.environ if environ is None else environ
-    expected = env.get(ENV_PASSWORD, "")
-    if not expected:
-        return True
-    return hmac.compare_digest(given.encode("utf-8"), expected.encode("utf-8"))
-
-
-def adjudicator_password_set(environ: Mapping[str, str] | None = None) -> bool:
-    """Whether the adjudicator password (``TRAJUDGE_LABEL_ADJUDICATOR_PASSWORD``) is set."""
-    env = os.environ if environ is None else environ
-    return bool(env.get(ENV_ADJUDICATOR_PASSWORD))
-
-
-def check_adjudicator_password(given: str, environ: Mapping[str, str] | None = None) -> bool:
-    """Compare ``given`` with the adjudicator password in constant time.
-
-    False when no adjudicator password is set: nobody signs in as an adjudicator then.
-    """
-    env = os.environ if environ is None else environ
-    expected = env.get(ENV_ADJUDICATOR_PASSWORD, "")
-    if not expected:
-        return False
-    return hmac.compare_digest(given.encode("utf-8"), expected.encode("utf-8"))

@@ -24,6 +24,7 @@ from trajudge.labeling_app._queue import (
     build_queue,
     disagreement_scores,
     escalation_scores,
+    labeling_pool,
 )
 from trajudge.store import Store
 from trajudge.trajectories import Trajectory
@@ -53,8 +54,10 @@ def get_count(db_url: str, dataset: str) -> int:
 
 @st.cache_data(ttl=30, show_spinner=False)
 def get_pool(db_url: str, dataset: str, rubric_id: str) -> tuple[str, ...]:
-    """The annotators who share the non-overlap items (refreshed every 30 s)."""
-    return tuple(get_store(db_url).label_annotators(dataset, rubric_id))
+    """The annotators who share the non-overlap items, disabled accounts left out (refreshed
+    every 30 s)."""
+    store = get_store(db_url)
+    return labeling_pool(store, store.label_annotators(dataset, rubric_id))
 
 
 @st.cache_resource(ttl=600, show_spinner="Building your queue…", max_entries=64)
@@ -67,6 +70,7 @@ def get_queue(
     overlap: float,
     pool: tuple[str, ...],
     budget: int | None = None,
+    reviewers: int = 1,
 ) -> Queue:
     """The annotator's queue (shared by their sessions: never modified). ``active``: the
     items the dataset's frozen design drew (built with ``budget`` the first time)."""
@@ -88,6 +92,7 @@ def get_queue(
         pool=pool,
         disagreement=dis,
         drawn=drawn,
+        reviewers=reviewers,
     )
 
 
@@ -113,6 +118,7 @@ def get_pair_queue(
     strategy: Strategy,
     overlap: float,
     pool: tuple[str, ...],
+    reviewers: int = 1,
 ) -> Queue:
     """The annotator's queue of pairs (shared by their sessions: never modified)."""
     store = get_store(db_url)
@@ -128,13 +134,16 @@ def get_pair_queue(
         overlap=overlap,
         pool=pool,
         disagreement=dis,
+        reviewers=reviewers,
     )
 
 
 @st.cache_data(ttl=30, show_spinner=False)
 def get_pair_pool(db_url: str, dataset: str, rubric_id: str) -> tuple[str, ...]:
-    """The annotators who labeled pairs of the rubric (refreshed every 30 s)."""
-    return tuple(get_store(db_url).pair_label_annotators(dataset, rubric_id))
+    """The annotators who labeled pairs of the rubric, disabled accounts left out (refreshed
+    every 30 s)."""
+    store = get_store(db_url)
+    return labeling_pool(store, store.pair_label_annotators(dataset, rubric_id))
 
 
 @st.cache_data(ttl=60, show_spinner=False, max_entries=64)

@@ -17,7 +17,7 @@ import streamlit as st
 
 from trajudge.judges import Rubric
 from trajudge.labeling_app import _state as S
-from trajudge.labeling_app._access import item_reference, label_page_judgments, own_label
+from trajudge.labeling_app._access import Viewer, item_reference, label_page_judgments, own_label
 from trajudge.labeling_app._actions import (
     advance,
     annotator_queue,
@@ -42,6 +42,9 @@ from trajudge.labeling_app._widgets import (
     render_rule,
     value_shortcut,
 )
+from trajudge.labeling_app.auth._session import client_address, end, require_viewer, session
+from trajudge.labeling_app.auth._signin import sign_out
+from trajudge.labeling_app.auth._sso_page import sso_sign_out
 
 # Enter as a second key for "Next": a fixed script (no trajectory content), ignored while
 # typing in a field or when a button has the focus (the browser clicks that button itself).
@@ -66,20 +69,25 @@ doc.addEventListener("keydown", doc.__trajudgeEnter, true);
 </script>"""
 
 
-def sidebar(cfg: AppConfig) -> None:
+def _sign_out(cfg: AppConfig) -> None:
+    signed = session()
+    if signed is not None:
+        sign_out(get_store(cfg.db_url), signed, client_address())
+    end("You are signed out.")
+
+
+def sidebar(cfg: AppConfig, viewer: Viewer) -> None:
     """Who is signed in, the judge-verdict toggle (only on a server started with
     ``--show-judges``: labeling is blind otherwise) and sign-out (on every page)."""
     ss = st.session_state
     with st.sidebar:
-        role = " (adjudicator)" if cfg.is_adjudicator(ss[S.ANNOTATOR]) else ""
-        st.text(
-            f"Annotator: {ss[S.ANNOTATOR]}{role}\nDataset: {ss[S.DATASET]}\nRubric: {cfg.rubric}"
-        )
+        role = " (lead)" if viewer.lead else " (adjudicator)" if viewer.adjudicator else ""
+        st.text(f"Annotator: {viewer.name}{role}\nDataset: {ss[S.DATASET]}\nRubric: {cfg.rubric}")
         if cfg.show_judges:
             st.toggle("Show judge verdicts", key=S.SHOW_JUDGES, help="Off: labeling is blind.")
         if st.button("Sign out", key="sign-out"):
-            ss[S.ANNOTATOR] = None
-            S.reset_queue_position()
+            _sign_out(cfg)
+            sso_sign_out()  # under single sign-on: st.logout() and st.stop(), never a rerun
             st.rerun()
 
 
@@ -211,18 +219,19 @@ def my_labels(cfg: AppConfig, dataset: str, rubric: Rubric) -> None:
 def signed_in_page() -> tuple[AppConfig, str, str]:
     """Start a page that needs a signed-in annotator: state, the guard, the sidebar.
 
-    Returns the app config, the annotator and the dataset; stops the page when nobody is
-    signed in.
+    Returns the app config, the annotator and the dataset. The session is checked against
+    the store (an expired session, or a disabled or reset account, goes back to sign-in);
+    the page stops when nobody is signed in.
     """
     S.init_state()
     ss = st.session_state
     cfg: AppConfig = ss[S.CONFIG]
-    me, dataset = ss[S.ANNOTATOR], ss[S.DATASET]
-    if not me or not dataset:
+    if session() is None or not ss[S.DATASET]:
         st.warning("Sign in first.")
         st.stop()
-    sidebar(cfg)
-    return cfg, str(me), str(dataset)
+    viewer = require_viewer(cfg)
+    sidebar(cfg, viewer)
+    return cfg, viewer.name, str(ss[S.DATASET])
 
 
 def session_progress(queue: Queue, count: Callable[[], Progress]) -> Progress:
@@ -276,6 +285,7 @@ def _item_view(cfg: AppConfig, dataset: str, rubric: Rubric, tid: str) -> ItemVi
 def item_and_panel(cfg: AppConfig, dataset: str, rubric: Rubric, me: str) -> None:
     """The progress, the item on screen and its label panel; reruns alone on their clicks."""
     ss = st.session_state
+    require_viewer(cfg)  # a click that ended the session: back to sign-in, nothing drawn
     queue = annotator_queue(cfg, dataset, rubric, me)
     shown = _progress(cfg, dataset, rubric, queue)
     render_progress(shown)

@@ -24,7 +24,6 @@ from trajudge.labeling_app._access import (
     own_pair_label,
     pair_page_judgments,
     pair_review,
-    viewer_for,
 )
 from trajudge.labeling_app._actions import on_back
 from trajudge.labeling_app._config import AppConfig
@@ -56,6 +55,7 @@ from trajudge.labeling_app._pairs import (
 from trajudge.labeling_app._queue import Progress, Queue
 from trajudge.labeling_app._view import ItemView, build_item_view
 from trajudge.labeling_app._widgets import render_item, render_progress
+from trajudge.labeling_app.auth._session import require_viewer
 
 _SHORTCUT = {"A": "A", "B": "B", "tie": "T"}
 
@@ -88,7 +88,7 @@ def _review(
     store = get_store(cfg.db_url)
     a, b = pair
     try:
-        review = pair_review(store, dataset, rubric.id, viewer_for(cfg, me), pair)
+        review = pair_review(store, dataset, rubric.id, require_viewer(cfg), pair)
     except NotAllowed:
         if cfg.show_judges and st.session_state[S.SHOW_JUDGES]:
             judged = pair_page_judgments(store, cfg, dataset, pair, rubric.id, shown=True)
@@ -211,6 +211,7 @@ def _views(cfg: AppConfig, dataset: str, key: str, left: str) -> tuple[ItemView,
 def pair_and_panel(cfg: AppConfig, dataset: str, rubric: Rubric, me: str) -> None:
     """The progress, the pair on screen and its label panel; reruns alone on their clicks."""
     ss = st.session_state
+    require_viewer(cfg)  # a click that ended the session: back to sign-in, nothing drawn
     queue = pair_queue(cfg, dataset, rubric, me)
     render_progress(_progress(cfg, dataset, rubric, queue), noun="pairs")
     my_pairs(cfg, dataset, rubric, me)

@@ -19,7 +19,6 @@ from trajudge.labeling_app._access import (
     item_review,
     review_data,
     save_adjudication,
-    viewer_for,
 )
 from trajudge.labeling_app._config import AppConfig
 from trajudge.labeling_app._data import get_rubric, get_store, get_trajectory
@@ -28,6 +27,7 @@ from trajudge.labeling_app._page_review_pairs import review_pairs
 from trajudge.labeling_app._review import annotator_disagreements, judge_human_disagreements
 from trajudge.labeling_app._view import build_item_view
 from trajudge.labeling_app._widgets import label_value, level_text, render_item
+from trajudge.labeling_app.auth._session import require_viewer
 
 
 def _human_column(rubric: Rubric, rows: list[dict[str, Any]]) -> None:
@@ -66,7 +66,7 @@ def _adjudicate(
     for r in existing:
         st.text(f"Adjudicated by {r['annotator']}: {level_text(rubric, label_value(r))}")
     if not viewer.adjudicator:
-        st.text("Only an adjudicator settles disagreements (trajudge label --adjudicator NAME).")
+        st.text("Only an adjudicator settles disagreements (an account with role adjudicator).")
         return
     with st.form(f"{tab}-adjudicate-{tid}"):
         values = [lv.value for lv in rubric.scale.levels]
@@ -83,7 +83,7 @@ def _adjudicate(
                 get_store(cfg.db_url),
                 dataset,
                 rubric.id,
-                viewer,
+                require_viewer(cfg),  # the role as stored now, not as at the page's start
                 tid,
                 value if isinstance(value, str) else float(value),
                 note=note.strip() or None,
@@ -130,8 +130,8 @@ def _pick(table: pd.DataFrame, key: str) -> str | None:
 
 
 def page_review() -> None:
-    cfg, me, dataset = signed_in_page()
-    viewer = viewer_for(cfg, me)
+    cfg, _me, dataset = signed_in_page()
+    viewer = require_viewer(cfg)
     rubric = get_rubric(cfg.rubric)
     st.title("Review disagreements")
     what = "pair" if rubric.mode == "pairwise" else "item"

@@ -33,6 +33,7 @@ from trajudge.labeling_app._review import (
 )
 from trajudge.labeling_app._view import build_item_view
 from trajudge.labeling_app._widgets import render_item
+from trajudge.labeling_app.auth._session import require_viewer
 
 _OPTION = {"A": "A better", "B": "B better", "tie": "tie"}
 
@@ -78,7 +79,7 @@ def _adjudicate(
         if r["adjudication"]:
             st.text(f"Adjudicated by {r['annotator']}: {_category_text(r['category'], a, b)}")
     if not viewer.adjudicator:
-        st.text("Only an adjudicator settles disagreements (trajudge label --adjudicator NAME).")
+        st.text("Only an adjudicator settles disagreements (an account with role adjudicator).")
         return
     key = pair_key(a, b)
     st.text(f"A is {a}, B is {b}.")  # ids stay plain text: the radio's options are Markdown
@@ -94,7 +95,8 @@ def _adjudicate(
         if st.form_submit_button("Save adjudication", type="primary"):
             store = get_store(cfg.db_url)
             reason = note.strip() or None
-            save_pair_adjudication(store, dataset, rubric.id, viewer, pair, category, note=reason)
+            now = require_viewer(cfg)  # the role as stored now, not as at the page's start
+            save_pair_adjudication(store, dataset, rubric.id, now, pair, category, note=reason)
             st.success(f"Adjudication saved: {_OPTION.get(category, category)}")
 
 

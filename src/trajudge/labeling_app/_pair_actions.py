@@ -13,7 +13,13 @@ import streamlit as st
 from trajudge.judges import Rubric
 from trajudge.labeling_app import _state as S
 from trajudge.labeling_app._access import own_pair_label
-from trajudge.labeling_app._actions import _on_screen, advance_in, after_save, next_if_labeled
+from trajudge.labeling_app._actions import (
+    RESERVE_S,
+    _on_screen,
+    advance_in,
+    after_save,
+    next_if_labeled,
+)
 from trajudge.labeling_app._config import AppConfig
 from trajudge.labeling_app._data import get_pair_pool, get_pair_queue, get_store
 from trajudge.labeling_app._pairs import (
@@ -25,6 +31,7 @@ from trajudge.labeling_app._pairs import (
     stored_category,
 )
 from trajudge.labeling_app._queue import Queue
+from trajudge.labeling_app.auth._session import require_account
 
 # what each scale value of a pairwise rubric means on the screen: A is the left side
 SCREEN_SIDE: dict[str, Side] = {"A": "left", "B": "right", "tie": "tie"}
@@ -34,7 +41,15 @@ SIDE_TEXT: dict[Side, str] = {"left": "A · left better", "right": "B · right b
 def pair_queue(cfg: AppConfig, dataset: str, rubric: Rubric, me: str) -> Queue:
     pool = get_pair_pool(cfg.db_url, dataset, rubric.id)
     return get_pair_queue(
-        cfg.db_url, dataset, rubric.id, cfg.max_pairs, me, cfg.strategy, cfg.overlap, pool
+        cfg.db_url,
+        dataset,
+        rubric.id,
+        cfg.max_pairs,
+        me,
+        cfg.strategy,
+        cfg.overlap,
+        pool,
+        cfg.reviewers,
     )
 
 
@@ -45,7 +60,7 @@ def advance_pair(cfg: AppConfig, dataset: str, rubric: Rubric, me: str) -> None:
     advance_in(
         queue,
         lambda start, exclude: next_pair(
-            store, dataset, rubric.id, queue, start=start, exclude=exclude
+            store, dataset, rubric.id, queue, start=start, exclude=exclude, reserve_s=RESERVE_S
         ),
     )
 
@@ -54,7 +69,7 @@ def _save_pair(cfg: AppConfig, dataset: str, rubric: Rubric, key: str, side: Sid
     """Store the annotator's choice (None: a skip) in the original numbering, with the side
     this annotator sees on the left."""
     ss = st.session_state
-    me = ss[S.ANNOTATOR]
+    me = require_account(cfg).name  # checked against the store: a disabled account saves nothing
     a, b = pair_of(key)
     left = left_id(me, a, b)
     note = (ss.get(S.widget_key("pnote", key)) or "").strip() or None
@@ -100,6 +115,7 @@ def on_pair_skip(cfg: AppConfig, dataset: str, rubric: Rubric, key: str) -> None
     if not _on_screen(key):
         return
     _save_pair(cfg, dataset, rubric, key, None)
+    get_store(cfg.db_url).release_reservations(st.session_state[S.ANNOTATOR], key)
     advance_pair(cfg, dataset, rubric, st.session_state[S.ANNOTATOR])
 
 

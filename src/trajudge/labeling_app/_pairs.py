@@ -35,6 +35,7 @@ from trajudge.labeling_app._queue import (
     build_queue,
     next_open,
     queue_progress,
+    reserver,
 )
 from trajudge.store import Store
 from trajudge.trajectories import Trajectory
@@ -176,6 +177,7 @@ def build_pair_queue(
     overlap: float = 0.2,
     pool: Sequence[str] = (),
     disagreement: Mapping[str, float] | None = None,
+    reviewers: int = 1,
 ) -> Queue:
     """The annotator's queue of pairs (ids are :func:`pair_key`): the item queue of
     :func:`trajudge.labeling_app.build_queue` over the pairs, the intent of a pair being its
@@ -183,7 +185,13 @@ def build_pair_queue(
     ``disagreement``."""
     items = [(pair_key(a, b), intents.get(a)) for a, b in pairs]
     return build_queue(
-        items, annotator, strategy=strategy, overlap=overlap, pool=pool, disagreement=disagreement
+        items,
+        annotator,
+        strategy=strategy,
+        overlap=overlap,
+        pool=pool,
+        disagreement=disagreement,
+        reviewers=reviewers,
     )
 
 
@@ -195,17 +203,20 @@ def next_pair(
     *,
     start: int = 0,
     exclude: frozenset[str] = frozenset(),
+    reserve_s: float | None = None,
 ) -> tuple[int, str] | None:
     """The first queue position at or after ``start`` whose pair the annotator still has to
     label, as ``trajudge.labeling_app.next_item`` for items: skipped are pairs the annotator
-    labeled or skipped, keys in ``exclude``, and non-overlap pairs another annotator labeled.
-    Returns ``(position, pair key)`` or None when the queue is done."""
+    labeled or skipped, keys in ``exclude``, and non-overlap pairs another annotator labeled
+    (or, with ``reserve_s``, holds). Returns ``(position, pair key)`` or None when the queue
+    is done."""
 
     def labels_on(keys: list[str]) -> list[tuple[str, str, bool]]:
         rows = store.pair_labels_on(dataset, rubric_id, [pair_of(k) for k in keys])
         return [(pair_key(a, b), who, skipped) for a, b, who, skipped in rows]
 
-    return next_open(queue, labels_on, start=start, exclude=exclude)
+    hold = reserver(store, dataset, rubric_id, queue.annotator, reserve_s, queue.reviewers)
+    return next_open(queue, labels_on, start=start, exclude=exclude, reserve=hold)
 
 
 def pair_progress(

@@ -4,11 +4,12 @@ The queue of an annotator is a deterministic order of the dataset's trajectories
 
 * ``overlap`` — a share of the items, chosen from a hash of the item id alone, is labeled by
   every annotator (for inter-annotator agreement). Growing the share only adds items.
-* every other item goes to one annotator of the pool (the annotators who have labeled so far,
-  plus the one asking) by rendezvous hashing: the annotator with the highest hash of
-  (annotator, item) owns it. A newcomer takes over about 1/n of the unlabeled items and no
-  item changes hands between the others. An item another annotator already labeled is never
-  handed to a second one, whatever the pool says.
+* every other item goes to ``reviewers`` annotators of the pool (one by default; the
+  annotators who have labeled so far, plus the one asking) by rendezvous hashing: the
+  annotators with the highest hashes of (annotator, item) own it. A newcomer takes over about
+  1/n of the unlabeled items and no item changes hands between the others. An item that
+  ``reviewers`` other annotators already labeled is never handed to another one, whatever the
+  pool says.
 * the order: ``random`` (a permutation seeded by the annotator's name), ``stratified``
   (round-robin over intents, each intent in that random order), ``disagreement`` (items
   where judges disagree or a judge flipped under swapped order first, the most contested
@@ -25,6 +26,7 @@ building the queue for 100,000 items takes a few tens of milliseconds.
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -64,6 +66,18 @@ def overlap_mask(hashes: np.ndarray, share: float) -> np.ndarray:
     return u < share
 
 
+def owned_by(hashes: np.ndarray, pool: Sequence[str], member: int, reviewers: int) -> np.ndarray:
+    """Whether ``pool[member]`` is among the ``reviewers`` owners of each item (the highest
+    rendezvous hashes; one reviewer: :func:`owners`)."""
+    if reviewers <= 1:
+        mask: np.ndarray = owners(hashes, pool) == member
+        return mask
+    scores = np.stack([_mix(hashes, f"owner\x00{a}") for a in pool])
+    above = (scores > scores[member]).sum(axis=0)
+    result: np.ndarray = above < reviewers
+    return result
+
+
 def owners(hashes: np.ndarray, pool: Sequence[str]) -> np.ndarray:
     """Index into ``pool`` of each item's owner (rendezvous hashing)."""
     if not pool:
@@ -99,12 +113,14 @@ def order(
 
 @dataclass(frozen=True)
 class Queue:
-    """An annotator's items in order; ``overlap[i]`` says whether ``ids[i]`` is shared."""
+    """An annotator's items in order; ``overlap[i]`` says whether ``ids[i]`` is shared (with
+    everyone); every other item is shared by ``reviewers`` annotators."""
 
     annotator: str
     strategy: Strategy
     ids: list[str]
     overlap: list[bool]
+    reviewers: int = 1
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -119,13 +135,15 @@ def build_queue(
     pool: Sequence[str] = (),
     disagreement: Mapping[str, float] | None = None,
     drawn: Sequence[str] | None = None,
+    reviewers: int = 1,
 ) -> Queue:
     """The annotator's queue over ``items`` (``(id, intent)`` pairs).
 
     ``pool`` is the set of annotators that share the non-overlap items (the annotator is
-    added when missing); ``disagreement`` scores items for the ``disagreement`` and
-    ``escalated`` strategies (higher first; see :func:`escalation_scores`); ``drawn`` is
-    the ``active`` strategy's items in the order of the draws (the queue keeps that order).
+    added when missing), each item among ``reviewers`` of them; ``disagreement`` scores items
+    for the ``disagreement`` and ``escalated`` strategies (higher first; see
+    :func:`escalation_scores`); ``drawn`` is the ``active`` strategy's items in the order of
+    the draws (the queue keeps that order).
     """
     if strategy == "active":
         wanted = list(drawn or ())
@@ -135,7 +153,7 @@ def build_queue(
     h = id_hashes(ids)
     shared = overlap_mask(h, overlap)
     members = sorted({*pool, annotator})
-    mine = shared | (owners(h, members) == members.index(annotator))
+    mine = shared | owned_by(h, members, members.index(annotator), reviewers)
     dis = None
     if strategy in ("disagreement", "escalated"):
         scores = disagreement or {}
@@ -145,7 +163,15 @@ def build_queue(
     else:
         pos = order(h, annotator, strategy, intents=[t for _, t in items], disagreement=dis)
     pos = pos[mine[pos]]
-    return Queue(annotator, strategy, [ids[p] for p in pos], shared[pos].tolist())
+    return Queue(annotator, strategy, [ids[p] for p in pos], shared[pos].tolist(), reviewers)
+
+
+def labeling_pool(store: Store, names: Sequence[str]) -> tuple[str, ...]:
+    """The pool that shares the non-overlap items: ``names`` (the annotators who labeled)
+    without the disabled accounts. A disabled annotator's open items thereby pass to the
+    others (rendezvous hashing moves only hers); what she labeled stays hers."""
+    disabled = {a.name for a in store.accounts() if a.disabled}
+    return tuple(n for n in names if n not in disabled)
 
 
 def disagreement_scores(judgments: pd.DataFrame, rubric: Rubric) -> dict[str, float]:
@@ -206,18 +232,40 @@ def next_item(
     *,
     start: int = 0,
     exclude: frozenset[str] = frozenset(),
+    reserve_s: float | None = None,
 ) -> tuple[int, str] | None:
     """The first queue position at or after ``start`` the annotator still has to label.
 
     Skipped are items the annotator labeled or skipped, items in ``exclude``, and non-overlap
-    items another annotator already labeled. Returns ``(position, trajectory id)`` or None
-    when the queue is done. Reads the labels of a small window of the queue at a time.
+    items as many other annotators as the item has reviewers already labeled. With
+    ``reserve_s``, the non-overlap item found
+    is reserved for the annotator that long, and one another annotator holds is passed over
+    (``Store.reserve``). Returns ``(position, trajectory id)`` or None when the queue is
+    done. Reads the labels of a small window of the queue at a time.
     """
     return next_open(
         queue,
         lambda ids: store.labels_on_items(dataset, rubric_id, ids),
         start=start,
         exclude=exclude,
+        reserve=reserver(store, dataset, rubric_id, queue.annotator, reserve_s, queue.reviewers),
+    )
+
+
+def reserver(
+    store: Store,
+    dataset: str,
+    rubric_id: str,
+    annotator: str,
+    ttl_s: float | None,
+    reviewers: int = 1,
+) -> Callable[[str], bool] | None:
+    """``key -> whether the annotator may have it`` through the store's reservations, one
+    slot per reviewer of an item (None without a time: nothing is reserved)."""
+    if ttl_s is None:
+        return None
+    return lambda key: store.reserve(
+        dataset, rubric_id, key, annotator, ttl_s=ttl_s, slots=reviewers
     )
 
 
@@ -227,23 +275,28 @@ def next_open(
     *,
     start: int = 0,
     exclude: frozenset[str] = frozenset(),
+    reserve: Callable[[str], bool] | None = None,
 ) -> tuple[int, str] | None:
     """The first queue position at or after ``start`` whose key the annotator still has to
     label (:func:`next_item` for items, ``next_pair`` for pairs).
 
     ``labels_on(keys)`` gives the ``(key, annotator, skipped)`` labels stored on ``keys``; it
     is asked for a small window of the queue at a time (32 keys, doubling up to 1,024).
+    ``reserve(key)`` (when given) takes a non-overlap key for the annotator; a key it refuses
+    (another annotator holds it) is passed over.
     """
     i, window = max(start, 0), 32
     while i < len(queue.ids):
         chunk = queue.ids[i : i + window]
         rows = list(labels_on(chunk))
         mine = {k for k, a, _ in rows if a == queue.annotator}
-        others = {k for k, a, skipped in rows if a != queue.annotator and not skipped}
+        others = Counter(k for k, a, skipped in rows if a != queue.annotator and not skipped)
         for j, key in enumerate(chunk):
             if key in mine or key in exclude:
                 continue
-            if not queue.overlap[i + j] and key in others:
+            if not queue.overlap[i + j] and others[key] >= queue.reviewers:
+                continue
+            if reserve is not None and not queue.overlap[i + j] and not reserve(key):
                 continue
             return i + j, key
         i += len(chunk)
@@ -299,13 +352,13 @@ def queue_progress(queue: Queue, marks: Iterable[tuple[str, str, bool]], n_items
     skipped)`` (adjudications left out), as :func:`next_open` decides what is shown."""
     me = queue.annotator
     mine: dict[str, bool] = {}
-    others: set[str] = set()
+    others: Counter[str] = Counter()
     labeled: set[str] = set()
     for key, who, skipped in marks:
         if who == me:
             mine[key] = skipped
         elif not skipped:
-            others.add(key)
+            others[key] += 1
         if not skipped:
             labeled.add(key)
     n_labeled = n_skipped = assigned = 0
@@ -314,7 +367,7 @@ def queue_progress(queue: Queue, marks: Iterable[tuple[str, str, bool]], n_items
             assigned += 1
             n_skipped += mine[key]
             n_labeled += not mine[key]
-        elif shared or key not in others:
+        elif shared or others[key] < queue.reviewers:
             assigned += 1
     return Progress(n_labeled, n_skipped, assigned, len(labeled), n_items, len(queue))
 

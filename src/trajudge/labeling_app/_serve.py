@@ -11,16 +11,25 @@ import threading
 from pathlib import Path
 
 from trajudge.core import InputError
-from trajudge.labeling_app._config import (
-    ENV_ADJUDICATOR_PASSWORD,
-    AppConfig,
-    adjudicator_password_set,
+from trajudge.labeling_app._config import AppConfig
+from trajudge.labeling_app.auth._sso_options import (
+    ENV_COOKIE_SECRET,
+    SsoOptions,
+    check_provider,
+    client_secret,
+    new_cookie_secret,
+    to_env,
 )
 
 
 def app_script() -> Path:
-    """The entry file of the app."""
+    """The entry file of the app (its pages)."""
     return Path(__file__).with_name("app.py")
+
+
+def server_script() -> Path:
+    """The file ``streamlit run`` serves: the app behind the Host check (``auth/_hosts``)."""
+    return Path(__file__).parent / "auth" / "_server_app.py"
 
 
 def is_loopback(host: str) -> bool:
@@ -39,13 +48,17 @@ def streamlit_command(*, host: str = "127.0.0.1", port: int = 8501) -> list[str]
     Streamlit's full garbage collection after every script run is off: with the library
     loaded it walks a few hundred thousand objects, which took most of the server's time per
     click on the label page (Python's own generational collector still runs).
+
+    CORS and XSRF protection are switched on here, on the command line, which Streamlit
+    reads over its environment variables and any ``.streamlit/config.toml``: a file or a
+    variable that switches them off cannot weaken the app.
     """
     return [
         sys.executable,
         "-m",
         "streamlit",
         "run",
-        str(app_script()),
+        str(server_script()),
         "--server.address",
         host,
         "--server.port",
@@ -65,22 +78,19 @@ def streamlit_command(*, host: str = "127.0.0.1", port: int = 8501) -> list[str]
         # an unexpected error shows its type only: no traceback, SQL or server path
         "--client.showErrorDetails",
         "type",
+        "--server.enableCORS",
+        "true",
+        "--server.enableXsrfProtection",
+        "true",
     ]
 
 
 def check_config(config: AppConfig) -> None:
-    """Fail early (InputError) on a missing dataset, an unknown rubric, or adjudicators
-    without the adjudicator password (anyone could sign in under their names)."""
+    """Fail early (InputError) on a missing dataset or an unknown rubric."""
     # imported on use: the store (SQLAlchemy) loads when the app starts, not for --help
     from trajudge.judges import load_rubric
     from trajudge.store import Store
 
-    if config.adjudicators and not adjudicator_password_set():
-        raise InputError(
-            "--adjudicator",
-            reason=f"set {ENV_ADJUDICATOR_PASSWORD}: adjudicators sign in with it, "
-            "so nobody else can take their role by typing their name",
-        )
     load_rubric(config.rubric)
     store = Store(config.db_url)
     try:
@@ -90,10 +100,55 @@ def check_config(config: AppConfig) -> None:
         store.close()
 
 
-def serve(config: AppConfig, *, host: str = "127.0.0.1", port: int = 8501) -> int:
-    """Check the configuration, then run the app until it stops; return its exit code."""
+def check_sso_support() -> None:
+    """Refuse (InputError) a Streamlit that cannot hold the ``[auth]`` secrets in memory
+    (``st.App(secrets=...)``) or has no Authlib for ``st.login``."""
+    # imported on use: only a server with single sign-on needs them
+    import importlib.util
+    import inspect
+
+    import streamlit
+
+    server = getattr(streamlit, "App", None)
+    if server is None or "secrets" not in inspect.signature(server).parameters:
+        raise InputError(
+            "sso",
+            reason=f"Streamlit {streamlit.__version__} has no st.App(secrets=...), which "
+            "single sign-on needs (1.67 has it): pip install -U streamlit",
+        )
+    if importlib.util.find_spec("authlib") is None:
+        raise InputError(
+            "sso", reason="st.login needs Authlib: pip install 'trajudge[app]' (or authlib)"
+        )
+
+
+def sso_env(sso: SsoOptions, environ: dict[str, str]) -> dict[str, str]:
+    """What the app process needs for single sign-on besides the inherited environment: the
+    options (no secret in them) and, unless the user set one, a fresh cookie secret. The
+    client secret is checked here, so a missing one stops `trajudge label` before it
+    serves."""
+    check_sso_support()
+    client_secret(sso, environ)
+    env = to_env(sso)
+    if not environ.get(ENV_COOKIE_SECRET):
+        env[ENV_COOKIE_SECRET] = new_cookie_secret()
+    return env
+
+
+def serve(
+    config: AppConfig,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8501,
+    sso: SsoOptions | None = None,
+) -> int:
+    """Check the configuration, then run the app until it stops; return its exit code.
+    With ``sso``, people may sign in through that OpenID Connect provider."""
     check_config(config)
     env = {**os.environ, **config.to_env()}
+    if sso is not None:
+        env.update(sso_env(sso.for_server(host, port), env))
+        check_provider(sso)
     env["STREAMLIT_BROWSER_GATHER_USAGE_STATS"] = "false"
     env["STREAMLIT_SERVER_HEADLESS"] = "true"
     proc = subprocess.Popen(streamlit_command(host=host, port=port), env=env)

@@ -118,15 +118,23 @@ def store_fault_message(fault: str) -> str:
     )
 
 
+class SignedOut(PermissionError):
+    """The session is not (or no longer) signed in: the click saves nothing."""
+
+
 def guarded(callback: Callable[P, None]) -> Callable[P, None]:
     """A click's callback that, when the store fails, records the fault for the page to show
     (:data:`STORE_FAULT`) instead of Streamlit's error box; Streamlit runs callbacks before
-    the page, outside the page's own error handling."""
+    the page, outside the page's own error handling. A session that ended meanwhile
+    (:class:`SignedOut`) stops the callback before it saves; the run that follows shows the
+    sign-in page with the reason."""
 
     @functools.wraps(callback)
     def run(*args: P.args, **kwargs: P.kwargs) -> None:
         try:
             callback(*args, **kwargs)
+        except SignedOut:
+            return
         except Exception as exc:
             fault = check_fault_exit(exc)
             if fault is None:

@@ -6,6 +6,7 @@ from trajudge.core import lazy_exports
 
 if TYPE_CHECKING:
     from trajudge.core import now_iso
+    from trajudge.store._accounts import ROLES, Account
     from trajudge.store._faults import STORE_FAULT_EXIT, StoreError
     from trajudge.store._label_files import (
         LabelImportSummary,
@@ -46,7 +47,9 @@ __all__ = [
     "LEASE_TTL_S",
     "MIGRATIONS",
     "PAIR_EXPORT_COLUMNS",
+    "ROLES",
     "STORE_FAULT_EXIT",
+    "Account",
     "ImportSummary",
     "LabelFormat",
     "LabelImportSummary",
@@ -77,6 +80,8 @@ __all__ = [
 
 # name -> the module it comes from: imported on first use (see trajudge.core._lazy)
 _EXPORTS = {
+    "Account": "trajudge.store._accounts",
+    "ROLES": "trajudge.store._accounts",
     "DEFAULT_URL": "trajudge.store._names",
     "ImportSummary": "trajudge.store._store",
     "LABEL_FORMATS": "trajudge.store._names",

@@ -373,6 +373,56 @@ def _v10_backends(conn: Connection) -> None:
     md.create_all(conn, checkfirst=True)
 
 
+def _v11_accounts(conn: Connection) -> None:
+    """The labeling app's accounts, sign-in throttle, sign-in log and reservations (frozen as
+    of version 11)."""
+    md = MetaData()
+    Table(
+        "accounts",
+        md,
+        Column("name", String(100), primary_key=True),
+        Column("role", String(20), nullable=False),
+        Column("email", String(320), nullable=True),
+        Column("disabled", Boolean, nullable=False, default=False),
+        Column("secret", String(300), nullable=True),
+        Column("secret_kind", String(20), nullable=True),
+        Column("secret_expires_at", Float, nullable=True),
+        Column("epoch", Integer, nullable=False, default=0),
+        Column("created_at", String(40), nullable=False),
+        Column("updated_at", String(40), nullable=False),
+        UniqueConstraint("email", name="uq_account_email"),
+    )
+    Table(
+        "sign_in_throttle",
+        md,
+        Column("key", String(200), primary_key=True),
+        Column("failures", Integer, nullable=False),
+        Column("last_failure_at", Float, nullable=False),
+        Column("not_before", Float, nullable=False),
+    )
+    events = Table(
+        "sign_in_events",
+        md,
+        Column("id", Integer, primary_key=True, autoincrement=True),
+        Column("at", String(40), nullable=False),
+        Column("name", String(100), nullable=False),
+        Column("client", String(100), nullable=False),
+        Column("event", String(40), nullable=False),
+        Column("detail", Text, nullable=True),
+    )
+    Index("ix_sign_in_events_at", events.c.at)
+    Table(
+        "reservations",
+        md,
+        Column("dataset", String(200), primary_key=True),
+        Column("rubric_id", String(200), primary_key=True),
+        Column("item", String(900), primary_key=True),
+        Column("annotator", String(100), nullable=False),
+        Column("expires_at", Float, nullable=False),
+    )
+    md.create_all(conn, checkfirst=True)
+
+
 #: Version -> its upgrade for a database that was created at an earlier version.
 UPGRADES: dict[int, Callable[[Connection], None]] = {
     2: _v2_judge_config,
@@ -384,4 +434,5 @@ UPGRADES: dict[int, Callable[[Connection], None]] = {
     8: _v8_threshold_word,
     9: _v9_label_draws,
     10: _v10_backends,
+    11: _v11_accounts,
 }

@@ -351,6 +351,65 @@ export_marks = Table(
     Column("exported_at", String(40), nullable=False),
 )
 
+# version 11: accounts of the labeling app (one per person who labels), the sign-in throttle and
+# the sign-in log. ``secret`` is a slow hash (scrypt) of the account's password or of its
+# one-time invite token (``secret_kind``), never the secret itself; ``epoch`` grows with each
+# reset or disable, which ends every session opened before. ``email`` (lower case) maps a
+# single sign-on identity to the account.
+accounts = Table(
+    "accounts",
+    metadata,
+    Column("name", String(100), primary_key=True),
+    Column("role", String(20), nullable=False),
+    Column("email", String(320), nullable=True),
+    Column("disabled", Boolean, nullable=False, default=False),
+    Column("secret", String(300), nullable=True),
+    Column("secret_kind", String(20), nullable=True),  # password | invite
+    Column("secret_expires_at", Float, nullable=True),  # an invite's expiry (epoch seconds)
+    Column("epoch", Integer, nullable=False, default=0),
+    Column("created_at", String(40), nullable=False),
+    Column("updated_at", String(40), nullable=False),
+    UniqueConstraint("email", name="uq_account_email"),
+)
+
+# failed sign-ins per key (``account:<name>`` or ``client:<address>``): the count since the
+# last success and when the next attempt may come (epoch seconds), kept in the store so
+# that every app process of one store throttles alike
+sign_in_throttle = Table(
+    "sign_in_throttle",
+    metadata,
+    Column("key", String(200), primary_key=True),
+    Column("failures", Integer, nullable=False),
+    Column("last_failure_at", Float, nullable=False),
+    Column("not_before", Float, nullable=False),
+)
+
+# every sign-in, failure, refusal and sign-out (never a secret): what the lead's page shows
+sign_in_events = Table(
+    "sign_in_events",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("at", String(40), nullable=False),
+    Column("name", String(100), nullable=False),
+    Column("client", String(100), nullable=False),
+    Column("event", String(40), nullable=False),
+    Column("detail", Text, nullable=True),
+)
+Index("ix_sign_in_events_at", sign_in_events.c.at)
+
+# an item (or pair key) handed to one annotator for a while, so that two annotators are not
+# handed the same non-overlap item at once (their views of who shares the items may differ
+# for a moment); ``expires_at`` in epoch seconds, a lapsed one is taken over
+reservations = Table(
+    "reservations",
+    metadata,
+    Column("dataset", String(200), primary_key=True),
+    Column("rubric_id", String(200), primary_key=True),
+    Column("item", String(900), primary_key=True),
+    Column("annotator", String(100), nullable=False),
+    Column("expires_at", Float, nullable=False),
+)
+
 # Ordered migrations: (version, name). Version 1 creates the tables; each later version has
 # its DDL in ``_migrations.UPGRADES`` for databases created before it, and a test pins the
 # resulting schema (and that an upgraded database equals a new one).
@@ -365,4 +424,5 @@ MIGRATIONS: list[tuple[int, str]] = [
     (8, "aligned judges say threshold, not cut"),
     (9, "label draws: the active labelling design"),
     (10, "pull cursors and export marks (tracing backends)"),
+    (11, "accounts, sign-in throttle, sign-in log, reservations"),
 ]

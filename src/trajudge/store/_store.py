@@ -39,6 +39,7 @@ from sqlalchemy.exc import ArgumentError, OperationalError, ProgrammingError
 from sqlalchemy.pool import QueuePool, StaticPool
 
 from trajudge.core import InputError, canonical_json, now_iso
+from trajudge.store._accounts import AccountsMixin
 from trajudge.store._aligned import AlignedMixin
 from trajudge.store._backends import BackendsMixin, save_cursor
 from trajudge.store._batches import ProviderBatchesMixin
@@ -223,6 +224,7 @@ class Store(
     ProviderBatchesMixin,
     AlignedMixin,
     LeasesMixin,
+    AccountsMixin,
 ):
     """Datasets, trajectories, task specs, rule results, judgments and labels.
 
