@@ -139,7 +139,10 @@ def run_provider(
             except queue.Empty:
                 raise AssertionError("the OIDC provider did not start") from None
             if not first.startswith("issuer "):
-                raise AssertionError(f"the OIDC provider failed: {log.read_text()[-2000:]}")
+                raise AssertionError(
+                    f"the OIDC provider failed (first line {first!r}, exit code {proc.poll()}): "
+                    f"{log.read_text()[-2000:]}"
+                )
             yield OidcProvider(first.split()[1], client_id, client_secret)
         finally:
             proc.terminate()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,6 +32,18 @@ BOTH_BACKENDS = (
     "cli/test_labels.py",
 )
 _TESTS = Path(__file__).parent
+
+
+@pytest.fixture(autouse=True)
+def _main_module_kept() -> Iterator[None]:
+    """Streamlit's AppTest runs its script as ``__main__`` and leaves it there; a process pool
+    started later in the same test process (spawn re-runs ``__main__``'s file in each worker)
+    would then run that script in its workers and lose them. Each test ends with the
+    ``__main__`` it started with."""
+    main = sys.modules.get("__main__")
+    yield
+    if main is not None and sys.modules.get("__main__") is not main:
+        sys.modules["__main__"] = main
 
 
 @pytest.fixture

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from math import comb
@@ -23,6 +24,9 @@ import trajudge.cli._commands  # noqa: F401  (registers the commands)
 from trajudge.cli import app
 from trajudge.labeling_app import AppConfig
 from trajudge.labeling_app import _state as S
+from trajudge.labeling_app.auth._manage import add_account
+from trajudge.labeling_app.auth._session import SESSION
+from trajudge.labeling_app.auth._signin import SignedIn
 from trajudge.rules import run_checks
 from trajudge.store import Store
 from trajudge.trajectories import TaskSpec, Trajectory, from_tau_bench
@@ -122,6 +126,18 @@ def test_label_page_on_10000_while_another_connection_reads(big_url: str) -> Non
         default_timeout=300,
     )
     at.session_state[S.CONFIG] = AppConfig(db_url=big_url, dataset=DS, overlap=1.0)
+    # signed in as the sign-in page leaves it: an account of the store and its session
+    store = Store(big_url)
+    try:
+        account = (
+            store.account("ann")
+            or add_account(store, "ann", "annotator", password="pw 1234 5678")[0]
+        )
+    finally:
+        store.close()
+    at.session_state[SESSION] = SignedIn(
+        "ann", "annotator", account.epoch, "password", time.time() + 3600
+    )
     at.session_state[S.ANNOTATOR] = "ann"
     with _open_stream(big_url):
         at.run()

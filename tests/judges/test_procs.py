@@ -286,6 +286,9 @@ def test_a_killed_or_interrupted_driver_leaves_no_worker_and_resumes(
         while len(store.judgments_frame("ds")) < 2 and time.monotonic() < deadline:
             assert proc.poll() is None, "the run ended before it was stopped"
             time.sleep(0.05)
+        # the calls asked from now on wait (until reset), so that a loaded machine's slow
+        # signal delivery cannot let the whole batch finish before the stop
+        fake_llm.default = "block"
         workers = _children(proc.pid)
         assert len(workers) >= 2, workers  # (and a resource tracker, maybe)
         if how == "SIGKILL":
