@@ -23,24 +23,22 @@ import os
 import time
 from typing import TYPE_CHECKING, Any
 
-from trajudge.backends._urls import BackendURL
+from trajudge.backends._urls import BackendClient, BackendURL
 from trajudge.core import InputError
 
 if TYPE_CHECKING:
     import httpx
 
 PAGE = 100  # traces per search page (the server's cap is 500; a page's spans are read whole)
-TIMEOUT_S = 60.0
 
 
-class MlflowClient:
+class MlflowClient(BackendClient):
     """One MLflow tracking server; use as a context manager."""
 
-    def __init__(self, url: BackendURL) -> None:
-        # imported on use: only the backend commands need an HTTP client
-        import httpx
+    SERVER = "MLflow"
+    REFUSED_HINT = "set MLFLOW_TRACKING_TOKEN or MLFLOW_TRACKING_USERNAME/PASSWORD"
 
-        self.url = url
+    def __init__(self, url: BackendURL) -> None:
         headers = {}
         token = os.environ.get("MLFLOW_TRACKING_TOKEN")
         if token:
@@ -48,32 +46,7 @@ class MlflowClient:
         user = url.username or os.environ.get("MLFLOW_TRACKING_USERNAME")
         password = url.password or os.environ.get("MLFLOW_TRACKING_PASSWORD") or ""
         auth = (user, password) if user and not token else None
-        self._http = httpx.Client(base_url=url.base, headers=headers, auth=auth, timeout=TIMEOUT_S)
-
-    def __enter__(self) -> MlflowClient:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._http.close()
-
-    # -- requests ------------------------------------------------------------------------
-    def _request(self, method: str, path: str, **kw: Any) -> httpx.Response:
-        import httpx
-
-        try:
-            response = self._http.request(method, path, **kw)
-        except httpx.TransportError as exc:
-            detail = " ".join(str(exc).split()) or type(exc).__name__
-            raise InputError(
-                self.url.shown, reason=f"cannot reach the MLflow server: {detail}"
-            ) from None
-        if response.status_code in (401, 403):
-            raise InputError(
-                self.url.shown,
-                reason=f"the server refused the request (HTTP {response.status_code}): "
-                "set MLFLOW_TRACKING_TOKEN or MLFLOW_TRACKING_USERNAME/PASSWORD",
-            )
-        return response
+        super().__init__(url, headers, auth)
 
     def _json(self, response: httpx.Response, what: str) -> dict[str, Any]:
         try:

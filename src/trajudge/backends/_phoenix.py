@@ -15,14 +15,13 @@ import os
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from trajudge.backends._urls import BackendURL, path_part
+from trajudge.backends._urls import BackendClient, BackendURL, path_part
 from trajudge.core import InputError
 
 if TYPE_CHECKING:
     import httpx
 
 PAGE = 1000  # spans per page: Phoenix's largest
-TIMEOUT_S = 60.0
 
 
 def span_cursor(rowid: int) -> str:
@@ -41,47 +40,19 @@ def span_rowid(global_id: str) -> int:
         raise ValueError(f"not a Phoenix span id: {global_id!r}") from None
 
 
-class PhoenixClient:
+class PhoenixClient(BackendClient):
     """One Phoenix server and project; use as a context manager."""
 
-    def __init__(self, url: BackendURL) -> None:
-        # imported on use: only the backend commands need an HTTP client
-        import httpx
+    SERVER = "Phoenix"
+    REFUSED_HINT = "set PHOENIX_API_KEY"
 
-        self.url = url
+    def __init__(self, url: BackendURL) -> None:
         headers = {}
         key = os.environ.get("PHOENIX_API_KEY")
         if key:
             headers["Authorization"] = f"Bearer {key}"
         auth = (url.username, url.password or "") if url.username else None
-        self._http = httpx.Client(base_url=url.base, headers=headers, auth=auth, timeout=TIMEOUT_S)
-
-    def __enter__(self) -> PhoenixClient:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._http.close()
-
-    # -- requests ------------------------------------------------------------------------
-    def _request(self, method: str, path: str, **kw: Any) -> httpx.Response:
-        # imported on use, as in __init__ (its TransportError)
-        import httpx
-
-        try:
-            response = self._http.request(method, path, **kw)
-        except httpx.TransportError as exc:
-            what = type(exc).__name__
-            detail = " ".join(str(exc).split()) or what
-            raise InputError(
-                self.url.shown, reason=f"cannot reach the Phoenix server: {detail}"
-            ) from None
-        if response.status_code in (401, 403):
-            raise InputError(
-                self.url.shown,
-                reason=f"the server refused the request (HTTP {response.status_code}): "
-                "set PHOENIX_API_KEY",
-            )
-        return response
+        super().__init__(url, headers, auth)
 
     def _json(self, response: httpx.Response, what: str) -> Any:
         if response.status_code != 200:

@@ -9,9 +9,16 @@ names the project (or experiment). Credentials in the URL are used but never sho
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Self
 from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 from trajudge.core import InputError
+
+if TYPE_CHECKING:
+    import httpx
+
+#: Seconds a backend server has to answer one request.
+TIMEOUT_S = 60.0
 
 
 @dataclass(frozen=True)
@@ -76,3 +83,50 @@ def _hide(text: str) -> str:
     """``text`` with anything between ``//`` and ``@`` (credentials) left out."""
     head, sep, rest = text.partition("//")
     return head + sep + rest.rpartition("@")[2] if sep else text
+
+
+class BackendClient:
+    """One HTTP client for a backend server (use as a context manager): its requests, with a
+    server that cannot be reached or that refuses the credentials said in one line naming the
+    URL as shown. Subclasses name the server (``SERVER``) and the settings that carry its
+    credentials (``REFUSED_HINT``)."""
+
+    SERVER = "backend"
+    REFUSED_HINT = ""
+
+    def __init__(
+        self,
+        url: BackendURL,
+        headers: dict[str, str],
+        auth: tuple[str, str] | None,
+    ) -> None:
+        # imported on use: only the backend commands need an HTTP client
+        import httpx
+
+        self.url = url
+        self._http = httpx.Client(base_url=url.base, headers=headers, auth=auth, timeout=TIMEOUT_S)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._http.close()
+
+    def _request(self, method: str, path: str, **kw: Any) -> httpx.Response:
+        # imported on use, as in __init__ (its TransportError)
+        import httpx
+
+        try:
+            response = self._http.request(method, path, **kw)
+        except httpx.TransportError as exc:
+            detail = " ".join(str(exc).split()) or type(exc).__name__
+            raise InputError(
+                self.url.shown, reason=f"cannot reach the {self.SERVER} server: {detail}"
+            ) from None
+        if response.status_code in (401, 403):
+            raise InputError(
+                self.url.shown,
+                reason=f"the server refused the request (HTTP {response.status_code}): "
+                f"{self.REFUSED_HINT}",
+            )
+        return response
