@@ -36,10 +36,10 @@ _TESTS = Path(__file__).parent
 
 @pytest.fixture(autouse=True)
 def _main_module_kept() -> Iterator[None]:
-    """Streamlit's AppTest runs its script as ``__main__`` and leaves it there; a process pool
-    started later in the same test process (spawn re-runs ``__main__``'s file in each worker)
-    would then run that script in its workers and lose them. Each test ends with the
-    ``__main__`` it started with."""
+    """Streamlit's AppTest runs its script as ``__main__`` and leaves it there; a plain spawn
+    pool started later in the same test process (Ray's, a library's) would re-run that script
+    in its workers (trajudge's own pools set it aside: tests/rules/test_parquet_main.py). Each
+    test ends with the ``__main__`` it started with."""
     main = sys.modules.get("__main__")
     yield
     if main is not None and sys.modules.get("__main__") is not main:

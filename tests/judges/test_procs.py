@@ -16,6 +16,7 @@ import sys
 import textwrap
 import threading
 import time
+import types
 from pathlib import Path
 from typing import Any
 
@@ -323,3 +324,26 @@ def test_engine_selection(fake_llm: FakeLLM, tmp_path: Path) -> None:
         app, ["judge", "ds", "--db", f"sqlite:///{db}", "--engine", "ray", "--workers", "2"]
     )
     assert bad.exit_code == 2 and "--workers" in bad.output, bad.output
+
+
+def test_the_workers_do_not_run_the_calling_script_again(
+    fake_llm: FakeLLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The driver running as a script that cannot be imported twice (a Streamlit page, a
+    script without the ``__main__`` guard): plain spawn would run it in each worker, which
+    here ends the worker at once; the engine's workers skip it and judge as the local one."""
+    _, expected = _local(fake_llm, tmp_path / "local.db")
+    fake_llm.reset()
+    _faults(fake_llm)
+    page = tmp_path / "page.py"
+    page.write_text("raise SystemExit('this script ran again in a worker')\n")
+    main = types.ModuleType("__main__")
+    main.__file__ = str(page)
+    monkeypatch.setitem(sys.modules, "__main__", main)
+    store = _store(tmp_path / "procs.db")
+    engine = make_engine("processes", judges=_judges(fake_llm), workers=2)
+    summary = score_dataset(store, "ds", _judges(fake_llm), engine=engine)
+    assert summary.errors == len([r for r in expected if r["error"] is not None])
+    assert _rows(store) == expected
+    assert sys.modules["__main__"] is main  # set back after each worker's start
+    store.close()

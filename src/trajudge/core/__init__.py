@@ -1,7 +1,8 @@
 """The base room: what every other room of trajudge shares, importing nothing of ours.
 
 The one error type for bad user input, canonical JSON (what every hash is made from), atomic
-file writes, timestamps, counts in words and the lazy-export helper. Every module here imports
+file writes, timestamps, counts in words, the lazy-export helper and the ``spawn`` context
+whose worker processes do not re-run the caller's script. Every module here imports
 only the standard library, so any room can use it without an import cycle; its names are
 imported on first use too (``import trajudge`` must not pay for ``tempfile`` or ``json``).
 """
@@ -14,10 +15,12 @@ if TYPE_CHECKING:
     from trajudge.core._errors import InputError, pydantic_field
     from trajudge.core._files import atomic_write, atomic_write_bytes
     from trajudge.core._json import canonical_json
+    from trajudge.core._spawn import SPAWN
     from trajudge.core._time import now_iso
     from trajudge.core._words import counted
 
 __all__ = [
+    "SPAWN",
     "InputError",
     "atomic_write",
     "atomic_write_bytes",
@@ -35,6 +38,7 @@ _EXPORTS = {
     "atomic_write": "trajudge.core._files",
     "atomic_write_bytes": "trajudge.core._files",
     "canonical_json": "trajudge.core._json",
+    "SPAWN": "trajudge.core._spawn",
     "now_iso": "trajudge.core._time",
     "counted": "trajudge.core._words",
 }

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import multiprocessing
 import os
 import pickle
 import signal
@@ -34,7 +33,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from trajudge._cluster import connect
-from trajudge.core import InputError, atomic_write
+from trajudge.core import SPAWN, InputError, atomic_write
 from trajudge.rules._engine import iter_check_dataset
 from trajudge.rules._registry import get_check, register_check
 from trajudge.rules._summary import CheckSummary, SummaryParts
@@ -175,8 +174,9 @@ def _process_blocks(
     if custom is None:  # a check that only lives in this process: check here
         yield from _local_blocks(path, blocks, specs, defaults, with_rows)
         return
-    # spawn, not fork: a forked child inherits the parent's threads' locks in any state
-    ctx = multiprocessing.get_context("spawn")
+    # spawn, not fork: a forked child inherits the parent's threads' locks in any state; and
+    # SPAWN's children do not re-run this process's __main__ (a script, a Streamlit page)
+    ctx = SPAWN
     pending: deque[Future[BlockResult]] = deque()
     todo = iter(blocks)
     with ProcessPoolExecutor(
@@ -245,9 +245,10 @@ def check_parquet(
     ``specs`` / ``defaults`` as :func:`trajudge.rules.check_dataset`. ``workers`` is the
     number of processes of the local engine: 1 (the default) checks in this process; more
     spawns them (at most one per block), and None spawns one per CPU this process may use
-    when the file has :data:`PARALLEL_MIN_ROWS` rows or more. A script that spawns them needs
-    the ``if __name__ == "__main__":`` guard of any multiprocessing code (a spawned process
-    imports the script). Every choice gives the same summary and report file.
+    when the file has :data:`PARALLEL_MIN_ROWS` rows or more. The processes do not run the
+    calling script again (see :mod:`trajudge.core._spawn`), so a script or a Streamlit page
+    needs no ``if __name__ == "__main__":`` guard, unless a custom check it uses is defined in
+    the script itself. Every choice gives the same summary and report file.
 
     ``address`` is the Ray cluster's (``auto``, ``ray://host:10001``; None: RAY_ADDRESS, else a
     new local cluster). ``on_start`` hears the number of trajectories, ``on_progress`` each

@@ -38,7 +38,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-import multiprocessing
 import os
 import pickle
 import socket
@@ -49,6 +48,7 @@ from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from typing import TYPE_CHECKING
 
+from trajudge.core import SPAWN
 from trajudge.judges.calls._call import PreparedCall
 from trajudge.judges.calls._client import CallResult
 from trajudge.judges.engines._base import Emit, drain
@@ -129,7 +129,7 @@ class _Pool:
     replaced: int = 0
 
     def _spawn(self) -> _Slot:
-        ctx = multiprocessing.get_context("spawn")
+        ctx = SPAWN  # its children do not re-run this process's __main__ (a script, a page)
         mine, theirs = ctx.Pipe(duplex=True)  # a socket pair on POSIX
         process = ctx.Process(
             target=worker_main,
