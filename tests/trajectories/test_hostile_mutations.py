@@ -1,10 +1,10 @@
 """Real files with one value swapped for a hostile one: every reader answers with one line.
 
 Each case takes a file a real tool wrote (``tests/fixtures``), replaces one value anywhere in
-it (chosen by a seeded generator) by a null, a number, a string, an empty or nested list or
-object, and reads it. The file may still read (the value was optional) or be refused; what
-must never happen is a traceback: any exception but :class:`InputError`, or an error of more
-than one line.
+it (chosen by a seeded generator) by a null, a number (one of 5,000 digits too), a string, an
+empty or nested list or object, and reads it. The file may still read (the value was optional)
+or be refused; what must never happen is a traceback: any exception but :class:`InputError`,
+or an error of more than one line.
 """
 
 from __future__ import annotations
@@ -43,7 +43,10 @@ FILES = [
     "smolagents_memory/memory_steps.json",
     "crewai/crew_output.json",
 ]
-HOSTILE: list[Any] = [None, 0, -1, 1.5, "", "x", [], {}, [None], {"a": None}, True, [[[[]]]]]
+# HUGE stands for a number of 5,000 digits (json.dumps cannot write one: Python refuses to
+# turn more than 4,300 digits into text, and json.loads to read them, with a bare ValueError)
+HUGE = "\u0000huge"
+HOSTILE: list[Any] = [None, 0, -1, 1.5, "", "x", [], {}, [None], {"a": None}, True, [[[[]]]], HUGE]
 PER_FILE = 40
 
 
@@ -79,7 +82,7 @@ def _mutants(name: str) -> Iterator[tuple[str, str]]:
             target = target[key]
         target[place[-1]] = value
         text = "\n".join(json.dumps(r) for r in copy) if lines else json.dumps(copy[0])
-        yield f"{n}: {place} = {value!r}", text
+        yield f"{n}: {place} = {value!r}", text.replace(json.dumps(HUGE), "9" * 5000)
 
 
 @pytest.mark.parametrize("name", FILES)

@@ -33,8 +33,9 @@ def _bomb(levels: int = 9) -> str:
         (_bomb(), "TRAJUDGE_MAX_YAML_NODES"),
         ("defaults: &d\n  reference: [*d]\n", "recursive YAML"),
         ("defaults: " + "[" * 10_000 + "]" * 10_000 + "\n", "TRAJUDGE_MAX_NESTING"),
+        ("defaults:\n  budgets: {max_steps: " + "9" * 5000 + "}\n", "more than 4,300 digits"),
     ],
-    ids=["billion-laughs", "recursive", "deep"],
+    ids=["billion-laughs", "recursive", "deep", "huge-number"],
 )
 def test_hostile_spec_yaml_is_one_line_exit_2_within_bounds(
     tmp_path: Path, text: str, named: str

@@ -19,7 +19,7 @@ from typing import Any
 
 from trajudge.backends._evaluations import EVENT_NAME, Evaluation
 from trajudge.backends._phoenix_otlp import any_value
-from trajudge.core import InputError, atomic_write
+from trajudge.core import INPUT_JSON, InputError, atomic_write
 from trajudge.store import Store
 
 BATCH = 500
@@ -72,7 +72,7 @@ def read_records(path: Path) -> list[dict[str, Any]]:
         if not line.strip():
             continue
         try:
-            doc = json.loads(line)
+            doc = INPUT_JSON.decode(line)
             for rl in doc.get("resourceLogs") or []:
                 for sl in rl.get("scopeLogs") or []:
                     out += list(sl.get("logRecords") or [])

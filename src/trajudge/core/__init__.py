@@ -14,12 +14,13 @@ from trajudge.core._lazy import lazy_exports
 if TYPE_CHECKING:
     from trajudge.core._errors import InputError, pydantic_field
     from trajudge.core._files import atomic_write, atomic_write_bytes
-    from trajudge.core._json import canonical_json
+    from trajudge.core._json import INPUT_JSON, canonical_json, loads_input
     from trajudge.core._spawn import SPAWN
     from trajudge.core._time import now_iso
     from trajudge.core._words import counted
 
 __all__ = [
+    "INPUT_JSON",
     "SPAWN",
     "InputError",
     "atomic_write",
@@ -27,6 +28,7 @@ __all__ = [
     "canonical_json",
     "counted",
     "lazy_exports",
+    "loads_input",
     "now_iso",
     "pydantic_field",
 ]
@@ -38,6 +40,8 @@ _EXPORTS = {
     "atomic_write": "trajudge.core._files",
     "atomic_write_bytes": "trajudge.core._files",
     "canonical_json": "trajudge.core._json",
+    "INPUT_JSON": "trajudge.core._json",
+    "loads_input": "trajudge.core._json",
     "SPAWN": "trajudge.core._spawn",
     "now_iso": "trajudge.core._time",
     "counted": "trajudge.core._words",

@@ -16,7 +16,7 @@ from typing import IO, Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from trajudge.core import InputError, pydantic_field
+from trajudge.core import INPUT_JSON, InputError, pydantic_field
 from trajudge.trajectories._json import check_json_depth, json_deeper_than, load_json, too_deep
 from trajudge.trajectories._limits import NESTING
 from trajudge.trajectories._models import Trajectory
@@ -71,7 +71,7 @@ def load_json_records(path: Path, text: str) -> list[Record]:
         raise InputError(str(path), reason="the file is empty")
     if stripped.startswith("["):
         try:
-            doc = json.loads(text)
+            doc = INPUT_JSON.decode(text)
         except json.JSONDecodeError as exc:
             lines = _json_lines(path, text) if exc.msg == "Extra data" else None
             if lines is not None:
@@ -120,7 +120,7 @@ def _json_lines(path: Path, text: str) -> list[Record] | None:
 
 def _concatenated(path: Path, text: str) -> list[Record]:
     """Pretty-printed JSON objects written one after another, as ``record N``."""
-    decoder = json.JSONDecoder()
+    decoder = INPUT_JSON
     records: list[Record] = []
     pos = len(text) - len(text.lstrip())
     while pos < len(text):

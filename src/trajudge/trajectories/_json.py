@@ -10,11 +10,10 @@ decoded.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
-from trajudge.core import InputError
+from trajudge.core import INPUT_JSON, InputError
 from trajudge.trajectories._limits import NESTING
 
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
@@ -82,7 +81,7 @@ def load_json(
     trajudge...InputError: x.json: line 1: nesting depth over the limit of 200; raise ...
     """
     try:
-        value = json.loads(text)
+        value = INPUT_JSON.decode(text)
     except RecursionError:  # a thousand levels and more: the decoder's own stop
         raise too_deep(file, record, field) from None
     # after parsing: bad JSON keeps json's message

@@ -17,9 +17,9 @@ it); a custom check gets full models (``check_parquet`` reads them when a spec h
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from trajudge.core import INPUT_JSON
 from trajudge.trajectories._json import json_deeper_than
 
 _STEP_KEYS = frozenset(
@@ -149,7 +149,7 @@ def _json(text: Any, limit: int, default: Any) -> Any:
     if text == "{}":  # the usual empty metadata: no parser call
         return {}
     try:
-        return json.loads(text)
+        return INPUT_JSON.decode(text)
     except (ValueError, RecursionError):
         raise _Reject from None
 

@@ -28,7 +28,7 @@ from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import IO
 
-from trajudge.core import InputError
+from trajudge.core import INPUT_JSON, InputError
 from trajudge.trajectories._io import Record, decode_utf8, json_error_reason, load_json_records
 from trajudge.trajectories._json import check_json_depth, load_json, too_deep
 
@@ -167,7 +167,7 @@ class _Window:
 
 def _list_elements(window: _Window) -> Iterator[Record]:
     """The elements of the JSON list that starts at ``window.pos``."""
-    decoder = json.JSONDecoder()
+    decoder = INPUT_JSON
     window.pos += 1  # past "["
     char = window.next_char()
     if char == "]":
@@ -264,7 +264,7 @@ def _lines_of_lists(path: Path, limit: int | None = None) -> bool:
         fh.seek(0)
         first = fh.read(first_end)
     try:
-        json.loads(first.decode("utf-8-sig"))
+        INPUT_JSON.decode(first.decode("utf-8-sig"))
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         return False
     return True
@@ -283,7 +283,7 @@ def _objects_within(path: Path, limit: int, line_error: InputError) -> Iterator[
         text = codecs.getincrementaldecoder("utf-8-sig")().decode(data, final=False)
     except UnicodeDecodeError:
         text = decode_utf8(path, data)  # raises, naming the line of the bad byte
-    decoder = json.JSONDecoder()
+    decoder = INPUT_JSON
     pos, n = len(text) - len(text.lstrip()), 0
     while pos < len(text):
         try:

@@ -5,6 +5,7 @@ one line instead of taking gigabytes or the stack."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,19 @@ class _BoundedLoader(yaml.SafeLoader):
             if self.aliases > self.max_aliases:
                 raise _TooBig(YAML_ALIASES.exceeded())
         return super().compose_node(parent, index)
+
+    def construct_yaml_int(self, node: yaml.ScalarNode) -> int:
+        # int() refuses more digits than sys.get_int_max_str_digits() with a bare ValueError
+        try:
+            return int(super().construct_yaml_int(node))
+        except ValueError:
+            most = sys.get_int_max_str_digits()
+            raise yaml.constructor.ConstructorError(
+                None, None, f"a number with more than {most:,} digits", node.start_mark
+            ) from None
+
+
+_BoundedLoader.add_constructor("tag:yaml.org,2002:int", _BoundedLoader.construct_yaml_int)
 
 
 def _children(node: yaml.Node) -> list[yaml.Node]:

@@ -35,6 +35,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from trajudge.core import INPUT_JSON
+
 #: Alternatives asked for per token (OpenAI's maximum); scales have at most a dozen values,
 #: but a server reports alternatives before its JSON grammar, so some are not values at all.
 TOP_LOGPROBS = 20
@@ -75,7 +77,7 @@ def completion_tokens(completion: Any) -> list[_Token] | None:
 def _value_starts(text: str) -> dict[str, tuple[int, Any]]:
     """The top-level fields of the JSON object ``text``: name -> (char offset where its value
     starts, the value). Empty when ``text`` is not a JSON object."""
-    decoder = json.JSONDecoder()
+    decoder = INPUT_JSON
     ws = " \t\n\r"
     out: dict[str, tuple[int, Any]] = {}
     i = len(text) - len(text.lstrip(ws))

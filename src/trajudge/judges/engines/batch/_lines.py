@@ -30,6 +30,7 @@ import re
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from trajudge.core import INPUT_JSON
 from trajudge.judges.calls._client import CallResult
 from trajudge.store import redact
 
@@ -92,7 +93,7 @@ class ResultLines:
             self._charge(where, line.decode("utf-8", "replace"), f"is not UTF-8 ({exc.reason})")
             return
         try:
-            record = json.loads(text)
+            record = INPUT_JSON.decode(text)
         except (ValueError, RecursionError) as exc:
             reason = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deep"
             self._charge(where, text, f"is not JSON ({reason})")

@@ -51,12 +51,11 @@ message, which is a ``context`` system turn like ``<environment_context>``.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
 
-from trajudge.core import InputError
+from trajudge.core import INPUT_JSON, InputError
 from trajudge.trajectories._io import Record, kind
 from trajudge.trajectories._models import Trajectory
 from trajudge.trajectories._options import Ignored, as_dict, as_json_text
@@ -150,7 +149,7 @@ def exit_code(text: str) -> int | None:
     """The exit code an output records (see the module docstring), or None."""
     if text.startswith("{"):
         try:
-            value = json.loads(text)
+            value = INPUT_JSON.decode(text)
         except (ValueError, RecursionError):  # not JSON after all, or nested past Python's limit
             value = None
         code = as_dict(as_dict(value).get("metadata")).get("exit_code")

@@ -4,10 +4,10 @@ own over the raw lines, apart from the reader (:mod:`trajudge.trajectories.reade
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
+from trajudge.core import INPUT_JSON
 from trajudge.trajectories._census import Held
 from trajudge.trajectories._options import as_count, as_dict
 
@@ -48,7 +48,7 @@ def _census_failed(output: Any) -> bool:
         return False
     if output.startswith("{"):
         try:
-            code = json.loads(output)["metadata"]["exit_code"]
+            code = INPUT_JSON.decode(output)["metadata"]["exit_code"]
         except (ValueError, KeyError, TypeError, RecursionError):
             code = None
         if type(code) is int:

@@ -9,11 +9,11 @@ result answers it.
 
 from __future__ import annotations
 
-import json
 import zipfile
 from pathlib import Path
 from typing import Any
 
+from trajudge.core import INPUT_JSON, loads_input
 from trajudge.trajectories._census import Held
 from trajudge.trajectories._options import as_count, as_dict
 from trajudge.trajectories.readers.chat._census_chat import census_openai
@@ -53,9 +53,9 @@ def census_parquet(path: Path, held: Held) -> None:
             ):
                 _native(
                     {
-                        "steps": json.loads(steps) if steps else [],
-                        "messages": json.loads(messages) if messages else [],
-                        "usage": json.loads(usage) if usage else {},
+                        "steps": INPUT_JSON.decode(steps) if steps else [],
+                        "messages": INPUT_JSON.decode(messages) if messages else [],
+                        "usage": INPUT_JSON.decode(usage) if usage else {},
                     },
                     held,
                 )
@@ -278,9 +278,9 @@ def census_inspect(path: Path, held: Held) -> None:
         with zipfile.ZipFile(path) as z:
             for name in z.namelist():
                 if name.startswith("samples/") and name.endswith(".json"):
-                    samples.append(json.loads(z.read(name)))
+                    samples.append(loads_input(z.read(name)))
     else:
-        samples = _list(as_dict(json.loads(path.read_bytes())).get("samples"))
+        samples = _list(as_dict(loads_input(path.read_bytes())).get("samples"))
     for sample in samples:
         open_ids: dict[str, int] = {}
         for m in _list(as_dict(sample).get("messages")):

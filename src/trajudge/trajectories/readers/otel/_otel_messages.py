@@ -11,6 +11,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from trajudge.core import INPUT_JSON
 from trajudge.trajectories._json import json_deeper_than
 from trajudge.trajectories._limits import NESTING
 from trajudge.trajectories._options import as_dict
@@ -56,7 +57,7 @@ def parse_json(value: Any) -> Any:
     if not isinstance(value, str):
         return value
     try:
-        parsed = json.loads(value)
+        parsed = INPUT_JSON.decode(value)
     except (json.JSONDecodeError, RecursionError):
         return value
     return value if json_deeper_than(value, NESTING.value) else parsed
