@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import random
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from _capped import run_capped
+from _capped import GB, run_capped
 from trajudge.core import InputError
 from trajudge.store import Store
 from trajudge.trajectories import Trajectory, json_deeper_than, read_trajectories
@@ -125,3 +126,64 @@ def test_the_limit_is_configurable(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     monkeypatch.setenv("TRAJUDGE_MAX_NESTING", "6")
     with pytest.raises(InputError, match=r"line 1: nesting depth over the limit of 6"):
         read_trajectories(path)
+
+
+def _long(n: int) -> str:
+    return json.dumps({"id": "a-0", "task_id": "a", "steps": [], "metadata": {"x": "y" * n}})
+
+
+LONG = {
+    "jsonl": ("runs.jsonl", "jsonl", _long(5000) + "\n", "line 1"),
+    "jsonl-second-line": ("runs.jsonl", "jsonl", _long(10) + "\n" + _long(5000) + "\n", "line 2"),
+    "list": ("runs.json", "jsonl", "[" + _long(10) + ", " + _long(5000) + "]", "record 1"),
+    "openai": (
+        "chat.jsonl",
+        "openai",
+        _openai(2).replace('"hi"', '"' + "h" * 5000 + '"'),
+        "line 1",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(LONG))
+def test_a_record_over_the_length_limit_is_refused_in_one_line(case: str, tmp_path: Path) -> None:
+    """A JSON Lines line or a list element is held whole while it is parsed (about 3.5 times
+    its size): one longer than TRAJUDGE_MAX_RECORD_BYTES (here lowered to 4,000) is refused
+    with the record named, not read whole as one document."""
+    name, fmt, text, record = LONG[case]
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    run = run_capped(
+        ["import", name, "--format", fmt, "--db", f"sqlite:///{tmp_path / 'x.db'}"],
+        cwd=tmp_path,
+        env={**os.environ, "TRAJUDGE_MAX_RECORD_BYTES": "4000"},
+    )
+    line = run.one_line_error()
+    assert line == (
+        f"error: {name}: {record}: characters in one record over the limit of 4,000; "
+        "raise TRAJUDGE_MAX_RECORD_BYTES to allow it"
+    ), line
+    assert (
+        not (tmp_path / "x.db").exists() or Store(f"sqlite:///{tmp_path / 'x.db'}").datasets() == []
+    )
+
+
+def test_a_line_of_300_megabytes_is_refused_at_the_default_limit(tmp_path: Path) -> None:
+    """At the default limit (256 MiB) a 300 MB line is refused within 1.5 GB of address
+    space: reading stops within about twice the limit instead of holding the line whole."""
+    path = tmp_path / "big.jsonl"
+    with path.open("w", encoding="utf-8") as fh:
+        fh.write('{"id": "a", "task_id": "a", "x": "')
+        for _ in range(300):
+            fh.write("y" * (1 << 20))
+        fh.write('"}\n')
+    run = run_capped(
+        ["import", "big.jsonl", "--format", "jsonl", "--db", f"sqlite:///{tmp_path / 'x.db'}"],
+        cwd=tmp_path,
+        address_space=3 * GB // 2,
+        timeout=300,
+    )
+    line = run.one_line_error()
+    assert line.startswith(
+        "error: big.jsonl: line 1: characters in one record over the limit of"
+    ), line
+    assert "268,435,456" in line and run.max_rss_mb < 1024, (line, run.max_rss_mb)

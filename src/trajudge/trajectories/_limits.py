@@ -47,3 +47,6 @@ ZIP_TOTAL = Limit("TRAJUDGE_MAX_ZIP_BYTES", 1 << 30, "bytes of an .eval log once
 ZIP_RATIO = Limit("TRAJUDGE_MAX_ZIP_RATIO", 100, "compression ratio of an .eval member")
 # format detection parses the first records of a file: a first record of any size was read whole
 SNIFF = Limit("TRAJUDGE_MAX_SNIFF_BYTES", 16 << 20, "bytes read to detect the format")
+# a JSON Lines line or a JSON list's element is held whole (and copied while parsed: about 3.5
+# times its size at the peak); no real trajectory comes near this
+RECORD = Limit("TRAJUDGE_MAX_RECORD_BYTES", 256 << 20, "characters in one record")

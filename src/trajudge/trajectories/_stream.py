@@ -31,6 +31,7 @@ from typing import IO
 from trajudge.core import INPUT_JSON, InputError
 from trajudge.trajectories._io import Record, decode_utf8, json_error_reason, load_json_records
 from trajudge.trajectories._json import check_json_depth, load_json, too_deep
+from trajudge.trajectories._limits import RECORD
 
 CHUNK = 1 << 20  # characters read at a time
 # An element that fails this close to the end of the window may only be cut off by it: a
@@ -43,6 +44,10 @@ _NOT_WS = re.compile(r"[^ \t\n\r]")
 
 class Cut(Exception):
     """The records go on past the ``limit`` bytes a reader was allowed to read."""
+
+
+class TooLong(InputError):
+    """One record longer than ``TRAJUDGE_MAX_RECORD_BYTES``: refused whatever the shape."""
 
 
 class Text:
@@ -175,7 +180,7 @@ def _list_elements(window: _Window) -> Iterator[Record]:
         if window.next_char():
             raise window.error("Extra data", window.pos)
         raise InputError(str(window.text.path), reason="the JSON list is empty")
-    n = 0
+    n, most = 0, RECORD.value
     while True:
         if not char:
             raise window.error("Expecting value", window.pos)
@@ -186,9 +191,15 @@ def _list_elements(window: _Window) -> Iterator[Record]:
         except json.JSONDecodeError as exc:
             cut = exc.msg.startswith("Unterminated string") or exc.pos >= len(window.buf) - _MARGIN
             if cut and not window.text.eof:
+                if len(window.buf) - window.pos > most:
+                    path = str(window.text.path)
+                    raise TooLong(path, record=f"record {n}", reason=RECORD.exceeded()) from None
                 window.more()  # then decode the element again, whole this time
                 continue
             raise window.error(exc.msg, exc.pos) from None
+        if end - window.pos > most:
+            path = str(window.text.path)
+            raise TooLong(path, record=f"record {n}", reason=RECORD.exceeded())
         if type(value) in (int, float) and end > len(window.buf) - _MARGIN and not window.text.eof:
             window.more()  # a number near the end of the window may go on ("1" of "1.5e3")
             continue
@@ -212,16 +223,20 @@ def _list_elements(window: _Window) -> Iterator[Record]:
 
 def _lines(text: Text, buf: str) -> Iterator[Record]:
     """JSON Lines: one record per non-blank line (``buf`` is the text read so far)."""
-    pos, n = 0, 0
+    pos, n, most = 0, 0, RECORD.value
     while True:
         newline = buf.find("\n", pos)
         while newline < 0 and not text.eof:
+            if len(buf) - pos > most:
+                raise TooLong(str(text.path), record=f"line {n + 1}", reason=RECORD.exceeded())
             # a long line: read as much again as is held, so it is copied a few times at most
             buf = buf[pos:] + text.read(max(text.chunk, len(buf) - pos))
             pos = 0
             newline = buf.find("\n")
         line = buf[pos:] if newline < 0 else buf[pos:newline]
         n += 1
+        if len(line) > most:
+            raise TooLong(str(text.path), record=f"line {n}", reason=RECORD.exceeded())
         if line.strip():
             try:
                 yield f"line {n}", load_json(line, str(text.path), f"line {n}")
@@ -330,7 +345,7 @@ def iter_json_records(
         try:
             first = next(records)
         except InputError as exc:
-            if buf[start] != "{":
+            if buf[start] != "{" or isinstance(exc, TooLong):
                 raise
             # maybe one pretty-printed object, or several one after another: read it whole
             text.close()
