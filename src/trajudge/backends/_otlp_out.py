@@ -1,6 +1,8 @@
 """Evaluations as OTel ``gen_ai.evaluation.result`` events: OTLP JSON log records parented to
 the judged span (``traceId`` / ``spanId``), written to an OTLP JSON file or sent to a
-collector's OTLP/HTTP endpoint (``POST /v1/logs``, JSON).
+collector's OTLP/HTTP endpoint (``POST /v1/logs``, binary protobuf: OTLP/HTTP's default
+encoding, which every receiver takes; the official ``opentelemetry-proto`` messages build it
+from the same records, so an unknown field is an error here, not at the receiver).
 
 Idempotent both ways. A file is read back first: its records are keyed by
 ``trajudge.export.item``, a new or changed evaluation replaces its record, and the file is
@@ -12,6 +14,7 @@ evaluations and an interrupted one resumes after the last accepted batch.
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -55,6 +58,36 @@ def logs_document(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
             }
         ]
     }
+
+
+def require_proto(shown: str) -> None:
+    """:class:`InputError` naming the extra to install when the OTLP messages are missing."""
+    try:
+        import opentelemetry.proto  # noqa: F401
+    except ImportError:
+        raise InputError(
+            shown,
+            reason="an OTLP/HTTP export needs opentelemetry-proto: pip install 'trajudge[otlp]'",
+        ) from None
+
+
+def logs_request(records: Sequence[dict[str, Any]]) -> bytes:
+    """Log records as an OTLP ``ExportLogsServiceRequest`` in binary protobuf.
+
+    Not JSON: OTLP JSON writes trace and span ids in hex, where protobuf's own JSON mapping
+    (which many receivers parse OTLP JSON with) reads bytes as base64, turning a 16-byte trace
+    id into a 24-byte one. The records are parsed by the official message with their ids as
+    bytes."""
+    # imported on use: only an export to a collector needs the protobuf messages
+    from google.protobuf.json_format import ParseDict
+    from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+
+    def b64(hex_id: str) -> str:
+        return base64.b64encode(bytes.fromhex(hex_id)).decode()
+
+    binary = [{**r, "traceId": b64(r["traceId"]), "spanId": b64(r["spanId"])} for r in records]
+    message = ParseDict(logs_document(binary), ExportLogsServiceRequest())
+    return bytes(message.SerializeToString())
 
 
 def _attr(record: dict[str, Any], key: str) -> str | None:
@@ -114,10 +147,16 @@ def write_file(path: Path, evaluations: Sequence[Evaluation]) -> tuple[int, int]
 
 
 def send_http(
-    store: Store, endpoint: str, shown: str, dataset: str, evaluations: Sequence[Evaluation]
+    store: Store,
+    endpoint: str,
+    shown: str,
+    dataset: str,
+    evaluations: Sequence[Evaluation],
+    *,
+    batch: int = BATCH,
 ) -> tuple[int, int]:
     """Send ``evaluations`` not yet accepted by the collector at ``endpoint`` (its base URL;
-    ``/v1/logs`` is added): (sent, unchanged)."""
+    ``/v1/logs`` is added), ``batch`` records a request: (sent, unchanged)."""
     # imported on use: only the backend commands need an HTTP client
     import httpx
 
@@ -125,11 +164,15 @@ def send_http(
     todo = [e for e in evaluations if marks.get(e.item) != e.sha256()]
     sent = 0
     with httpx.Client(timeout=60) as http:
-        for start in range(0, len(todo), BATCH):
-            batch = todo[start : start + BATCH]
-            body = logs_document([log_record(e) for e in batch])
+        for start in range(0, len(todo), batch):
+            part = todo[start : start + batch]
+            body = logs_request([log_record(e) for e in part])
             try:
-                r = http.post(f"{endpoint.rstrip('/')}/v1/logs", json=body)
+                r = http.post(
+                    f"{endpoint.rstrip('/')}/v1/logs",
+                    content=body,
+                    headers={"Content-Type": "application/x-protobuf"},
+                )
             except httpx.TransportError as exc:
                 raise InputError(
                     shown, reason=f"cannot reach the collector: {exc}{_done(sent)}"
@@ -138,8 +181,8 @@ def send_http(
                 raise InputError(
                     shown, reason=f"the collector answered HTTP {r.status_code}{_done(sent)}"
                 )
-            store.mark_exported(shown, dataset, {e.item: e.sha256() for e in batch})
-            sent += len(batch)
+            store.mark_exported(shown, dataset, {e.item: e.sha256() for e in part})
+            sent += len(part)
     return sent, len(evaluations) - len(todo)
 
 
