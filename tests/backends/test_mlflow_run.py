@@ -17,7 +17,7 @@ import httpx
 import pytest
 import typer.testing
 import yaml
-from _mlflow_server import MlflowServer, mlflow_server  # noqa: F401  (the session fixture)
+from _mlflow_server import MlflowServer
 
 import trajudge.cli._commands  # noqa: F401  (registers the commands)
 from trajudge.cli import app
@@ -112,7 +112,7 @@ def _check_against_the_store(back: dict[str, list[dict[str, Any]]], db: str) -> 
 
 
 def test_run_pulls_from_mlflow_judges_reports_and_writes_back_once(
-    mlflow_server: MlflowServer,  # noqa: F811
+    mlflow_server: MlflowServer,
     fake_llm: FakeLLM,
     tmp_path: Path,
 ) -> None:

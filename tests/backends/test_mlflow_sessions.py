@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 import typer.testing
-from _mlflow_server import MlflowServer, mlflow_server  # noqa: F401  (the session fixture)
+from _mlflow_server import MlflowServer
 
 import trajudge.cli._commands  # noqa: F401  (registers the commands)
 from trajudge.backends import parse_backend_url, pull_mlflow
@@ -74,7 +74,7 @@ def _check_conversation(t: dict[str, Any], run: int) -> None:
 
 
 def test_a_session_is_one_trajectory_equal_to_the_otlp_file_import(
-    mlflow_server: MlflowServer,  # noqa: F811
+    mlflow_server: MlflowServer,
     tmp_path: Path,
 ) -> None:
     file = tmp_path / "chat.jsonl"
