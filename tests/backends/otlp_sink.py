@@ -4,8 +4,8 @@ every request to ``/v1/logs`` with the official ``opentelemetry-proto`` message 
 type (binary protobuf, or JSON).
 
 ``python otlp_sink.py PORT OUT [STOP_AFTER]``: each decoded ``ExportLogsServiceRequest`` is
-appended to ``OUT`` as one JSON line: its content type, the number of fields the message did
-not know (``unknown``, over the whole message tree) and the request itself
+appended to ``OUT`` as one JSON line: its content type and headers, the number of fields the
+message did not know (``unknown``, over the whole message tree) and the request itself
 (``google.protobuf.json_format``: ids in base64, as protobuf writes bytes). With
 ``STOP_AFTER`` = n the process dies on receiving request n + 1, before recording or answering
 it: a collector gone in the middle of an export.
@@ -62,6 +62,7 @@ class Recorder(RequestHandler):
         self.seen += 1
         line = {
             "content_type": headers.get("Content-Type"),
+            "headers": {k.lower(): v for k, v in headers.items()},
             "unknown": unknown(request),
             "request": MessageToDict(request),
         }

@@ -22,7 +22,7 @@ from sklearn.metrics import cohen_kappa_score
 
 import trajudge.cli._commands  # noqa: F401  (registers the commands)
 from trajudge.backends._evaluations import collect
-from trajudge.backends._otlp_out import send_http
+from trajudge.backends._otlp_out import otlp_headers, send_http
 from trajudge.cli import app
 from trajudge.core import InputError
 from trajudge.store import Store
@@ -226,3 +226,38 @@ def test_a_receiver_gone_mid_export_gets_the_rest_once_it_is_back(
     assert again.exit_code == 0, again.output
     assert "0 written, 12 already there" in " ".join(again.output.split())
     assert len(sink.received()) == 4
+
+
+def test_the_collector_gets_the_otel_headers_and_nothing_shows_them(
+    sink: OtlpSink,
+    judged: tuple[str, dict[str, int]],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    db, _ = judged
+    sink.clear()
+    target = f"otlp+{sink.url}"
+    token = "s3cr3t-collector-token"
+    monkeypatch.delenv("OTEL_EXPORTER_OTLP_LOGS_HEADERS", raising=False)
+    # a malformed entry: one line naming the variable and the entry, not its text; nothing sent
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_HEADERS", f"x-tenant=evals,Bearer {token}")
+    bad = cli("export", "traced", "--to", target, "--db", db)
+    assert bad.exit_code == 2, bad.output
+    assert bad.output.strip() == (
+        "error: OTEL_EXPORTER_OTLP_HEADERS: entry 2 is not key=value (its text not shown)"
+    )
+    assert sink.received() == []
+    # the OpenTelemetry exporter's form: comma-separated, values percent-encoded
+    monkeypatch.setenv(
+        "OTEL_EXPORTER_OTLP_HEADERS", f"Authorization=Bearer%20{token}, x-tenant = evals"
+    )
+    done = cli("export", "traced", "--to", target, "--db", db)
+    assert done.exit_code == 0, done.output
+    [got] = sink.received()
+    assert got["headers"]["authorization"] == f"Bearer {token}"
+    assert got["headers"]["x-tenant"] == "evals"
+    assert token not in done.output
+    assert token.encode() not in (tmp_path / "s.db").read_bytes()
+    # the logs' own variable comes first, whole (as the OpenTelemetry SDK reads them)
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_LOGS_HEADERS", "x-tenant=logs")
+    assert otlp_headers() == {"x-tenant": "logs"}

@@ -4,6 +4,10 @@ collector's OTLP/HTTP endpoint (``POST /v1/logs``, binary protobuf: OTLP/HTTP's 
 encoding, which every receiver takes; the official ``opentelemetry-proto`` messages build it
 from the same records, so an unknown field is an error here, not at the receiver).
 
+The collector's headers (an API key, a tenant) come from the OpenTelemetry exporter's own
+variables, ``OTEL_EXPORTER_OTLP_LOGS_HEADERS`` else ``OTEL_EXPORTER_OTLP_HEADERS``
+(``key=value`` pairs, comma-separated, values percent-encoded); they are sent, never shown.
+
 Idempotent both ways. A file is read back first: its records are keyed by
 ``trajudge.export.item``, a new or changed evaluation replaces its record, and the file is
 rewritten whole and atomically (an interrupted export leaves the previous file); records that
@@ -16,9 +20,11 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from trajudge.backends._evaluations import EVENT_NAME, Evaluation
 from trajudge.backends._phoenix_otlp import any_value
@@ -69,6 +75,28 @@ def require_proto(shown: str) -> None:
             shown,
             reason="an OTLP/HTTP export needs opentelemetry-proto: pip install 'trajudge[otlp]'",
         ) from None
+
+
+HEADER_VARS = ("OTEL_EXPORTER_OTLP_LOGS_HEADERS", "OTEL_EXPORTER_OTLP_HEADERS")
+
+
+def otlp_headers() -> dict[str, str]:
+    """The headers the OpenTelemetry variables ask for (the logs' own first); a malformed
+    entry is an :class:`InputError` naming the variable and the entry's place, not its text."""
+    for var in HEADER_VARS:
+        raw = os.environ.get(var)
+        if raw is None or not raw.strip():
+            continue
+        out: dict[str, str] = {}
+        for n, pair in enumerate(raw.split(","), 1):
+            if not pair.strip():
+                continue
+            key, sep, value = pair.partition("=")
+            if not sep or not key.strip():
+                raise InputError(var, reason=f"entry {n} is not key=value (its text not shown)")
+            out[unquote(key.strip())] = unquote(value.strip())
+        return out
+    return {}
 
 
 def logs_request(records: Sequence[dict[str, Any]]) -> bytes:
@@ -160,19 +188,16 @@ def send_http(
     # imported on use: only the backend commands need an HTTP client
     import httpx
 
+    headers = {**otlp_headers(), "Content-Type": "application/x-protobuf"}
     marks = store.export_marks(shown, dataset)
     todo = [e for e in evaluations if marks.get(e.item) != e.sha256()]
     sent = 0
-    with httpx.Client(timeout=60) as http:
+    with httpx.Client(timeout=60, headers=headers) as http:
         for start in range(0, len(todo), batch):
             part = todo[start : start + batch]
             body = logs_request([log_record(e) for e in part])
             try:
-                r = http.post(
-                    f"{endpoint.rstrip('/')}/v1/logs",
-                    content=body,
-                    headers={"Content-Type": "application/x-protobuf"},
-                )
+                r = http.post(f"{endpoint.rstrip('/')}/v1/logs", content=body)
             except httpx.TransportError as exc:
                 raise InputError(
                     shown, reason=f"cannot reach the collector: {exc}{_done(sent)}"
