@@ -16,7 +16,8 @@ $(STAMP): pyproject.toml constraints.txt | $(BIN)/python
 
 install: $(STAMP)
 
-# The tracing backends the tests start (tests/_phoenix.py, tests/backends/_mlflow_server.py), each in a venv of its own: their
+# The tracing backends the tests start (tests/_phoenix.py, tests/backends/_mlflow_server.py) and
+# the OTLP/HTTP receiver (tests/backends/_otlp_sink.py), each in a venv of its own: their
 # dependencies stay out of trajudge's. The tests build it themselves when missing.
 SERVERS := .venv-servers
 $(SERVERS)/phoenix/.installed: servers/phoenix.txt
@@ -29,7 +30,12 @@ $(SERVERS)/mlflow/.installed: servers/mlflow.txt
 	$(SERVERS)/mlflow/bin/python -m pip install -q -r servers/mlflow.txt
 	cp servers/mlflow.txt $@
 
-servers: $(SERVERS)/phoenix/.installed $(SERVERS)/mlflow/.installed
+$(SERVERS)/otelsink/.installed: servers/otelsink.txt
+	$(PY) -m venv $(SERVERS)/otelsink
+	$(SERVERS)/otelsink/bin/python -m pip install -q -r servers/otelsink.txt
+	cp servers/otelsink.txt $@
+
+servers: $(SERVERS)/phoenix/.installed $(SERVERS)/mlflow/.installed $(SERVERS)/otelsink/.installed
 
 demo: $(STAMP)
 	LITELLM_LOCAL_MODEL_COST_MAP=True bash examples/demo.sh

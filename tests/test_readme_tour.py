@@ -159,6 +159,8 @@ NOT_RUN = {
     "tests/backends/test_mlflow_pull.py checks these lines on a real one",
     "trajudge export support": "needs that server and a judged dataset; "
     "tests/backends/test_mlflow_export.py checks these lines on a real one",
+    "trajudge export chat": "needs a running OTLP/HTTP receiver and a judged dataset; "
+    "tests/backends/test_otlp_export.py checks these lines on a real one",
 }
 
 

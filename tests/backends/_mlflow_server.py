@@ -78,8 +78,12 @@ class MlflowServer:
     home: Path
     process: subprocess.Popen[bytes]
 
-    def trace_runs(self, experiment: str, otlp_file: Path, runs: int = 1, first: int = 0) -> None:
-        """Trace ``runs`` scripted agent runs into ``experiment`` and ``otlp_file``."""
+    def trace_runs(
+        self, experiment: str, otlp_file: Path, runs: int = 1, first: int = 0, mode: str = "trace"
+    ) -> None:
+        """Trace ``runs`` scripted agent runs into ``experiment`` and ``otlp_file``; ``mode``
+        ``session``: each user turn a trace, a run's traces one MLflow session (see the
+        generator)."""
         done = subprocess.run(
             [
                 str(self.bin / "python"),
@@ -89,6 +93,7 @@ class MlflowServer:
                 str(otlp_file),
                 str(runs),
                 str(first),
+                mode,
             ],
             capture_output=True,
             text=True,

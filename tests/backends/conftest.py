@@ -1,11 +1,14 @@
 """A real Phoenix server for the session (tests/_phoenix.py) and one scripted run traced into
-it and into an OTLP file; every test here runs on one worker (``xdist_group("phoenix")``)."""
+it and into an OTLP file, and one MLflow tracking server for the session
+(tests/backends/_mlflow_server.py: defined here once, every module shares it); every test here
+runs on one worker (``xdist_group("phoenix")``)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
 import pytest
+from _mlflow_server import mlflow_server  # noqa: F401  (the session fixture, registered here)
 
 from _phoenix import Phoenix, TracedRun, phoenix_server
 

@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 import pytest
 import typer.testing
-from _mlflow_server import MlflowServer, mlflow_server  # noqa: F401  (the session fixture)
+from _mlflow_server import MlflowServer
 from sklearn.metrics import cohen_kappa_score
 
 import trajudge.cli._commands  # noqa: F401  (registers the commands)
@@ -46,7 +46,7 @@ def cli(*args: str) -> typer.testing.Result:
 
 
 @pytest.fixture
-def judged(mlflow_server: MlflowServer, tmp_path: Path) -> tuple[str, str, str]:  # noqa: F811
+def judged(mlflow_server: MlflowServer, tmp_path: Path) -> tuple[str, str, str]:
     """Six traced runs pulled into a dataset, judged and labelled: (db, dataset, experiment)."""
     name = f"export-{next(_names)}"
     mlflow_server.trace_runs(name, tmp_path / "runs.jsonl", runs=6)
@@ -99,7 +99,7 @@ def _runs(server: MlflowServer, experiment: str) -> list[dict[str, Any]]:
 
 
 def test_export_read_back_equals_the_store(
-    mlflow_server: MlflowServer,  # noqa: F811
+    mlflow_server: MlflowServer,
     judged: tuple[str, str, str],
 ) -> None:
     db, dataset, experiment = judged
@@ -168,7 +168,7 @@ class _Stop(Exception):
 
 
 def test_an_interrupted_export_completes_without_duplicates(
-    mlflow_server: MlflowServer,  # noqa: F811
+    mlflow_server: MlflowServer,
     judged: tuple[str, str, str],
 ) -> None:
     db, dataset, _ = judged
@@ -195,7 +195,7 @@ def test_an_interrupted_export_completes_without_duplicates(
 
 
 def test_a_changed_label_replaces_its_assessment(
-    mlflow_server: MlflowServer,  # noqa: F811
+    mlflow_server: MlflowServer,
     judged: tuple[str, str, str],
 ) -> None:
     db, dataset, _ = judged
@@ -223,7 +223,7 @@ def test_a_changed_label_replaces_its_assessment(
 
 
 def test_export_faults_are_one_line_and_write_nothing(
-    mlflow_server: MlflowServer,  # noqa: F811
+    mlflow_server: MlflowServer,
     judged: tuple[str, str, str],
     tmp_path: Path,
 ) -> None:

@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 import pytest
 import typer.testing
-from _mlflow_server import MlflowServer, mlflow_server  # noqa: F401  (the session fixture)
+from _mlflow_server import MlflowServer
 
 import trajudge.cli._commands  # noqa: F401  (registers the commands)
 from _postgres import free_port
@@ -47,7 +47,7 @@ def url_of(server: MlflowServer, experiment: str) -> str:
 
 
 @pytest.fixture
-def experiment(mlflow_server: MlflowServer, tmp_path: Path) -> tuple[str, Path]:  # noqa: F811
+def experiment(mlflow_server: MlflowServer, tmp_path: Path) -> tuple[str, Path]:
     """A new experiment holding one traced run; the same run's OTLP file."""
     name = f"airline-support-{next(_names)}"
     file = tmp_path / "run.jsonl"
@@ -64,7 +64,7 @@ def _stored(db: str, dataset: str) -> list[dict[str, Any]]:
 
 
 def test_pull_equals_the_otlp_file_and_the_script(
-    mlflow_server: MlflowServer,  # noqa: F811
+    mlflow_server: MlflowServer,
     experiment: tuple[str, Path],
     tmp_path: Path,
 ) -> None:
@@ -125,7 +125,7 @@ def _experiment_id(server: MlflowServer, name: str) -> str:
 
 
 def test_incremental_pull_and_time_window(
-    mlflow_server: MlflowServer,  # noqa: F811
+    mlflow_server: MlflowServer,
     experiment: tuple[str, Path],
     tmp_path: Path,
 ) -> None:
@@ -160,7 +160,7 @@ def _one_line_error(result: typer.testing.Result) -> str:
 
 
 def test_faults_are_one_line_and_store_nothing(
-    mlflow_server: MlflowServer,  # noqa: F811
+    mlflow_server: MlflowServer,
     experiment: tuple[str, Path],
     tmp_path: Path,
 ) -> None:
@@ -185,7 +185,7 @@ def test_faults_are_one_line_and_store_nothing(
 
 
 def test_a_name_that_looks_like_an_id_says_which_it_took(
-    mlflow_server: MlflowServer,  # noqa: F811
+    mlflow_server: MlflowServer,
     experiment: tuple[str, Path],
     tmp_path: Path,
 ) -> None:
@@ -210,7 +210,7 @@ def test_a_name_that_looks_like_an_id_says_which_it_took(
 
 
 def test_a_page_failing_mid_pull_resumes_from_the_last_complete_page(
-    mlflow_server: MlflowServer,  # noqa: F811
+    mlflow_server: MlflowServer,
     experiment: tuple[str, Path],
     tmp_path: Path,
 ) -> None:
@@ -264,7 +264,7 @@ def test_a_page_failing_mid_pull_resumes_from_the_last_complete_page(
 
 
 def test_a_trace_in_progress_holds_the_cursor_before_it(
-    mlflow_server: MlflowServer,  # noqa: F811
+    mlflow_server: MlflowServer,
     experiment: tuple[str, Path],
     tmp_path: Path,
 ) -> None:

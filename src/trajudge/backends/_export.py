@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 from trajudge.backends._evaluations import Collected, collect
 from trajudge.backends._mlflow_export import export_mlflow
-from trajudge.backends._otlp_out import send_http, write_file
+from trajudge.backends._otlp_out import otlp_headers, require_proto, send_http, write_file
 from trajudge.backends._phoenix import PhoenixClient
 from trajudge.backends._phoenix_out import write_phoenix
 from trajudge.backends._urls import is_backend_url, parse_backend_url
@@ -91,6 +91,8 @@ def _target(text: str) -> tuple[str, str, str]:
     if is_backend_url(text):
         url = parse_backend_url(text, kinds=("otlp", "phoenix", "mlflow"), need_name=False)
         if url.kind == "otlp":
+            require_proto(url.shown)
+            otlp_headers()  # a malformed header variable is refused before anything is sent
             return "otlp", url.base, url.shown
         return url.kind, text, url.shown
     raise InputError("--to", reason=f"unknown target {text!r} (choose from {TARGETS})")

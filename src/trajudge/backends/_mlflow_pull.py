@@ -18,7 +18,12 @@ complete page, and the next pull resumes there.
   conversation id into one trajectory) is read again whole: the stored trajectory's other traces
   are fetched by id, so a trajectory is never rebuilt from part of its traces.
 
-MLflow keeps the OTel resource's attributes as trace tags: ``service.name`` is put back.
+MLflow keeps the OTel resource's attributes as trace tags: ``service.name`` is put back. It
+keeps a session (``mlflow.update_current_trace(session_id=...)``, ``mlflow.tracing.context``)
+in the trace's metadata (``mlflow.trace.session``), not on a span: it is put on the root span as
+``session.id``, as MLflow itself writes it for an OTLP export, so the traces of one session are
+one conversation, joined by the reader as those of an OTLP file are (one trajectory whose id is
+the session id, turns in time order).
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ from trajudge.trajectories import Trajectory, stream_trajectories
 from trajudge.trajectories.readers.otel._otel_values import hex_id
 
 _RESOURCE_TAGS = ("service.name", "service.version", "service.instance.id")
+_SESSION = "mlflow.trace.session"  # the trace metadata key of MLflow's session id
 
 
 def mlflow_trace_id(hex_trace_id: str) -> str:
@@ -56,16 +62,23 @@ def otlp_document(info: dict[str, Any], spans: Iterable[dict[str, Any]]) -> dict
     MLflow stored (as the tracer wrote them to an OTLP file), the events' typed values stay."""
     tags = info.get("tags") or {}
     resource = {k: tags[k] for k in _RESOURCE_TAGS if isinstance(tags.get(k), str)}
+    session = (info.get("trace_metadata") or {}).get(_SESSION)
     out = []
     for s in spans:
         status = s.get("status") or {}
+        attrs = dict(s.get("attributes") or {})
+        if isinstance(session, str) and session and not s.get("parent_span_id"):
+            # an MLflow span's attributes are JSON text (the reader decodes them); a span that
+            # came in over OTLP keeps its own conversation id if it has one
+            text = json.dumps(session) if "mlflow.spanType" in attrs else session
+            attrs.setdefault("session.id", text)
         span: dict[str, Any] = {
             "traceId": hex_id(s.get("trace_id"), 16),
             "spanId": hex_id(s.get("span_id"), 8),
             "name": s.get("name", ""),
             "startTimeUnixNano": str(s.get("start_time_unix_nano")),
             "endTimeUnixNano": str(s.get("end_time_unix_nano")),
-            "attributes": key_values(s.get("attributes") or {}),
+            "attributes": key_values(attrs),
             "events": [
                 {
                     "name": e.get("name", ""),

@@ -1,6 +1,12 @@
 """Evaluations as OTel ``gen_ai.evaluation.result`` events: OTLP JSON log records parented to
 the judged span (``traceId`` / ``spanId``), written to an OTLP JSON file or sent to a
-collector's OTLP/HTTP endpoint (``POST /v1/logs``, JSON).
+collector's OTLP/HTTP endpoint (``POST /v1/logs``, binary protobuf: OTLP/HTTP's default
+encoding, which every receiver takes; the official ``opentelemetry-proto`` messages build it
+from the same records, so an unknown field is an error here, not at the receiver).
+
+The collector's headers (an API key, a tenant) come from the OpenTelemetry exporter's own
+variables, ``OTEL_EXPORTER_OTLP_LOGS_HEADERS`` else ``OTEL_EXPORTER_OTLP_HEADERS``
+(``key=value`` pairs, comma-separated, values percent-encoded); they are sent, never shown.
 
 Idempotent both ways. A file is read back first: its records are keyed by
 ``trajudge.export.item``, a new or changed evaluation replaces its record, and the file is
@@ -12,10 +18,13 @@ evaluations and an interrupted one resumes after the last accepted batch.
 
 from __future__ import annotations
 
+import base64
 import json
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from trajudge.backends._evaluations import EVENT_NAME, Evaluation
 from trajudge.backends._phoenix_otlp import any_value
@@ -55,6 +64,58 @@ def logs_document(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
             }
         ]
     }
+
+
+def require_proto(shown: str) -> None:
+    """:class:`InputError` naming the extra to install when the OTLP messages are missing."""
+    try:
+        import opentelemetry.proto  # noqa: F401
+    except ImportError:
+        raise InputError(
+            shown,
+            reason="an OTLP/HTTP export needs opentelemetry-proto: pip install 'trajudge[otlp]'",
+        ) from None
+
+
+HEADER_VARS = ("OTEL_EXPORTER_OTLP_LOGS_HEADERS", "OTEL_EXPORTER_OTLP_HEADERS")
+
+
+def otlp_headers() -> dict[str, str]:
+    """The headers the OpenTelemetry variables ask for (the logs' own first); a malformed
+    entry is an :class:`InputError` naming the variable and the entry's place, not its text."""
+    for var in HEADER_VARS:
+        raw = os.environ.get(var)
+        if raw is None or not raw.strip():
+            continue
+        out: dict[str, str] = {}
+        for n, pair in enumerate(raw.split(","), 1):
+            if not pair.strip():
+                continue
+            key, sep, value = pair.partition("=")
+            if not sep or not key.strip():
+                raise InputError(var, reason=f"entry {n} is not key=value (its text not shown)")
+            out[unquote(key.strip())] = unquote(value.strip())
+        return out
+    return {}
+
+
+def logs_request(records: Sequence[dict[str, Any]]) -> bytes:
+    """Log records as an OTLP ``ExportLogsServiceRequest`` in binary protobuf.
+
+    Not JSON: OTLP JSON writes trace and span ids in hex, where protobuf's own JSON mapping
+    (which many receivers parse OTLP JSON with) reads bytes as base64, turning a 16-byte trace
+    id into a 24-byte one. The records are parsed by the official message with their ids as
+    bytes."""
+    # imported on use: only an export to a collector needs the protobuf messages
+    from google.protobuf.json_format import ParseDict
+    from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+
+    def b64(hex_id: str) -> str:
+        return base64.b64encode(bytes.fromhex(hex_id)).decode()
+
+    binary = [{**r, "traceId": b64(r["traceId"]), "spanId": b64(r["spanId"])} for r in records]
+    message = ParseDict(logs_document(binary), ExportLogsServiceRequest())
+    return bytes(message.SerializeToString())
 
 
 def _attr(record: dict[str, Any], key: str) -> str | None:
@@ -114,22 +175,29 @@ def write_file(path: Path, evaluations: Sequence[Evaluation]) -> tuple[int, int]
 
 
 def send_http(
-    store: Store, endpoint: str, shown: str, dataset: str, evaluations: Sequence[Evaluation]
+    store: Store,
+    endpoint: str,
+    shown: str,
+    dataset: str,
+    evaluations: Sequence[Evaluation],
+    *,
+    batch: int = BATCH,
 ) -> tuple[int, int]:
     """Send ``evaluations`` not yet accepted by the collector at ``endpoint`` (its base URL;
-    ``/v1/logs`` is added): (sent, unchanged)."""
+    ``/v1/logs`` is added), ``batch`` records a request: (sent, unchanged)."""
     # imported on use: only the backend commands need an HTTP client
     import httpx
 
+    headers = {**otlp_headers(), "Content-Type": "application/x-protobuf"}
     marks = store.export_marks(shown, dataset)
     todo = [e for e in evaluations if marks.get(e.item) != e.sha256()]
     sent = 0
-    with httpx.Client(timeout=60) as http:
-        for start in range(0, len(todo), BATCH):
-            batch = todo[start : start + BATCH]
-            body = logs_document([log_record(e) for e in batch])
+    with httpx.Client(timeout=60, headers=headers) as http:
+        for start in range(0, len(todo), batch):
+            part = todo[start : start + batch]
+            body = logs_request([log_record(e) for e in part])
             try:
-                r = http.post(f"{endpoint.rstrip('/')}/v1/logs", json=body)
+                r = http.post(f"{endpoint.rstrip('/')}/v1/logs", content=body)
             except httpx.TransportError as exc:
                 raise InputError(
                     shown, reason=f"cannot reach the collector: {exc}{_done(sent)}"
@@ -138,8 +206,8 @@ def send_http(
                 raise InputError(
                     shown, reason=f"the collector answered HTTP {r.status_code}{_done(sent)}"
                 )
-            store.mark_exported(shown, dataset, {e.item: e.sha256() for e in batch})
-            sent += len(batch)
+            store.mark_exported(shown, dataset, {e.item: e.sha256() for e in part})
+            sent += len(part)
     return sent, len(evaluations) - len(todo)
 
 
