@@ -25,6 +25,7 @@ import pandas as pd
 
 from trajudge.calibration.active._design import draw, judge_uncertainty, sampling_probabilities
 from trajudge.calibration.active._ipw import active_estimates
+from trajudge.calibration.active._passk import active_pass_hat_k
 from trajudge.calibration.active._stop import Statistic, stop_status
 from trajudge.rubrics import Rubric, find_rubric
 from trajudge.store import Store
@@ -141,10 +142,13 @@ def active_summary(
     statistic: Statistic = "kappa",
     target: float = 0.6,
     alpha: float = 0.05,
+    ks: Sequence[int] = (1, 2, 3, 4),
 ) -> dict[str, Any] | None:
     """How the labels of ``rubric`` were drawn and what they say, or None without an active
     design: the design, the items considered, and per judge the weighted estimates
-    (:func:`active_estimates`) and the stopping status (:func:`stop_status`)."""
+    (:func:`active_estimates`; pass^k by task, :func:`active_pass_hat_k`, the items
+    considered a random prefix of the judge's items in the design) and the stopping status
+    (:func:`stop_status`)."""
     draws = store.label_draws(dataset, rubric.id)
     if draws.empty:
         return None
@@ -160,6 +164,7 @@ def active_summary(
     threshold = rubric.scale.pass_threshold
     assert threshold is not None
     means = rows.groupby(["judge", "trajectory_id"])["score"].mean()
+    task_of = {i: t for i, t, _, _ in store.trajectory_heads(dataset)}
     judges: dict[str, Any] = {}
     for judge in sorted(rows["judge"].unique()):
         verdict = (means.loc[judge] >= threshold).astype(float)
@@ -173,7 +178,13 @@ def active_summary(
             stop = stop_status(statistic=statistic, target=target, verdict=f, label=label,
                                probability=pi, alpha=alpha,
                                min_probability=float(draws["probability"].min()))  # fmt: skip
-            entry.update(estimates=est.to_dict(), stop=stop.to_dict())
+            in_design = draws["trajectory_id"][draws["trajectory_id"].isin(verdict.index)]
+            trials = in_design.map(task_of).value_counts().to_dict()
+            pass_k = active_pass_hat_k(
+                verdict=f, label=label, probability=pi, tasks=items["trajectory_id"].map(task_of),
+                ks=ks, level=1 - alpha, task_trials=trials, population=len(in_design),
+            )  # fmt: skip
+            entry.update(estimates=est.to_dict(), pass_k=pass_k.to_dict(), stop=stop.to_dict())
         judges[str(judge)] = entry
     design = json.loads(str(draws["design"].iloc[0]))
     weights = 1 / considered.loc[considered["drawn"], "probability"]
