@@ -46,9 +46,7 @@ def test_every_run_labelled_is_the_plain_pass_hat_k() -> None:
     tasks = np.repeat(np.arange(8), 5)
     r = active_pass_hat_k(verdict=f, label=y, probability=np.ones(40), tasks=tasks, ks=[1, 3])
     for k in (1, 3):
-        per_task = [
-            math.comb(int(y[tasks == t].sum()), k) / math.comb(5, k) for t in range(8)
-        ]
+        per_task = [math.comb(int(y[tasks == t].sum()), k) / math.comb(5, k) for t in range(8)]
         e = r.estimates[k]
         assert e.value == pytest.approx(np.mean(per_task))
         # equal weights: the t interval on 8 tasks, 7 degrees of freedom (scipy's quantile)

@@ -80,7 +80,10 @@ class ActivePassK:
     estimates: dict[int, Estimate] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"ks": self.ks, "estimates": {str(k): e.to_dict() for k, e in self.estimates.items()}}
+        return {
+            "ks": self.ks,
+            "estimates": {str(k): e.to_dict() for k, e in self.estimates.items()},
+        }
 
 
 def elementary_symmetric(values: FloatArray, k: int) -> FloatArray:
