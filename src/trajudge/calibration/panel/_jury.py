@@ -73,14 +73,16 @@ def _long(table: pd.DataFrame, *, categorical: bool = False) -> pd.DataFrame:
     return long[["item", "rater", "label"]]
 
 
-def _plurality(votes: pd.DataFrame) -> pd.Series:
-    """Per item the category most judges gave; NaN where two or more share the top count
-    (or no judge gave one)."""
+def _plurality(votes: pd.DataFrame, order: Sequence[Any]) -> pd.Series:
+    """Per item the category most judges gave; where two or more share the top count, the
+    one given by the first judge of ``order`` (best on dev first) that gave one of them, so
+    every method is scored on the same items. NaN where no judge gave a verdict."""
     out = {}
     for item, row in votes.iterrows():
         counts = row.dropna().value_counts()
-        top = counts[counts == counts.max()] if len(counts) else counts
-        out[item] = top.index[0] if len(top) == 1 else np.nan
+        top = set(counts.index[counts == counts.max()]) if len(counts) else set()
+        pick = next((row[j] for j in order if row[j] in top), np.nan) if top else np.nan
+        out[item] = pick
     return pd.Series(out, index=votes.index, dtype=object)
 
 
@@ -113,8 +115,9 @@ def jury_comparison(
     classes : sequence, optional
         The categories of nominal verdicts, or of pairwise ones (A, B and tie as three
         classes): Dawid-Skene over K classes, each judge's confusion K x K, kappa over K
-        categories. The majority is then the plurality category (a shared top count is no
-        verdict, left out of its kappa), and there is no "mean" (categories have none).
+        categories. The majority is then the plurality category (a shared top count goes to
+        the judge best on dev among those who gave one of them: with two judges that judge's
+        verdict), and there is no "mean" (categories have none).
         None: pass/fail.
     n_boot, seed, level :
         Resamples, generator seed, interval level.
@@ -153,9 +156,18 @@ def jury_comparison(
     else:
         best_class = pd.Series(np.nan, index=test, dtype=object)
     votes = verdicts.loc[test]
+
+    def dev_kappa(j: Any) -> float:
+        v = verdicts.loc[dev, j]
+        ok = v.notna()
+        k = cohen_kappa(reference.reindex(dev)[ok], v[ok], labels=ks)
+        return -np.inf if np.isnan(k) else k
+
+    ranked = sorted(judges.columns, key=dev_kappa, reverse=True)  # stable: ties keep order
+    best = str(ranked[0])
     calls: dict[str, pd.Series]
     if categorical:
-        calls = {"dawid-skene": best_class, "majority": _plurality(votes)}
+        calls = {"dawid-skene": best_class, "majority": _plurality(votes, ranked)}
     else:
         calls = {
             "dawid-skene": best_class.astype(float),
@@ -165,14 +177,6 @@ def jury_comparison(
         }
     calls.update({str(j): verdicts.loc[test, j] for j in judges.columns})
     truth = reference.reindex(test)
-
-    def dev_kappa(j: Any) -> float:
-        v = verdicts.loc[dev, j]
-        ok = v.notna()
-        k = cohen_kappa(reference.reindex(dev)[ok], v[ok], labels=ks)
-        return -np.inf if np.isnan(k) else k
-
-    best = str(max(judges.columns, key=dev_kappa))
     names = list(calls)
     n_k = len(ks)
     cells = n_k * n_k
