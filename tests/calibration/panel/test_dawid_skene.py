@@ -142,8 +142,9 @@ def test_nominal_verdicts_the_same_answer_as_crowd_kit() -> None:
     assert ours.posterior.to_numpy() == pytest.approx(probas.to_numpy(), abs=1e-6)
     assert ours.prior == pytest.approx(theirs.priors_[NOMINAL].to_numpy(), abs=1e-6)
     for rater in TRUE_K:
+        mine = ours.confusion[rater].T  # crowd-kit: rows the label given, columns the truth
         err = theirs.errors_.loc[rater].loc[NOMINAL, NOMINAL].to_numpy()
-        assert ours.confusion[rater].T == pytest.approx(err, abs=1e-6)
+        assert mine == pytest.approx(err, abs=1e-6)
     # crowd-kit's labels (the most probable class) are ours
     assert (ours.posterior.idxmax(axis=1) == theirs.labels_.reindex(ours.posterior.index)).all()
 
