@@ -12,8 +12,10 @@ import pytest
 from labeling_helpers import DATASET
 
 from trajudge.calibration.active._stored import active_summary, stored_design
+from trajudge.config import parse_config
 from trajudge.judges import load_rubric
 from trajudge.labeling_app import build_queue
+from trajudge.pipeline import config_report
 from trajudge.report import build_report, render_markdown
 from trajudge.store import Store
 
@@ -146,6 +148,12 @@ def test_design_queue_summary_and_report_agree_with_a_hand_computation(store: St
     stop = other.to_dict()["labels_drawn"][0]["judges"]["j"]["stop"]
     assert (stop["statistic"], stop["target"], stop["level"]) == ("tpr", 0.5, 0.9)
     assert "TPR ≥ 0.5" in stop["message"] and "at 90%" in stop["message"]
+    # from trajudge.yaml's report.stop_when, as trajudge run and trajudge report -c read it
+    cfg = parse_config({"report": {"stop_when": "tnr>=0.5@80%"}}, "/project/trajudge.yaml")
+    from_config, _ = config_report(store, DATASET, cfg, n_boot=50)
+    stop = from_config.to_dict()["labels_drawn"][0]["judges"]["j"]["stop"]
+    assert (stop["statistic"], stop["target"], stop["level"]) == ("tnr", 0.5, 0.8)
+    assert "stop rule: tnr>=0.5@80%" in render_markdown(from_config)
 
 
 def test_without_judgments_there_is_no_design(store: Store) -> None:
