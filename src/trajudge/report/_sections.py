@@ -340,9 +340,9 @@ def _labels_drawn(report: Report) -> Section | None:
         lines.append(f"stop rule: {d.get('stop_when', 'kappa>=0.6@95%')}")
     lines.append(
         "estimates: active inference (Zrnic & Candès 2024), normal intervals; pass^k: "
-        "Horvitz-Thompson within a task, Hajek over tasks, task-clustered (every k in "
-        "report.json); stop: a betting confidence sequence (Waudby-Smith & Ramdas 2024), "
-        "valid however often it is read"
+        "Horvitz-Thompson within a task, Hajek over tasks, task-clustered, over each task's "
+        "judged runs (every k in report.json); stop: a betting confidence sequence "
+        "(Waudby-Smith & Ramdas 2024), valid however often it is read"
     )
     header = ["rubric", "judge", "pass rate", f"pass^{top}", "TPR", "TNR", "κ", "stop"]
     return Section("Labels", lines, header, rows)

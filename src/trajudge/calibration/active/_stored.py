@@ -145,7 +145,9 @@ def active_summary(
     """How the labels of ``rubric`` were drawn and what they say, or None without an active
     design: the design, the items considered, and per judge the weighted estimates
     (:func:`active_estimates`; pass^k by task, :func:`active_pass_hat_k`, the items
-    considered a random prefix of the judge's items in the design) and the stopping status
+    considered a random prefix of the judge's items in the design: like every estimate
+    here, over the judged runs, a run a rule gate stopped being in no design) and the
+    stopping status
     (:func:`stop_status`) under ``rule`` (default κ ≥ 0.6 at 95%); every interval at the
     rule's level."""
     rule = StopRule() if rule is None else rule
