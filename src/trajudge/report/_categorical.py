@@ -153,6 +153,8 @@ def categorical_panel(
             verdicts, own[["item", "annotator", "label"]], gold, tasks,
             n_boot=n_boot, seed=seed, notes=out["notes"], classes=classes,
         )  # fmt: skip
+    else:
+        out["notes"].append("Dawid-Skene jury: no item has a majority label to score it on")
     n = own["annotator"].nunique()
     if n < 3:
         out["notes"].append(f"alternative annotator test: needs 3 or more annotators, {n} labelled")
