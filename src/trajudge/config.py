@@ -111,7 +111,10 @@ class ReportConfig(_Section):
     ``"pass^1>=0.4"``); ``baseline_tolerance``: usage per trajectory (cost, tokens, turns,
     latency) above this ratio to ``baseline``'s fails the report; ``primary`` is the verdict
     source of unqualified ``pass^k`` gates;
-    ``n_boot`` and ``seed`` drive every bootstrap interval. ``dev_share`` splits tasks into
+    ``n_boot`` and ``seed`` drive every bootstrap interval. ``stop_when`` is when labelling
+    may stop under ``--strategy active`` (``STATISTIC>=NUMBER[@LEVEL]``, e.g.
+    ``"kappa>=0.7@95%"``): the Labels section's status, and the label page's under
+    ``trajudge label -c``. ``dev_share`` splits tasks into
     dev and holdout (by a hash of the task id, so all trials of a task stay together): a
     judge's pass/fail threshold is tuned on the dev trajectories and every number is reported
     on the holdout ones.
@@ -129,6 +132,19 @@ class ReportConfig(_Section):
     dev_share: float | None = Field(default=None, gt=0, lt=1)
     n_boot: int = Field(default=2000, ge=1)
     seed: int = 0
+    stop_when: str = "kappa>=0.6"
+
+    @field_validator("stop_when")
+    @classmethod
+    def _stop_rule(cls, value: str) -> str:
+        # imported on use: reading a config loads no report code unless it has this key
+        from trajudge.report._gates import parse_stop_rule
+
+        try:
+            parse_stop_rule(value, "report.stop_when")
+        except InputError as exc:
+            raise ValueError(exc.reason) from None
+        return value
 
     @model_validator(mode="after")
     def _check_ks(self) -> ReportConfig:

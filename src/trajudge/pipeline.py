@@ -165,6 +165,7 @@ def config_report(store: Store, name: str, cfg: TrajudgeConfig, **given: Any) ->
         "dev_items": dev,
         "rubric_dirs": cfg.rubric_dirs,
         "gates": cfg.gates,
+        "stop_when": rep.stop_when,
     }
     args.update(given)
     if "rubric_dirs" in given:  # the config's folders, then the command line's

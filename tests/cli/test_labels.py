@@ -113,6 +113,39 @@ def test_label_command_hands_config_to_the_server(
     assert res.exit_code == 2 and len(calls) == 3
 
 
+def test_label_command_hands_the_stop_rule_to_the_app(
+    store: Store, db_url: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    calls: list[AppConfig] = []
+
+    def fake_serve(config: AppConfig, *, host: str, port: int, sso: object = None) -> int:
+        calls.append(config)
+        return 0
+
+    monkeypatch.setattr("trajudge.labeling_app.serve", fake_serve)
+    res = runner.invoke(app, ["label", "--db", db_url, "--stop-when", "tpr>=0.8@90%"])
+    assert res.exit_code == 0, res.output
+    assert calls[-1].stop_rule == ("tpr", 0.8, 0.9)
+    # the app process reads it back from the environment the command writes
+    assert AppConfig.from_env(calls[-1].to_env()).stop_rule == ("tpr", 0.8, 0.9)
+    res = runner.invoke(app, ["label", "--db", db_url])
+    assert calls[-1].stop_rule == ("kappa", 0.6, 0.95)
+    config = tmp_path / "trajudge.yaml"
+    config.write_text("report: {stop_when: 'pass_rate>=0.5@99%'}\n", encoding="utf-8")
+    res = runner.invoke(app, ["label", "--db", db_url, "-c", str(config)])
+    assert res.exit_code == 0, res.output
+    assert calls[-1].stop_rule == ("pass_rate", 0.5, 0.99)
+    res = runner.invoke(
+        app, ["label", "--db", db_url, "-c", str(config), "--stop-when", "tnr>=0.7"]
+    )
+    assert calls[-1].stop_rule == ("tnr", 0.7, 0.95)  # the command line first
+    n = len(calls)
+    res = runner.invoke(app, ["label", "--db", db_url, "--stop-when", "kappa>=2"])
+    assert res.exit_code == 2 and len(calls) == n
+    line = " ".join(res.output.split())
+    assert line == "error: --stop-when: 'kappa>=2': the target of kappa must be in [-1, 1]", line
+
+
 def test_label_command_checks_before_starting(store: Store, db_url: str) -> None:
     res = runner.invoke(app, ["label", "--db", db_url, "--dataset", "nope"])
     assert res.exit_code == 2 and "no dataset 'nope'" in res.output

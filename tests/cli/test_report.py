@@ -82,6 +82,26 @@ def test_bad_gate_exits_2_naming_the_option(store_url: str, tmp_path: Path, expr
     assert "Traceback" not in result.output
 
 
+@pytest.mark.parametrize(
+    ("expr", "reason"),
+    [
+        ("kappa>0.7", "no judge, bound or other op"),
+        ("recall>=0.7", "unknown statistic 'recall'"),
+        ("tpr>=0.7@150%", "the level must be in (0, 1)"),
+        ("kappa>=0.7@often", "the level after @ is 95% or 0.95"),
+        ("pass_rate>=2", "the target of pass_rate must be in [0, 1]"),
+    ],
+)
+def test_bad_stop_rule_is_one_line_exit_2(
+    store_url: str, tmp_path: Path, expr: str, reason: str
+) -> None:
+    result = _run(store_url, tmp_path / "r", "--stop-when", expr)
+    assert result.exit_code == 2
+    line = " ".join(result.output.split())
+    assert line.startswith("error: --stop-when:") and reason in line, line
+    assert not (tmp_path / "r").exists()
+
+
 def test_bad_format_and_dataset_exit_2(store_url: str, tmp_path: Path) -> None:
     assert _run(store_url, tmp_path / "r", "--format", "pdf").exit_code == 2
     result = runner.invoke(app, ["report", "nope", "--db", store_url, "--out", str(tmp_path)])

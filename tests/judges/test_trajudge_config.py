@@ -89,6 +89,7 @@ def test_empty_config_has_defaults(tmp_path: Path) -> None:
     path.write_text("", encoding="utf-8")
     cfg = load_config(path)
     assert cfg.judges == [] and cfg.gates == ["gate"] and cfg.report.ks == [1, 2, 3, 4]
+    assert cfg.report.stop_when == "kappa>=0.6"
 
 
 @pytest.mark.parametrize(
@@ -108,6 +109,8 @@ def test_empty_config_has_defaults(tmp_path: Path) -> None:
         ("dataset: {source: 'zipkin+http://h:1/p'}\n", "dataset.source", "unknown backend"),
         ("export: ['otlp-file:e.jsonl', nowhere]\n", "export", "entry 1: unknown target"),
         ("export: ['otlp+http://']\n", "export", "entry 0: no host"),
+        ("report: {stop_when: 'kappa>=1.5'}\n", "report.stop_when", "must be in [-1, 1]"),
+        ("report: {stop_when: 'ac1>=0.5'}\n", "report.stop_when", "unknown statistic 'ac1'"),
     ],
 )
 def test_bad_config_names_file_key_and_reason(

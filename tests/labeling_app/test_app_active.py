@@ -5,14 +5,17 @@ from the stored probabilities (SQLite and PostgreSQL)."""
 from __future__ import annotations
 
 import math
+from itertools import combinations
 
 import numpy as np
 import pytest
 from labeling_helpers import DATASET
 
 from trajudge.calibration.active._stored import active_summary, stored_design
+from trajudge.config import parse_config
 from trajudge.judges import load_rubric
 from trajudge.labeling_app import build_queue
+from trajudge.pipeline import config_report
 from trajudge.report import build_report, render_markdown
 from trajudge.store import Store
 
@@ -67,6 +70,34 @@ def hand_estimates(design, labels: dict[str, float], verdicts: dict[str, float])
     }
 
 
+def hand_pass_hat(design, labels, verdicts, tasks: dict[str, str], k: int) -> float:
+    """pass^k by hand: per task, the mean over k-subsets of its considered items of the
+    product of the terms f + (y - f) xi / pi; tasks weighted by one over the chance that k
+    of their items fall among the considered ones (hypergeometric, by counting)."""
+    rows = design.sort_values("position").to_dict("records")
+    considered = []
+    for r in rows:
+        if r["drawn"] and r["trajectory_id"] not in labels:
+            break
+        considered.append(r)
+    total, n_given = len(rows), len(considered)
+    num = den = 0.0
+    for task in sorted(set(tasks.values())):
+        z = []
+        for r in considered:
+            if tasks[r["trajectory_id"]] == task:
+                f, tid = verdicts[r["trajectory_id"]], r["trajectory_id"]
+                z.append(f + (labels[tid] - f) / r["probability"] if r["drawn"] else f)
+        size = sum(1 for r in rows if tasks[r["trajectory_id"]] == task)
+        if len(z) < k:
+            continue
+        value = np.mean([math.prod(s) for s in combinations(z, k)])
+        q = sum(math.comb(size, j) * math.comb(total - size, n_given - j)
+                for j in range(k, size + 1)) / math.comb(total, n_given)  # fmt: skip
+        num, den = num + value / q, den + 1 / q
+    return num / den
+
+
 def test_design_queue_summary_and_report_agree_with_a_hand_computation(store: Store) -> None:
     verdicts = _seed_judgments(store)
     rubric = load_rubric(RUBRIC)
@@ -104,6 +135,25 @@ def test_design_queue_summary_and_report_agree_with_a_hand_computation(store: St
     text = render_markdown(report)
     assert "Labels" in text and "weighted by 1 / probability" in text
     assert not math.isnan(got)
+    tasks = {t.id: t.task_id for t in store.trajectories(DATASET)}
+    for k in (1, 2):
+        want = hand_pass_hat(design, labels, verdicts, tasks, k)
+        mine = summary["judges"]["j"]["pass_k"]["estimates"][str(k)]["value"]
+        assert mine == pytest.approx(want)
+        in_report = drawn_part[0]["judges"]["j"]["pass_k"]["estimates"][str(k)]["value"]
+        assert in_report == pytest.approx(want)
+    assert "pass^4" in text and "stop rule: kappa>=0.6@95%" in text
+    # another stop rule: the status is of TPR, at 90%
+    other = build_report(store, DATASET, n_boot=50, stop_when="tpr>=0.5@90%")
+    stop = other.to_dict()["labels_drawn"][0]["judges"]["j"]["stop"]
+    assert (stop["statistic"], stop["target"], stop["level"]) == ("tpr", 0.5, 0.9)
+    assert "TPR ≥ 0.5" in stop["message"] and "at 90%" in stop["message"]
+    # from trajudge.yaml's report.stop_when, as trajudge run and trajudge report -c read it
+    cfg = parse_config({"report": {"stop_when": "tnr>=0.5@80%"}}, "/project/trajudge.yaml")
+    from_config, _ = config_report(store, DATASET, cfg, n_boot=50)
+    stop = from_config.to_dict()["labels_drawn"][0]["judges"]["j"]["stop"]
+    assert (stop["statistic"], stop["target"], stop["level"]) == ("tnr", 0.5, 0.8)
+    assert "stop rule: tnr>=0.5@80%" in render_markdown(from_config)
 
 
 def test_without_judgments_there_is_no_design(store: Store) -> None:

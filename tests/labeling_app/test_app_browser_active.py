@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from labeling_helpers import DATASET, add_accounts, browser_sign_in, make_trajectories
-from test_app_active import RUBRIC, _seed_judgments, hand_estimates
+from test_app_active import RUBRIC, _seed_judgments, hand_estimates, hand_pass_hat
 from test_app_browser import CHROMIUM, TIMEOUT_MS, _free_port, _shown_id, _wait, _wait_idle_with
 
 from trajudge.report import build_report
@@ -23,6 +23,7 @@ from trajudge.store import Store
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 NAMES = {5: "ideal", 2: "mostly wrong"}
+STOP_WHEN = "tpr>=0.5@90%"  # not the default rule: the page must show the one configured
 
 
 @pytest.fixture
@@ -37,7 +38,8 @@ def active_server(tmp_path: Path, db_url: str) -> Iterator[tuple[str, str, dict[
     port = _free_port()
     exe = shutil.which("trajudge", path=str(Path(sys.executable).parent)) or "trajudge"
     cmd = [exe, "label", "--db", db_url, "--dataset", DATASET, "--port", str(port),
-           "--strategy", "active", "--budget", "6", "--overlap", "1.0"]  # fmt: skip
+           "--strategy", "active", "--budget", "6", "--overlap", "1.0",
+           "--stop-when", STOP_WHEN]  # fmt: skip
     env = dict(os.environ)
     log_path = tmp_path / "server.log"
     log = log_path.open("w")
@@ -117,11 +119,17 @@ def test_label_the_drawn_items_and_the_report_weights_them(
     assert given == {t: (5.0 if k % 3 else 2.0) for k, t in enumerate(drawn)}
     hand = hand_estimates(design, {t: float(v >= 4) for t, v in given.items()}, verdicts)
     assert hand["n"] == 12 and hand["labels"] == len(drawn)  # every item considered
-    report = build_report(store, DATASET, n_boot=50).to_dict()
+    report = build_report(store, DATASET, n_boot=50, stop_when=STOP_WHEN).to_dict()
     part = report["labels_drawn"][0]
     est = part["judges"]["j"]["estimates"]
     assert est["pass_rate"]["value"] == pytest.approx(hand["pass_rate"])
     assert est["tpr"]["value"] == pytest.approx(hand["tpr"], nan_ok=True)
     assert est["kappa"]["value"] == pytest.approx(hand["kappa"], nan_ok=True)
-    # the page showed the same stopping status the report computes
-    assert shown_status == f"Stopping rule: j: {part['judges']['j']['stop']['message']}"
+    tasks = {t.id: t.task_id for t in store.trajectories(DATASET)}
+    pass_2 = part["judges"]["j"]["pass_k"]["estimates"]["2"]["value"]
+    hand_labels = {t: float(v >= 4) for t, v in given.items()}
+    assert pass_2 == pytest.approx(hand_pass_hat(design, hand_labels, verdicts, tasks, 2))
+    # the page showed the same stopping status the report computes, under the rule configured
+    stop = part["judges"]["j"]["stop"]
+    assert (stop["statistic"], stop["level"]) == ("tpr", 0.9)
+    assert shown_status == f"Stopping rule: j: {stop['message']}"

@@ -48,6 +48,16 @@ def test_config_round_trips_through_the_environment() -> None:
         AppConfig(db_url="x", max_pairs=0)
     with pytest.raises(InputError, match="whole number"):
         AppConfig.from_env({"TRAJUDGE_LABEL_MAX_PAIRS": "two"})
+    # the stop rule of --strategy active travels as [statistic, target, level]
+    rule = AppConfig(db_url="x", stop_rule=("tnr", 0.7, 0.9))
+    assert AppConfig.from_env(rule.to_env()).stop_rule == ("tnr", 0.7, 0.9)
+    assert AppConfig.from_env({}).stop_rule == ("kappa", 0.6, 0.95)
+    with pytest.raises(InputError, match=r"stop-when.*not one of"):
+        AppConfig(db_url="x", stop_rule=("ac1", 0.7, 0.9))
+    with pytest.raises(InputError, match=r"TRAJUDGE_LABEL_STOP_WHEN.*\[statistic, target, level\]"):
+        AppConfig.from_env({"TRAJUDGE_LABEL_STOP_WHEN": "kappa>=0.6"})
+    with pytest.raises(InputError, match="level must be in"):
+        AppConfig.from_env({"TRAJUDGE_LABEL_STOP_WHEN": '["kappa", 0.6, 1.5]'})
 
 
 def test_streamlit_command_is_headless_and_private() -> None:

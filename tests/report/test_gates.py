@@ -238,3 +238,31 @@ def test_bound_gates_fail_without_an_interval() -> None:
 def test_bad_bounds_are_refused(bad: str, why: str) -> None:
     with pytest.raises(InputError, match=why):
         parse_gate(bad)
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        ("kappa>=0.7", ("kappa", 0.7, 0.95)),
+        (" tpr >= 0.8 @ 90% ", ("tpr", 0.8, 0.9)),
+        ("pass_rate>=0.5@0.99", ("pass_rate", 0.5, 0.99)),
+        ("kappa>=-0.2@97.5%", ("kappa", -0.2, 0.975)),
+    ],
+)
+def test_stop_rules_read_by_the_gate_grammar(text: str, want: tuple[str, float, float]) -> None:
+    from trajudge.report import parse_stop_rule
+
+    rule = parse_stop_rule(text)
+    assert (rule.statistic, rule.target, rule.level) == pytest.approx(want)
+    assert parse_stop_rule(rule.text) == rule  # the canonical text reads back the same
+
+
+@pytest.mark.parametrize(
+    "text", ["kappa.lo>=0.6", "kappa[j]>=0.6", "pass^2>=0.5", "tnr<=0.9", "tnr>=-0.1", "kappa>="]
+)
+def test_stop_rules_that_are_no_rule(text: str) -> None:
+    from trajudge.report import parse_stop_rule
+
+    with pytest.raises(InputError) as info:
+        parse_stop_rule(text, "report.stop_when")
+    assert info.value.file == "report.stop_when"

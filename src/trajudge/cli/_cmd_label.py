@@ -100,12 +100,22 @@ def label_cmd(
             "is first built (default 200, at most the judged items).",
         ),
     ] = None,
+    stop_when: Annotated[
+        str | None,
+        typer.Option(
+            "--stop-when",
+            help="--strategy active: when labelling may stop, STATISTIC>=NUMBER[@LEVEL] with "
+            "kappa, tpr, tnr or pass_rate (default kappa>=0.6@95%; the config's "
+            "report.stop_when).",
+        ),
+    ] = None,
     config: Annotated[
         Path | None,
         typer.Option(
             "--config",
             "-c",
-            help="trajudge.yaml: db, and sso (single sign-on through an OpenID Connect provider).",
+            help="trajudge.yaml: db, sso (single sign-on through an OpenID Connect provider) "
+            "and report.stop_when.",
         ),
     ] = None,
 ) -> None:
@@ -120,10 +130,13 @@ def label_cmd(
     from trajudge.judges import load_rubric
     from trajudge.labeling_app import AppConfig, escalation_scores, is_loopback, serve
     from trajudge.labeling_app._config import LOOPBACK_HOSTS, OLD_PASSWORD_ENVS
+    from trajudge.report import parse_stop_rule
     from trajudge.store import Store
 
     cfg = load_config(config) if config is not None else None
     sso = cfg.sso if cfg is not None else None
+    rule_text = stop_when or (cfg.report.stop_when if cfg is not None else "kappa>=0.6")
+    rule = parse_stop_rule(rule_text, "--stop-when" if stop_when else "report.stop_when")
 
     def warn(text: str) -> None:
         err_console.print(
@@ -157,6 +170,7 @@ def label_cmd(
         session_hours=session_hours,
         allowed_hosts=tuple(hosts),
         reviewers=reviewers_per_item,
+        stop_rule=(rule.statistic, rule.target, rule.level),
     )
     if strategy == "active" and load_rubric(rubric).mode == "pairwise":
         raise fail(

@@ -90,6 +90,14 @@ PrimaryOption = Annotated[
 JuryOption = Annotated[
     bool, typer.Option("--jury", help="Add the jury of each rubric's judges as a judge.")
 ]
+StopWhenOption = Annotated[
+    str | None,
+    typer.Option(
+        "--stop-when",
+        help="--strategy active: when labelling may stop, STATISTIC>=NUMBER[@LEVEL] with "
+        "kappa, tpr, tnr or pass_rate (default kappa>=0.6@95%; the config's report.stop_when).",
+    ),
+]
 InconsistentOption = Annotated[
     str | None,
     typer.Option(
@@ -153,6 +161,7 @@ def report_cmd(
     rubric_dir: RubricDirOption = None,
     jury: JuryOption = False,
     inconsistent_as: InconsistentOption = None,
+    stop_when: StopWhenOption = None,
     config: Annotated[
         Path | None,
         typer.Option(
@@ -173,7 +182,7 @@ def report_cmd(
     from trajudge.cli._app import existing_store_url, given_on_command_line
     from trajudge.config import dataset_name, load_config
     from trajudge.pipeline import config_report
-    from trajudge.report import build_report, parse_formats, parse_gate
+    from trajudge.report import build_report, parse_formats, parse_gate, parse_stop_rule
     from trajudge.store import Store
 
     cfg = load_config(config) if config is not None else None
@@ -184,6 +193,8 @@ def report_cmd(
         )
     for expr in fail_under or []:
         parse_gate(expr)
+    if stop_when is not None:
+        parse_stop_rule(stop_when)
     args = {
         "label_source": labels,
         "ks": parse_ks(k),
@@ -194,6 +205,7 @@ def report_cmd(
         "baseline_tolerance": baseline_tolerance,
         "primary_source": primary,
         "rubric_dirs": rubric_dir or [],
+        "stop_when": stop_when or "kappa>=0.6",
     }
     fixed = {
         "threshold": threshold,
@@ -213,6 +225,7 @@ def report_cmd(
                 "label_source": "labels", "ks": "k", "n_boot": "n_boot", "seed": "seed",
                 "fail_under": "fail_under", "baseline": "baseline", "primary_source": "primary",
                 "rubric_dirs": "rubric_dir", "baseline_tolerance": "baseline_tolerance",
+                "stop_when": "stop_when",
             }  # fmt: skip
             mine = {
                 arg: value for arg, value in args.items() if given_on_command_line(ctx, option[arg])

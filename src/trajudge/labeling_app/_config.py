@@ -4,6 +4,7 @@ annotator-name validation. Who may sign in, and with which role, is in the store
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
@@ -28,6 +29,7 @@ ENV_BUDGET = "TRAJUDGE_LABEL_BUDGET"
 ENV_SESSION_HOURS = "TRAJUDGE_LABEL_SESSION_HOURS"
 ENV_ALLOWED_HOSTS = "TRAJUDGE_LABEL_ALLOWED_HOSTS"
 ENV_REVIEWERS = "TRAJUDGE_LABEL_REVIEWERS_PER_ITEM"
+ENV_STOP_WHEN = "TRAJUDGE_LABEL_STOP_WHEN"
 # the shared passwords of the scheme before accounts: no longer read (a deprecation line)
 OLD_PASSWORD_ENVS = ("TRAJUDGE_LABEL_PASSWORD", "TRAJUDGE_LABEL_ADJUDICATOR_PASSWORD")
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
@@ -58,6 +60,9 @@ class AppConfig:
     allowed_hosts: tuple[str, ...] = LOOPBACK_HOSTS
     # annotators each non-overlap item goes to (LangSmith's num_reviewers_per_item)
     reviewers: int = 1
+    # --strategy active: when labelling may stop, (statistic, target, level), the status the
+    # label page shows (`--stop-when`, read by trajudge.report.parse_stop_rule)
+    stop_rule: tuple[str, float, float] = ("kappa", 0.6, 0.95)
 
     def __post_init__(self) -> None:
         hosts = tuple(dict.fromkeys(h.strip().lower() for h in self.allowed_hosts if h.strip()))
@@ -80,6 +85,13 @@ class AppConfig:
             raise InputError("--max-pairs", reason=f"must be at least 1, got {self.max_pairs}")
         if self.budget is not None and self.budget < 1:
             raise InputError("--budget", reason=f"must be at least 1, got {self.budget}")
+        # imported on use: the statistics load when the app is configured, not for --help
+        from trajudge.calibration.active._stop import StopRule
+
+        try:
+            StopRule(*self.stop_rule)  # type: ignore[arg-type]
+        except (ValueError, TypeError) as exc:
+            raise InputError("--stop-when", reason=str(exc)) from None
 
     def to_env(self) -> dict[str, str]:
         """The environment variables that carry this configuration to the app process."""
@@ -92,6 +104,7 @@ class AppConfig:
             ENV_SESSION_HOURS: repr(self.session_hours),
             ENV_ALLOWED_HOSTS: ",".join(self.allowed_hosts),
             ENV_REVIEWERS: str(self.reviewers),
+            ENV_STOP_WHEN: json.dumps(list(self.stop_rule)),
         }
         if self.dataset:
             env[ENV_DATASET] = self.dataset
@@ -129,6 +142,11 @@ class AppConfig:
             reviewers = int(env.get(ENV_REVIEWERS, "1"))
         except ValueError:
             raise InputError(ENV_REVIEWERS, reason="expected a whole number") from None
+        try:
+            statistic, target, level = json.loads(env.get(ENV_STOP_WHEN, '["kappa", 0.6, 0.95]'))
+            stop_rule = (str(statistic), float(target), float(level))
+        except (ValueError, TypeError):
+            raise InputError(ENV_STOP_WHEN, reason="expected [statistic, target, level]") from None
         strategy = env.get(ENV_STRATEGY, "random")
         if strategy not in STRATEGIES:
             raise InputError(ENV_STRATEGY, reason=f"{strategy!r} is not a strategy")
@@ -144,6 +162,7 @@ class AppConfig:
             session_hours=session_hours,
             allowed_hosts=hosts or LOOPBACK_HOSTS,
             reviewers=reviewers,
+            stop_rule=stop_rule,
         )
 
 

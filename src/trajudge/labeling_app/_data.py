@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import streamlit as st
 
+from trajudge.calibration.active._stop import StopRule
 from trajudge.calibration.active._stored import active_summary, stored_design
 from trajudge.judges import Rubric, load_rubric
-from trajudge.labeling_app._config import Strategy
+from trajudge.labeling_app._config import AppConfig, Strategy
 from trajudge.labeling_app._pairs import (
     PairSet,
     build_pair_queue,
@@ -147,12 +148,21 @@ def get_pair_pool(db_url: str, dataset: str, rubric_id: str) -> tuple[str, ...]:
 
 
 @st.cache_data(ttl=60, show_spinner=False, max_entries=64)
-def get_stop_lines(db_url: str, dataset: str, rubric_ref: str, labeled: int) -> list[str]:
-    """``--strategy active``: per judge, whether labelling may stop (κ ≥ 0.6 certified by the
-    confidence sequence, or about how many more labels). ``labeled`` (items anyone labeled)
-    is in the key so that each new label counts again."""
+def get_stop_lines(
+    db_url: str,
+    dataset: str,
+    rubric_ref: str,
+    labeled: int,
+    stop_rule: tuple[str, float, float] | None = None,
+) -> list[str]:
+    """``--strategy active``: per judge, whether labelling may stop (``stop_rule``, default
+    the app's ``--stop-when``: the statistic certified above its target by the confidence
+    sequence, or about how many more labels). ``labeled`` (items anyone labeled) is in the
+    key so that each new label counts again."""
     del labeled  # only the cache key
-    summary = active_summary(get_store(db_url), dataset, get_rubric(rubric_ref))
+    statistic, target, level = AppConfig.from_env().stop_rule if stop_rule is None else stop_rule
+    rule = StopRule(statistic, target, level)  # type: ignore[arg-type]  # checked by AppConfig
+    summary = active_summary(get_store(db_url), dataset, get_rubric(rubric_ref), rule=rule)
     if summary is None:
         return []
     lines = []

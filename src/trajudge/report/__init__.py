@@ -11,6 +11,7 @@ from trajudge.report._gates import (
     baseline_regressions,
     check_gates,
     parse_gate,
+    parse_stop_rule,
     read_baseline,
 )
 from trajudge.report._model import Ceiling, Flag, JudgeRow, Report, SourceResult, labels_phrase
@@ -53,6 +54,7 @@ __all__ = [
     "labels_phrase",
     "parse_formats",
     "parse_gate",
+    "parse_stop_rule",
     "pass_k_table",
     "print_report",
     "print_sections",

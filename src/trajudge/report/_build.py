@@ -21,6 +21,7 @@ from trajudge.report._gates import (
     baseline_regressions,
     check_gates,
     parse_gates,
+    parse_stop_rule,
     read_baseline,
 )
 from trajudge.report._labels import usage_means
@@ -223,6 +224,7 @@ def build_report(
     inconsistent_as: str | None = None,
     aligned: Sequence[dict[str, Any]] | None = None,
     gates: Collection[str] = ("gate",),
+    stop_when: str = "kappa>=0.6",
 ) -> Report:
     """The report of a stored dataset: judges against labels, pass^k per source, CI gates.
 
@@ -272,6 +274,9 @@ def build_report(
     gates :
         The rule severities that gate (``trajudge.yaml``'s ``gates``: the ones whose failure
         skipped the judges); default ``gate``, the stored ``gates_passed``.
+    stop_when :
+        The stopping rule of the Labels section (``--strategy active``):
+        ``STATISTIC>=NUMBER[@LEVEL]`` (:func:`trajudge.report.parse_stop_rule`).
 
     Notes
     -----
@@ -281,6 +286,7 @@ def build_report(
     judge and never scored. ``length`` is the rendered character count.
     """
     parse_gates(fail_under)  # a bad expression fails before any work
+    stop_rule = parse_stop_rule(stop_when)
     inputs = store_inputs(store, dataset, label_source=label_source, aligned=aligned, gates=gates)
     judgments = validate_table(inputs.judgments, "judgments", source=f"{store.url} judgments")
     labels = validate_table(inputs.labels, "labels", source=f"{store.url} labels")
@@ -319,7 +325,9 @@ def build_report(
     )
     ids = judgments.get("rubric_id", pd.Series(dtype=str)).dropna().astype(str)
     chosen = sorted(set(ids)) if rubric is None else [rubric]
-    report.labels_drawn = active_summaries(store, dataset, chosen, [str(d) for d in rubric_dirs])
+    report.labels_drawn = active_summaries(
+        store, dataset, chosen, [str(d) for d in rubric_dirs], rule=stop_rule, ks=ks
+    )
     return report
 
 

@@ -20,7 +20,9 @@ from trajudge.calibration import (
     analyze_categorical,
     categorical_items,
 )
+from trajudge.calibration._categorical_analysis import gold_categories
 from trajudge.calibration.panel import alt_test
+from trajudge.report.panel._build import jury_figures
 
 JURY = "jury"
 
@@ -113,21 +115,53 @@ def jury_rows(judgments: pd.DataFrame, kind: str, inconsistent_as: str | None) -
 
 
 def categorical_panel(
-    judgments: pd.DataFrame, labels: pd.DataFrame, *, kind: str, inconsistent_as: str | None
+    judgments: pd.DataFrame,
+    labels: pd.DataFrame,
+    *,
+    kind: str,
+    inconsistent_as: str | None,
+    categories: Sequence[str] = (),
+    n_boot: int = 2000,
+    seed: int = 0,
 ) -> dict[str, Any]:
-    """The alt-test of each pairwise or nominal judge: its aggregate category per item
-    against the labellers' own labels (an adjudication is no annotator)."""
+    """The Dawid-Skene jury of the rubric's pairwise or nominal judges (each category a
+    class; a pairwise verdict's A / B / tie three classes) and the alt-test of each judge:
+    its aggregate category per item against the labellers' own labels (an adjudication is
+    no annotator)."""
     own = labels[~labels["annotator"].astype(str).str.startswith("adjudication:")]
     own = own.dropna(subset=["label"])
     out: dict[str, Any] = {"slices": [], "jury": None, "alt_test": {}, "notes": []}
+    verdicts = {
+        str(judge): categorical_items(rows, kind=kind, inconsistent_as=inconsistent_as)[
+            "verdict"
+        ].dropna()
+        for judge, rows in judgments.groupby("judge", sort=True)
+    }
+    gold, _ = gold_categories(labels[["item", "annotator", "label"]])
+    if len(gold):
+        said = {str(c) for verdict in verdicts.values() for c in verdict}
+        seen = said | {str(c) for c in own["label"]}
+        classes = [*categories, *sorted(seen - set(categories))]
+        known = judgments.drop_duplicates("item").set_index("item").get("task_id")
+        every = pd.Index(sorted({i for v in verdicts.values() for i in v.index} | set(gold.index),
+                                key=str))  # fmt: skip
+        tasks = pd.Series(
+            [str(known.get(i)) if known is not None and pd.notna(known.get(i)) else str(i)
+             for i in every], index=every,
+        )  # fmt: skip
+        out["jury"] = jury_figures(
+            verdicts, own[["item", "annotator", "label"]], gold, tasks,
+            n_boot=n_boot, seed=seed, notes=out["notes"], classes=classes,
+        )  # fmt: skip
+    else:
+        out["notes"].append("Dawid-Skene jury: no item has a majority label to score it on")
     n = own["annotator"].nunique()
     if n < 3:
         out["notes"].append(f"alternative annotator test: needs 3 or more annotators, {n} labelled")
         return out
-    for judge, rows in judgments.groupby("judge", sort=True):
-        verdict = categorical_items(rows, kind=kind, inconsistent_as=inconsistent_as)["verdict"]
-        found = alt_test(judge=verdict.dropna(), annotators=own[["item", "annotator", "label"]])
-        out["alt_test"][str(judge)] = found.to_dict()
+    for judge, verdict in verdicts.items():
+        found = alt_test(judge=verdict, annotators=own[["item", "annotator", "label"]])
+        out["alt_test"][judge] = found.to_dict()
     return out
 
 
@@ -176,6 +210,9 @@ def assemble_categorical(
                 g.labels,
                 kind=g.kind,
                 inconsistent_as=inconsistent_as,
+                categories=g.categories,
+                n_boot=n_boot,
+                seed=seed,
             )
         for judge, report in result.judges.items():
             name = f"{judge}:{g.rubric}" if _several_rubrics(groups, judge) else judge

@@ -41,6 +41,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from trajudge.calibration.active._stop import STATISTICS as STOP_STATISTICS
+from trajudge.calibration.active._stop import StopRule
 from trajudge.core import InputError
 from trajudge.trajectories import load_json
 
@@ -137,6 +139,52 @@ def parse_gate(text: str) -> Gate:
         )
     qual = m["qual"].strip() if m["qual"] else None
     return Gate(text, metric, k, qual or None, m["op"], float(m["value"]), bound)
+
+
+STOP_OPTION = "--stop-when"
+_LEVEL = re.compile(r"^\s*(?P<value>" + _NUMBER + r")\s*(?P<pct>%)?\s*$")
+
+
+def parse_stop_rule(text: str, option: str = STOP_OPTION) -> StopRule:
+    """When labelling may stop: ``STATISTIC>=NUMBER[@LEVEL]``, read by the gates' grammar
+    (``kappa>=0.7``, ``tpr>=0.8@90%``, ``pass_rate>=0.5@0.99``); the level defaults to 95%.
+    The statistic is one of kappa, tpr, tnr, pass_rate; the certificate is always a lower
+    bound, so the operator is ``>=``, without ``.lo``/``.hi`` or a judge (every judge gets
+    the status).
+
+    Raises
+    ------
+    InputError
+        Naming ``option`` and the expression when it cannot be read.
+
+    >>> parse_stop_rule("kappa>=0.7").text
+    'kappa>=0.7@95%'
+    >>> parse_stop_rule("tnr >= 0.8 @ 90%").level
+    0.9
+    """
+    rule, _, level_text = text.partition("@")
+    m = _GATE.match(rule)
+    known = ", ".join(STOP_STATISTICS)
+    if m is None or m["hat"] is not None or m["at"] is not None:
+        raise InputError(
+            option, reason=f"cannot read {text!r}: expected STATISTIC>=NUMBER[@LEVEL] ({known})"
+        )
+    if m["metric"] not in STOP_STATISTICS:
+        raise InputError(option, reason=f"{text!r}: unknown statistic {m['metric']!r} ({known})")
+    if m["op"] != ">=" or m["qual"] or m["bound1"] or m["bound2"]:
+        raise InputError(
+            option, reason=f"{text!r}: the rule is STATISTIC>=NUMBER (no judge, bound or other op)"
+        )
+    level = 0.95
+    if level_text:
+        lm = _LEVEL.match(level_text)
+        if lm is None:
+            raise InputError(option, reason=f"{text!r}: the level after @ is 95% or 0.95")
+        level = float(lm["value"]) / (100.0 if lm["pct"] else 1.0)
+    try:
+        return StopRule(m["metric"], float(m["value"]), level)
+    except ValueError as exc:
+        raise InputError(option, reason=f"{text!r}: {exc}") from None
 
 
 def parse_gates(texts: Sequence[str]) -> list[Gate]:

@@ -307,6 +307,7 @@ def _labels_drawn(report: Report) -> Section | None:
         return None
     lines: list[str] = []
     rows: list[list[str]] = []
+    top = max(report.ks, default=1)  # the strictest pass^k, the one shown
     for d in report.labels_drawn:
         w = d["weights"]
         lines.append(
@@ -326,19 +327,24 @@ def _labels_drawn(report: Report) -> Section | None:
         )
         for judge, entry in d["judges"].items():
             if "estimates" not in entry:
-                rows.append([d["rubric_id"], judge, "n/a", "n/a", "n/a", "n/a", "no labels yet"])
+                rows.append([d["rubric_id"], judge, *["n/a"] * 5, "no labels yet"])
                 continue
             e = entry["estimates"]
+            pass_k = entry.get("pass_k", {}).get("estimates", {}).get(str(top))
             rows.append(
-                [d["rubric_id"], judge]
-                + [_estimate_text(e[k]) for k in ("pass_rate", "tpr", "tnr", "kappa")]
+                [d["rubric_id"], judge, _estimate_text(e["pass_rate"])]
+                + ["n/a" if pass_k is None else _estimate_text(pass_k)]
+                + [_estimate_text(e[s]) for s in ("tpr", "tnr", "kappa")]
                 + [entry["stop"]["message"]]
             )
+        lines.append(f"stop rule: {d.get('stop_when', 'kappa>=0.6@95%')}")
     lines.append(
-        "estimates: active inference (Zrnic & Candès 2024), normal intervals; stop: a betting "
-        "confidence sequence (Waudby-Smith & Ramdas 2024), valid however often it is read"
+        "estimates: active inference (Zrnic & Candès 2024), normal intervals; pass^k: "
+        "Horvitz-Thompson within a task, Hajek over tasks, task-clustered, over each task's "
+        "judged runs (every k in report.json); stop: a betting confidence sequence "
+        "(Waudby-Smith & Ramdas 2024), valid however often it is read"
     )
-    header = ["rubric", "judge", "pass rate", "TPR", "TNR", "κ", "stop"]
+    header = ["rubric", "judge", "pass rate", f"pass^{top}", "TPR", "TNR", "κ", "stop"]
     return Section("Labels", lines, header, rows)
 
 

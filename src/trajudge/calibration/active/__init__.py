@@ -6,7 +6,10 @@
   weighting with the judge as the prediction (Zrnic & Candès 2024), normal intervals.
 * ``_sequence`` — betting confidence sequences (Waudby-Smith & Ramdas 2024), valid however
   often they are looked at.
-* ``_stop`` — the stopping certificate: "certified at 95%: κ ≥ 0.6" or "~N more labels".
+* ``_passk`` — pass^k from actively drawn labels: Horvitz-Thompson within a task, Hajek
+  over tasks, a task-clustered interval.
+* ``_stop`` — the stopping certificate under a configurable rule (:class:`StopRule`, by
+  default κ ≥ 0.6 at 95%): "certified at 95%: κ ≥ 0.6" or "~N more labels".
 """
 
 from trajudge.calibration.active._design import (
@@ -16,14 +19,24 @@ from trajudge.calibration.active._design import (
     sampling_probabilities,
 )
 from trajudge.calibration.active._ipw import ActiveEstimates, active_estimates, active_pass_rate
+from trajudge.calibration.active._passk import ActivePassK, active_pass_hat_k
 from trajudge.calibration.active._sequence import betting_cs
-from trajudge.calibration.active._stop import STATISTICS, StopStatus, sequence_interval, stop_status
+from trajudge.calibration.active._stop import (
+    STATISTICS,
+    StopRule,
+    StopStatus,
+    sequence_interval,
+    stop_status,
+)
 
 __all__ = [
     "STATISTICS",
     "ActiveEstimates",
+    "ActivePassK",
+    "StopRule",
     "StopStatus",
     "active_estimates",
+    "active_pass_hat_k",
     "active_pass_rate",
     "betting_cs",
     "draw",

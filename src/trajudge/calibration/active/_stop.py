@@ -27,12 +27,56 @@ from trajudge.calibration.active._ipw import (
 )
 from trajudge.calibration.active._sequence import betting_cs, box_range
 
-__all__ = ["STATISTICS", "Statistic", "StopStatus", "sequence_interval", "stop_status"]
+__all__ = [
+    "STATISTICS",
+    "Statistic",
+    "StopRule",
+    "StopStatus",
+    "sequence_interval",
+    "stop_status",
+]
 
 Statistic = Literal["pass_rate", "tpr", "tnr", "kappa"]
 STATISTICS: tuple[Statistic, ...] = ("pass_rate", "tpr", "tnr", "kappa")
 _SYMBOL = {"pass_rate": "pass rate", "tpr": "TPR", "tnr": "TNR", "kappa": "κ"}
 _OF = {"tpr": tpr_of, "tnr": tnr_of, "kappa": kappa_of}
+
+
+def _percent(level: float) -> str:
+    return f"{level * 100:g}%"
+
+
+@dataclass(frozen=True)
+class StopRule:
+    """When labelling may stop: ``statistic >= target`` certified at ``level`` (``trajudge
+    label --stop-when``, ``trajudge report --stop-when``, ``report.stop_when``). ValueError
+    for a statistic not in :data:`STATISTICS`, a target outside the statistic's range (κ in
+    [-1, 1], the rest in [0, 1]) or a level outside (0, 1).
+
+    >>> StopRule("tpr", 0.8, 0.9).text
+    'tpr>=0.8@90%'
+    """
+
+    statistic: Statistic = "kappa"
+    target: float = 0.6
+    level: float = 0.95
+
+    def __post_init__(self) -> None:
+        if self.statistic not in STATISTICS:
+            raise ValueError(f"{self.statistic!r} is not one of {', '.join(STATISTICS)}")
+        low = -1.0 if self.statistic == "kappa" else 0.0
+        if not (math.isfinite(self.target) and low <= self.target <= 1.0):
+            raise ValueError(f"the target of {self.statistic} must be in [{low:g}, 1]")
+        if not (math.isfinite(self.level) and 0.0 < self.level < 1.0):
+            raise ValueError("the level must be in (0, 1), e.g. 0.95 or 95%")
+
+    @property
+    def text(self) -> str:
+        """The rule as ``--stop-when`` reads it."""
+        return f"{self.statistic}>={self.target:g}@{_percent(self.level)}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"statistic": self.statistic, "target": self.target, "level": self.level}
 
 
 def sequence_interval(
@@ -91,7 +135,7 @@ class StopStatus:
 
     @property
     def message(self) -> str:
-        name, pct = _SYMBOL[self.statistic], f"{self.level:.0%}"
+        name, pct = _SYMBOL[self.statistic], _percent(self.level)
         if self.certified:
             return f"certified at {pct}: {name} ≥ {self.target:g}, you can stop labeling"
         if self.below:

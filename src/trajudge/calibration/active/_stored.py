@@ -25,7 +25,8 @@ import pandas as pd
 
 from trajudge.calibration.active._design import draw, judge_uncertainty, sampling_probabilities
 from trajudge.calibration.active._ipw import active_estimates
-from trajudge.calibration.active._stop import Statistic, stop_status
+from trajudge.calibration.active._passk import active_pass_hat_k
+from trajudge.calibration.active._stop import StopRule, stop_status
 from trajudge.rubrics import Rubric, find_rubric
 from trajudge.store import Store
 
@@ -138,13 +139,19 @@ def active_summary(
     dataset: str,
     rubric: Rubric,
     *,
-    statistic: Statistic = "kappa",
-    target: float = 0.6,
-    alpha: float = 0.05,
+    rule: StopRule | None = None,
+    ks: Sequence[int] = (1, 2, 3, 4),
 ) -> dict[str, Any] | None:
     """How the labels of ``rubric`` were drawn and what they say, or None without an active
     design: the design, the items considered, and per judge the weighted estimates
-    (:func:`active_estimates`) and the stopping status (:func:`stop_status`)."""
+    (:func:`active_estimates`; pass^k by task, :func:`active_pass_hat_k`, the items
+    considered a random prefix of the judge's items in the design: like every estimate
+    here, over the judged runs, a run a rule gate stopped being in no design) and the
+    stopping status
+    (:func:`stop_status`) under ``rule`` (default κ ≥ 0.6 at 95%); every interval at the
+    rule's level."""
+    rule = StopRule() if rule is None else rule
+    alpha = 1 - rule.level
     draws = store.label_draws(dataset, rubric.id)
     if draws.empty:
         return None
@@ -160,6 +167,7 @@ def active_summary(
     threshold = rubric.scale.pass_threshold
     assert threshold is not None
     means = rows.groupby(["judge", "trajectory_id"])["score"].mean()
+    task_of = {i: t for i, t, _, _ in store.trajectory_heads(dataset)}
     judges: dict[str, Any] = {}
     for judge in sorted(rows["judge"].unique()):
         verdict = (means.loc[judge] >= threshold).astype(float)
@@ -169,11 +177,28 @@ def active_summary(
         pi = items["probability"].to_numpy(float)
         entry: dict[str, Any] = {"n_items": len(items)}
         if len(items):
-            est = active_estimates(verdict=f, label=label, probability=pi, level=1 - alpha)
-            stop = stop_status(statistic=statistic, target=target, verdict=f, label=label,
-                               probability=pi, alpha=alpha,
-                               min_probability=float(draws["probability"].min()))  # fmt: skip
-            entry.update(estimates=est.to_dict(), stop=stop.to_dict())
+            est = active_estimates(verdict=f, label=label, probability=pi, level=rule.level)
+            stop = stop_status(
+                statistic=rule.statistic,
+                target=rule.target,
+                verdict=f,
+                label=label,
+                probability=pi,
+                alpha=alpha,
+                min_probability=float(draws["probability"].min()),
+            )
+            in_design = draws["trajectory_id"][draws["trajectory_id"].isin(verdict.index)]
+            pass_k = active_pass_hat_k(
+                verdict=f,
+                label=label,
+                probability=pi,
+                tasks=items["trajectory_id"].map(task_of),
+                ks=ks,
+                level=rule.level,
+                task_trials=in_design.map(task_of).value_counts().to_dict(),
+                population=len(in_design),
+            )
+            entry.update(estimates=est.to_dict(), pass_k=pass_k.to_dict(), stop=stop.to_dict())
         judges[str(judge)] = entry
     design = json.loads(str(draws["design"].iloc[0]))
     weights = 1 / considered.loc[considered["drawn"], "probability"]
@@ -193,15 +218,22 @@ def active_summary(
             "max": float(weights.max()) if len(weights) else None,
             "mean": float(weights.mean()) if len(weights) else None,
         },
-        "statistic": statistic,
-        "target": target,
-        "level": 1 - alpha,
+        "statistic": rule.statistic,
+        "target": rule.target,
+        "level": rule.level,
+        "stop_when": rule.text,
         "judges": judges,
     }
 
 
 def active_summaries(
-    store: Store, dataset: str, rubric_ids: Sequence[str], rubric_dirs: Sequence[str] = ()
+    store: Store,
+    dataset: str,
+    rubric_ids: Sequence[str],
+    rubric_dirs: Sequence[str] = (),
+    *,
+    rule: StopRule | None = None,
+    ks: Sequence[int] = (1, 2, 3, 4),
 ) -> list[dict[str, Any]]:
     """:func:`active_summary` of each rubric that has a stored design (a rubric not found,
     or without a pass threshold, cannot have one: ``--strategy active`` needs both)."""
@@ -210,7 +242,7 @@ def active_summaries(
         found = find_rubric(rubric_id, rubric_dirs)
         if found is None or found.scale.pass_threshold is None:
             continue
-        summary = active_summary(store, dataset, found)
+        summary = active_summary(store, dataset, found, rule=rule, ks=ks)
         if summary is not None:
             out.append(summary)
     return out

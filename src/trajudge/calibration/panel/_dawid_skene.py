@@ -4,7 +4,10 @@ Every rater (judge or annotator) has a confusion matrix ``pi[r][true, given]``; 
 true classes are hidden. EM alternates between the posterior of each item's class given
 every rater's label (E) and the raters' confusion matrices and the class prior given those
 posteriors (M). A judge that is right more often gets a larger say; one that always passes
-gets none.
+gets none. The classes may be any number: pass/fail, the categories of a nominal verdict,
+or a pairwise verdict's A / B / tie as three classes (each rater's confusion matrix is then
+3 x 3: a judge that says "tie" when one side won is told apart from one that picks the wrong
+side).
 
 References
 ----------
@@ -53,6 +56,13 @@ class DawidSkene:
         c = self.confusion[rater]
         return float(np.log(c[1, 1] * c[0, 0] / (c[1, 0] * c[0, 1])))
 
+    def accuracy(self, rater: str) -> float:
+        r"""The chance the rater gives the true class, under the fitted prior:
+        :math:`\sum_k p_k\,\pi_{kk}`. Any number of classes (nominal verdicts, or pairwise
+        ones as A / B / tie); read beside the prior's largest share, what a rater who
+        always gives the most common class scores."""
+        return float(np.dot(self.prior, np.diag(self.confusion[rater])))
+
     def predict(self, ratings: pd.DataFrame) -> pd.DataFrame:
         """Posteriors of new items from the fitted confusion matrices and prior (no refit):
         ``ratings`` has ``item``, ``rater``, ``label``; raters the model does not know are
@@ -76,6 +86,7 @@ class DawidSkene:
                 r: {
                     "confusion": c.tolist(),
                     "weight": num(self.weight(r)) if two else None,
+                    "accuracy": num(self.accuracy(r)),
                 }
                 for r, c in self.confusion.items()
             },

@@ -127,7 +127,7 @@ def panel_figures(
         out["slices"] = [r.to_dict() for r in rows]
     elif not dims:
         out["notes"].append("no slice: the trajectories carry no intent, family, length or tools")
-    out["jury"] = _jury(
+    out["jury"] = jury_figures(
         shares, annotators, consensus, tasks, n_boot=n_boot, seed=seed, notes=out["notes"]
     )
     out["alt_test"] = {}
@@ -169,7 +169,7 @@ def rubric_panel(
     )
 
 
-def _jury(
+def jury_figures(
     shares: Mapping[str, pd.Series],
     annotators: pd.DataFrame,
     consensus: pd.Series,
@@ -178,7 +178,11 @@ def _jury(
     n_boot: int,
     seed: int,
     notes: list[str],
+    classes: list[Any] | None = None,
 ) -> dict[str, Any] | None:
+    """The Dawid-Skene jury of a rubric's judges on the holdout tasks (``classes``: the
+    categories of nominal or pairwise verdicts, ``shares`` then each judge's category per
+    item), or None with the reason in ``notes``."""
     if len(shares) < 2:
         notes.append("Dawid-Skene jury: needs two or more judges of the rubric")
         return None
@@ -197,6 +201,7 @@ def _jury(
         reference=consensus,
         tasks=tasks.reindex(table.index),
         holdout=holdout,
+        classes=classes,
         n_boot=n_boot,
         seed=seed,
     )

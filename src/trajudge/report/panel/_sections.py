@@ -104,10 +104,19 @@ def jury_section(rubric: str, panel: Mapping[str, Any], *, many: bool) -> Sectio
         f"jury − best single judge ({best}, best on dev): κ {_est(jury['diff_vs_best'])}",
     ]
     rows = [[name, _est(k)] for name, k in jury["kappa"].items()]
-    weights = ", ".join(
-        f"{r} {fmt(v['weight'])}" for r, v in ds["raters"].items() if v.get("weight") is not None
-    )
-    lines.append(f"weights (log diagnostic odds ratio): {weights}")
+    if len(ds["classes"]) == 2:
+        weights = ", ".join(
+            f"{r} {fmt(v['weight'])}"
+            for r, v in ds["raters"].items()
+            if v.get("weight") is not None
+        )
+        lines.append(f"weights (log diagnostic odds ratio): {weights}")
+    else:  # categories: each rater's K x K confusion; its accuracy under the fitted prior
+        accuracy = ", ".join(f"{r} {fmt(v['accuracy'])}" for r, v in ds["raters"].items())
+        lines.append(
+            f"classes: {', '.join(str(c) for c in ds['classes'])}; each rater's chance of "
+            f"giving the true class (Dawid-Skene's confusion matrices and prior): {accuracy}"
+        )
     return Section(
         f"Jury: whom to trust (Dawid-Skene){_where(rubric, many)}",
         lines,
