@@ -184,7 +184,7 @@ def test_pair_review_stays_hidden_until_the_viewer_labels_the_pair(store: Store)
 
 # --- the page ----------------------------------------------------------------------------
 
-PAGE = "from trajudge.labeling_app._page_pairs import page_label_pairs\npage_label_pairs()"
+PAGE = "from trajudge.labeling_app.pages._page_pairs import page_label_pairs\npage_label_pairs()"
 
 
 def run_pairs(url: str, annotator: str = "ann", **config: Any) -> AppTest:

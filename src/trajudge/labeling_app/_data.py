@@ -13,13 +13,13 @@ import streamlit as st
 from trajudge.calibration.active._stored import active_summary, stored_design
 from trajudge.judges import Rubric, load_rubric
 from trajudge.labeling_app._config import Strategy
-from trajudge.labeling_app._pairs import (
+from trajudge.labeling_app.queue._pairs import (
     PairSet,
     build_pair_queue,
     labeling_pairs,
     pair_disagreement_scores,
 )
-from trajudge.labeling_app._queue import (
+from trajudge.labeling_app.queue._queue import (
     Queue,
     build_queue,
     disagreement_scores,

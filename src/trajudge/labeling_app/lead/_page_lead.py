@@ -11,14 +11,14 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from trajudge.labeling_app._actions import annotator_queue
 from trajudge.labeling_app._config import AppConfig
 from trajudge.labeling_app._data import get_count, get_rubric, get_store
-from trajudge.labeling_app._page_label import signed_in_page
-from trajudge.labeling_app._queue import progress
 from trajudge.labeling_app._review import annotator_disagreements
 from trajudge.labeling_app.auth._session import require_viewer
 from trajudge.labeling_app.lead._stats import judge_agreement, pairwise_agreement, rounded
+from trajudge.labeling_app.pages._actions import annotator_queue
+from trajudge.labeling_app.pages._page_label import signed_in_page
+from trajudge.labeling_app.queue._progress import progress
 
 LOG_ROWS = 500
 

@@ -18,9 +18,10 @@ from trajudge.labeling_app import _state as S
 from trajudge.labeling_app._access import own_label
 from trajudge.labeling_app._config import AppConfig
 from trajudge.labeling_app._data import get_pool, get_queue, get_store
-from trajudge.labeling_app._queue import Queue, next_item, progress_after_save
 from trajudge.labeling_app._widgets import label_value, level_text
 from trajudge.labeling_app.auth._session import require_account
+from trajudge.labeling_app.queue._progress import progress_after_save
+from trajudge.labeling_app.queue._queue import Queue, next_item
 
 RECENT_MAX = 200  # items in "Your recent labels"
 # how long the item put on screen stays reserved for its annotator (Store.reserve): two

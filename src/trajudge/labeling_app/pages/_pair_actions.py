@@ -13,16 +13,17 @@ import streamlit as st
 from trajudge.judges import Rubric
 from trajudge.labeling_app import _state as S
 from trajudge.labeling_app._access import own_pair_label
-from trajudge.labeling_app._actions import (
+from trajudge.labeling_app._config import AppConfig
+from trajudge.labeling_app._data import get_pair_pool, get_pair_queue, get_store
+from trajudge.labeling_app.auth._session import require_account
+from trajudge.labeling_app.pages._actions import (
     RESERVE_S,
     _on_screen,
     advance_in,
     after_save,
     next_if_labeled,
 )
-from trajudge.labeling_app._config import AppConfig
-from trajudge.labeling_app._data import get_pair_pool, get_pair_queue, get_store
-from trajudge.labeling_app._pairs import (
+from trajudge.labeling_app.queue._pairs import (
     Side,
     left_id,
     next_pair,
@@ -30,8 +31,7 @@ from trajudge.labeling_app._pairs import (
     shown_side,
     stored_category,
 )
-from trajudge.labeling_app._queue import Queue
-from trajudge.labeling_app.auth._session import require_account
+from trajudge.labeling_app.queue._queue import Queue
 
 # what each scale value of a pairwise rubric means on the screen: A is the left side
 SCREEN_SIDE: dict[str, Side] = {"A": "left", "B": "right", "tie": "tie"}
