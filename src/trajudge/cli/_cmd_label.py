@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -100,6 +101,15 @@ def label_cmd(
             "is first built (default 200, at most the judged items).",
         ),
     ] = None,
+    learn: Annotated[
+        int | None,
+        typer.Option(
+            min=0,
+            help="--strategy active: labels of the uniform learning phase that comes first; "
+            "the judges' error rate by uncertainty is fitted on them and the rest drawn with "
+            "it (default a quarter of the budget; 0: no learning phase).",
+        ),
+    ] = None,
     config: Annotated[
         Path | None,
         typer.Option(
@@ -154,6 +164,7 @@ def label_cmd(
         overlap=overlap,
         max_pairs=max_pairs,
         budget=budget,
+        learn=learn,
         session_hours=session_hours,
         allowed_hosts=tuple(hosts),
         reviewers=reviewers_per_item,
@@ -164,7 +175,7 @@ def label_cmd(
             "trajectories by a pass/fail verdict's uncertainty"
         )
     if strategy == "active":
-        _freeze_active_design(app_config.db_url, dataset, rubric, budget)
+        _freeze_active_design(app_config.db_url, dataset, rubric, budget, learn)
     if strategy == "escalated" and load_rubric(rubric).mode == "pairwise":
         # trajudge align fits on single trajectories, so what it escalates are trajectories:
         # no pair is ever escalated, and a pair queue "by escalation" would be another order
@@ -302,7 +313,9 @@ def labels_import_cmd(
     )
 
 
-def _freeze_active_design(db: str, dataset: str | None, rubric: str, budget: int | None) -> None:
+def _freeze_active_design(
+    db: str, dataset: str | None, rubric: str, budget: int | None, learn: int | None
+) -> None:
     """Build and store the active design before the app starts (a bad dataset fails here, with
     exit code 2, not in the browser); the design is per dataset, so one must be named."""
     # imported on use: `trajudge --help` loads no room
@@ -317,12 +330,22 @@ def _freeze_active_design(db: str, dataset: str | None, rubric: str, budget: int
         if dataset not in store.datasets():
             raise fail(f"no dataset {dataset!r} in {store.url}")
         try:
-            design = stored_design(store, dataset, load_rubric(rubric), budget=budget)
+            design = stored_design(store, dataset, load_rubric(rubric), budget=budget, learn=learn)
         except ValueError as exc:
             raise fail(str(exc)) from None
     finally:
         store.close()
     drawn = int(design["drawn"].astype(bool).sum())
+    if (design["phase"] == 1).any() and not (design["phase"] == 2).any():
+        # the rest is drawn once the learning labels are in: say what is drawn so far
+        console.print(
+            f"active design: learning phase, {drawn} items drawn uniformly (probability "
+            f"{design['probability'].iloc[0]:.3f}) from the first {len(design)} of "
+            f"{json.loads(design['design'].iloc[0])['items']} items; the rest is drawn with "
+            "probabilities fitted on their labels",
+            highlight=False,
+        )
+        return
     console.print(
         f"active design: {drawn} of {len(design)} items drawn, probabilities "
         f"{design['probability'].min():.3f} to {design['probability'].max():.3f}",

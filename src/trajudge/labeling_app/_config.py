@@ -25,6 +25,7 @@ ENV_STRATEGY = "TRAJUDGE_LABEL_STRATEGY"
 ENV_OVERLAP = "TRAJUDGE_LABEL_OVERLAP"
 ENV_MAX_PAIRS = "TRAJUDGE_LABEL_MAX_PAIRS"
 ENV_BUDGET = "TRAJUDGE_LABEL_BUDGET"
+ENV_LEARN = "TRAJUDGE_LABEL_LEARN"
 ENV_SESSION_HOURS = "TRAJUDGE_LABEL_SESSION_HOURS"
 ENV_ALLOWED_HOSTS = "TRAJUDGE_LABEL_ALLOWED_HOSTS"
 ENV_REVIEWERS = "TRAJUDGE_LABEL_REVIEWERS_PER_ITEM"
@@ -51,6 +52,9 @@ class AppConfig:
     # --strategy active: the expected number of labels of the design when it is first built
     # (None: 200, at most the judged items); a stored design keeps its own
     budget: int | None = None
+    # --strategy active: labels of the uniform learning phase of a new design (None: a
+    # quarter of the budget; 0: none)
+    learn: int | None = None
     # hours a sign-in lasts (then the person signs in again)
     session_hours: float = 12.0
     # the host names the app answers to (Host and Origin headers): loopback names by default;
@@ -80,6 +84,8 @@ class AppConfig:
             raise InputError("--max-pairs", reason=f"must be at least 1, got {self.max_pairs}")
         if self.budget is not None and self.budget < 1:
             raise InputError("--budget", reason=f"must be at least 1, got {self.budget}")
+        if self.learn is not None and self.learn < 0:
+            raise InputError("--learn", reason=f"must be at least 0, got {self.learn}")
 
     def to_env(self) -> dict[str, str]:
         """The environment variables that carry this configuration to the app process."""
@@ -99,6 +105,8 @@ class AppConfig:
             env[ENV_MAX_PAIRS] = str(self.max_pairs)
         if self.budget is not None:
             env[ENV_BUDGET] = str(self.budget)
+        if self.learn is not None:
+            env[ENV_LEARN] = str(self.learn)
         return env
 
     @classmethod
@@ -121,6 +129,10 @@ class AppConfig:
         except ValueError:
             raise InputError(ENV_BUDGET, reason="expected a whole number") from None
         try:
+            learn = int(env[ENV_LEARN]) if env.get(ENV_LEARN) else None
+        except ValueError:
+            raise InputError(ENV_LEARN, reason="expected a whole number") from None
+        try:
             session_hours = float(env.get(ENV_SESSION_HOURS, "12"))
         except ValueError:
             raise InputError(ENV_SESSION_HOURS, reason="expected a number") from None
@@ -141,6 +153,7 @@ class AppConfig:
             overlap=overlap,
             max_pairs=max_pairs,
             budget=budget,
+            learn=learn,
             session_hours=session_hours,
             allowed_hosts=hosts or LOOPBACK_HOSTS,
             reviewers=reviewers,

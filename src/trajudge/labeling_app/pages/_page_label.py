@@ -290,7 +290,8 @@ def item_and_panel(cfg: AppConfig, dataset: str, rubric: Rubric, me: str) -> Non
     queue = annotator_queue(cfg, dataset, rubric, me)
     shown = _progress(cfg, dataset, rubric, queue)
     render_progress(shown)
-    if cfg.strategy == "active":
+    st.caption(f"Queue order: {queue.strategy}")
+    if queue.strategy == "active":
         for line in get_stop_lines(cfg.db_url, dataset, cfg.rubric, shown.items_labeled):
             st.caption(f"Stopping rule: {line}")
     my_labels(cfg, dataset, rubric)
