@@ -194,6 +194,8 @@ def label_cmd(
                 )
         finally:
             store.close()
+    if dataset is not None:
+        _say_chosen_strategy(app_config.db_url, dataset, load_rubric(rubric).id, strategy)
     invite = _accounts(app_config.db_url, adjudicator or [], warn)
     shown = f"[{host}]" if ":" in host else host  # the address it listens on, as the README
     console.print(f"trajudge labels: http://{shown}:{port}  (Ctrl-C stops it)", highlight=False)
@@ -202,6 +204,25 @@ def label_cmd(
     code = serve(app_config, host=host, port=port, sso=sso)
     if code not in (0, -2, -15):
         raise fail(f"the app stopped with exit code {code}", code=1)
+
+
+def _say_chosen_strategy(db: str, dataset: str, rubric_id: str, strategy: str) -> None:
+    """A lead's choice on the lead's page outlives a restart: say which order is in force when
+    it is not the --strategy given."""
+    # imported on use: `trajudge --help` loads no room
+    from trajudge.store import Store
+
+    store = Store(db)
+    try:
+        chosen = store.label_strategy(dataset, rubric_id)
+    finally:
+        store.close()
+    if chosen is not None and chosen["strategy"] != strategy:
+        console.print(
+            f"queue order: {chosen['strategy']}, chosen by {chosen['name']} on the lead's page "
+            f"at {str(chosen['at'])[:19]} UTC (--strategy {strategy} is only the starting value)",
+            highlight=False,
+        )
 
 
 def _accounts(db: str, adjudicators: list[str], warn: Callable[[str], None]) -> str | None:

@@ -52,15 +52,18 @@ def annotator_queue(cfg: AppConfig, dataset: str, rubric: Rubric, me: str) -> Qu
     )
 
 
-def follow_queue(queue: Queue) -> None:
+def follow_queue(queue: Queue) -> bool:
     """Start from the top of a queue that changed (another strategy, the fitted draws of an
     active design, another pool): the position in the old one means nothing in it. The
-    item on screen stays until it is answered; the next one comes from the new queue."""
+    item on screen stays until it is answered; the next one comes from the new queue.
+    Whether it changed since this session last looked."""
     ss = st.session_state
     key = (queue.strategy, len(queue))
-    if ss.get(QUEUE_SEEN) != key:
-        ss[QUEUE_SEEN] = key
-        ss[S.CURSOR] = 0
+    if ss.get(QUEUE_SEEN) == key:
+        return False
+    ss[QUEUE_SEEN] = key
+    ss[S.CURSOR] = 0
+    return True
 
 
 def advance_in(queue: Queue, find: Callable[[int, frozenset[str]], tuple[int, str] | None]) -> None:

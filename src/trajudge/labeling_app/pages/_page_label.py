@@ -37,6 +37,7 @@ from trajudge.labeling_app.auth._sso_page import sso_sign_out
 from trajudge.labeling_app.pages._actions import (
     advance,
     annotator_queue,
+    follow_queue,
     on_back,
     on_details,
     on_next,
@@ -288,6 +289,8 @@ def item_and_panel(cfg: AppConfig, dataset: str, rubric: Rubric, me: str) -> Non
     ss = st.session_state
     require_viewer(cfg)  # a click that ended the session: back to sign-in, nothing drawn
     queue = annotator_queue(cfg, dataset, rubric, me)
+    if follow_queue(queue) and ss[S.CURRENT] is None:  # a done queue changed: new items
+        advance(cfg, dataset, rubric, me)
     shown = _progress(cfg, dataset, rubric, queue)
     render_progress(shown)
     st.caption(f"Queue order: {queue.strategy}")
