@@ -341,8 +341,9 @@ def _labels_drawn(report: Report) -> Section | None:
         )
         if d.get("learning"):
             lines.append(_learning_text(d["learning"]))
-        if any(d.get("excluded", {}).values()):
-            lines.append(_excluded_text(d["excluded"]))
+        ex = d.get("excluded", {})
+        if ex.get("not_drawn") or ex.get("outside_design"):  # "beyond" is said just above
+            lines.append(_excluded_text(ex))
         for judge, entry in d["judges"].items():
             if "estimates" not in entry:
                 rows.append([d["rubric_id"], judge, "n/a", "n/a", "n/a", "n/a", "no labels yet"])
