@@ -109,3 +109,14 @@ def test_uniform_learning_then_fitted_draws_and_the_estimates_over_both(db_url: 
     assert "learning phase: the first 8 draws uniform (probability 0.500" in text
     assert "1 labelled items the design did not draw" in text
     store.close()
+
+
+def test_a_learning_phase_larger_than_the_draws_is_a_uniform_design(db_url: str) -> None:
+    store = Store(db_url)
+    store.import_dataset(DATASET, make_trajectories(12))
+    _seed_judgments(store)
+    design = stored_design(store, DATASET, load_rubric(RUBRIC), budget=3, learn=10)
+    # 12 items at 3 / 12 hold fewer than 10 draws: every item uniform, one part, nothing to fit
+    assert len(design) == 12 and design["probability"].tolist() == [0.25] * 12
+    assert int(design["drawn"].sum()) < 10 and store.draw_phases(DATASET, RUBRIC) == (0,)
+    store.close()

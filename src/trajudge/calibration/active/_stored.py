@@ -169,11 +169,14 @@ def stored_design(
     hits = np.flatnonzero(drawn[walked])
     end = int(hits[n_learn - 1]) + 1 if hits.size >= n_learn else n
     keep = walked[:end]
+    # fewer draws in all than the learning phase wants: the whole design is uniform, one part
+    whole = end == n
     text = json.dumps(
-        {**design, "learn": n_learn, "method": "active-ipw-v2", "phase": 1}, sort_keys=True
+        {**design, "learn": n_learn, "method": "active-ipw-v2", "phase": None if whole else 1},
+        sort_keys=True,
     )
     rows = _rows([ids[k] for k in keep], position[keep], pi[keep], drawn[keep])
-    store.freeze_draws(dataset, rubric.id, rows, text, phase=1)
+    store.freeze_draws(dataset, rubric.id, rows, text, phase=None if whole else 1)
     return finish_learning(store, dataset, rubric, store.label_draws(dataset, rubric.id))
 
 
