@@ -86,6 +86,11 @@ def test_the_lead_page_switches_everyones_next_item(store: Store, store_url: str
     assert any(
         t.value.startswith("Queue order in force: active (chosen by cho at ") for t in lead.text
     )
+    texts = [t.value for t in lead.text]
+    assert (
+        "Active design drawn: budget 6 of 12 items; learning phase of 2 labels: 2 of its items "
+        "to label"
+    ) in texts
     log = next(d.value for d in lead.dataframe if "previous" in d.value.columns)
     assert log[["name", "previous", "strategy"]].values.tolist() == [["cho", "random", "active"]]
 

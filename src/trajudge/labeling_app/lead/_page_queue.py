@@ -9,15 +9,18 @@ the transaction that writes.
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 import streamlit as st
 
+from trajudge.calibration.active._stored import learning_open
 from trajudge.judges import Rubric
 from trajudge.labeling_app._config import AppConfig
 from trajudge.labeling_app._data import get_store
 from trajudge.labeling_app.auth._session import require_account
 from trajudge.labeling_app.queue._strategy import choose_strategy, queue_choice, strategies_for
-from trajudge.store import NotLead
+from trajudge.store import NotLead, Store
 
 PICK, BUDGET, LEARN, SAID = "lead-strategy", "lead-budget", "lead-learn", "lead-strategy-said"
 
@@ -46,6 +49,23 @@ def _on_save(cfg: AppConfig, dataset: str, rubric: Rubric) -> None:
     ss[SAID] = ("success", f"Saved: the queue order is {row['strategy']} for everyone's next item.")
 
 
+def _design_text(store: Store, dataset: str, rubric: Rubric) -> str | None:
+    """The stored active design in a line (its budget, and where its learning phase is), or
+    None when there is none."""
+    draws = store.label_draws(dataset, rubric.id)
+    if draws.empty:
+        return None
+    d = json.loads(str(draws["design"].iloc[0]))
+    text = f"Active design drawn: budget {d['budget']} of {d['items']} items"
+    phases = set(draws["phase"].dropna())
+    if 2 in phases:
+        return f"{text}; learning phase of {d['learn']} labels done, the rest drawn as fitted"
+    if 1 in phases:
+        left = len(learning_open(store, dataset, rubric, draws))
+        return f"{text}; learning phase of {d['learn']} labels: {left} of its items to label"
+    return text
+
+
 def queue_section(cfg: AppConfig, dataset: str, rubric: Rubric) -> None:
     """The strategy in force, the form to change it, and the log of changes."""
     ss = st.session_state
@@ -68,6 +88,9 @@ def queue_section(cfg: AppConfig, dataset: str, rubric: Rubric) -> None:
     options = list(strategies_for(rubric))
     if ss.get(PICK) not in options:
         ss[PICK] = choice.strategy if choice.strategy in options else options[0]
+    design = _design_text(store, dataset, rubric)
+    if design:
+        st.text(design)
     st.selectbox("Queue order", options, key=PICK)
     if "active" in options:
         cols = st.columns(2)
