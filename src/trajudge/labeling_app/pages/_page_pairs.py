@@ -215,6 +215,7 @@ def pair_and_panel(cfg: AppConfig, dataset: str, rubric: Rubric, me: str) -> Non
     require_viewer(cfg)  # a click that ended the session: back to sign-in, nothing drawn
     queue = pair_queue(cfg, dataset, rubric, me)
     render_progress(_progress(cfg, dataset, rubric, queue), noun="pairs")
+    st.caption(f"Queue order: {queue.strategy}")
     my_pairs(cfg, dataset, rubric, me)
     key = ss[S.CURRENT]
     if key is None:
