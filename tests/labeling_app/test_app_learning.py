@@ -45,7 +45,7 @@ def test_uniform_learning_then_fitted_draws_and_the_estimates_over_both(db_url: 
     assert int(first["drawn"].sum()) == LEARN and bool(first["drawn"].iloc[-1])
     assert store.draw_phases(DATASET, RUBRIC) == (1,)
     learning = first.loc[first["drawn"].astype(bool), "trajectory_id"].tolist()
-    assert learning_open(store, DATASET, rubric, first) == learning
+    assert learning_open(store, DATASET, rubric) == learning
 
     labels: dict[str, float] = {}
     for tid in learning[:-1]:

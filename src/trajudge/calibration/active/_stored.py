@@ -180,15 +180,12 @@ def stored_design(
     return finish_learning(store, dataset, rubric, store.label_draws(dataset, rubric.id))
 
 
-def learning_open(store: Store, dataset: str, rubric: Rubric, draws: pd.DataFrame) -> list[str]:
-    """The items drawn in the learning phase of ``draws`` that nobody has labelled or skipped
-    yet (empty when the design has no learning phase, or its phase 2 is stored)."""
-    phase = draws["phase"]
-    if not (phase == 1).any() or (phase == 2).any():
-        return []
-    learning = draws.loc[(phase == 1) & draws["drawn"].astype(bool), "trajectory_id"]
-    answered = {k for k, _, _ in store.labels_on_items(dataset, rubric.id, learning.tolist())}
-    return [str(i) for i in learning if i not in answered]
+def learning_open(store: Store, dataset: str, rubric: Rubric) -> list[str]:
+    """The items drawn in the learning phase that nobody has labelled or skipped yet (empty
+    when the design has no learning phase, or none is stored)."""
+    learning = store.learning_draws(dataset, rubric.id)
+    answered = {k for k, _, _ in store.labels_on_items(dataset, rubric.id, learning)}
+    return [i for i in learning if i not in answered]
 
 
 def finish_learning(
@@ -206,7 +203,7 @@ def finish_learning(
     if not (phase == 1).any() or (phase == 2).any():
         return draws
     design = json.loads(str(draws["design"].iloc[0]))
-    if len(draws) >= int(design["items"]) or learning_open(store, dataset, rubric, draws):
+    if len(draws) >= int(design["items"]) or learning_open(store, dataset, rubric):
         return draws
     signals = item_signals(store.judgments_frame(dataset), rubric)
     ids = [str(i) for i in signals.index]

@@ -61,7 +61,7 @@ def _design_text(store: Store, dataset: str, rubric: Rubric) -> str | None:
     if 2 in phases:
         return f"{text}; learning phase of {d['learn']} labels done, the rest drawn as fitted"
     if 1 in phases:
-        left = len(learning_open(store, dataset, rubric, draws))
+        left = len(learning_open(store, dataset, rubric))
         return f"{text}; learning phase of {d['learn']} labels: {left} of its items to label"
     return text
 

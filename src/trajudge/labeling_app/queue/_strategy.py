@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from trajudge.calibration.active._stored import stored_design
+from trajudge.calibration.active._stored import learning_open, stored_design
 from trajudge.judges import Rubric
 from trajudge.labeling_app._config import STRATEGIES, AppConfig, Strategy
 from trajudge.labeling_app.queue._queue import escalation_scores
@@ -107,7 +107,9 @@ def design_state(
     if choice.strategy != "active":
         return ()
     phases = store.draw_phases(dataset, rubric.id)
-    if phases == (1,):
-        stored_design(store, dataset, rubric)  # draws phase 2 once the learning is done
+    # the learning phase's few drawn items are checked first: reading the whole design (and
+    # fitting) only once they are all answered, when phase 2 is drawn
+    if phases == (1,) and not learning_open(store, dataset, rubric):
+        stored_design(store, dataset, rubric)
         phases = store.draw_phases(dataset, rubric.id)
     return phases
