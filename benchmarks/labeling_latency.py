@@ -225,7 +225,7 @@ def main() -> None:
     # the whole label page under AppTest: queue cached, Next clicked each time
     from streamlit.testing.v1 import AppTest
 
-    script = "from trajudge.labeling_app._page_label import page_label\npage_label()"
+    script = "from trajudge.labeling_app.pages._page_label import page_label\npage_label()"
     at = AppTest.from_string(script, default_timeout=600)
     at.session_state[S.CONFIG] = AppConfig(db_url=url, dataset=DATASET, rubric=RUBRIC)
     at.session_state[S.ANNOTATOR] = me + "-page"

@@ -122,7 +122,7 @@ def test_report_on_10000_while_another_connection_reads(originals, big_url, tmp_
 
 def test_label_page_on_10000_while_another_connection_reads(big_url: str) -> None:
     at = AppTest.from_string(
-        "from trajudge.labeling_app._page_label import page_label\npage_label()",
+        "from trajudge.labeling_app.pages._page_label import page_label\npage_label()",
         default_timeout=300,
     )
     at.session_state[S.CONFIG] = AppConfig(db_url=big_url, dataset=DS, overlap=1.0)

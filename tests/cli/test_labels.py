@@ -371,6 +371,7 @@ def test_active_strategy_refuses_what_it_cannot_draw(
         (["--dataset", DS, "--rubric", "trajectory_preference"], "is pairwise"),
         (["--dataset", DS], "no judge scored it under rubric 'trajectory_reasonableness'"),
         (["--dataset", DS, "--budget", "0"], "Invalid value for '--budget'"),
+        (["--dataset", DS, "--learn", "-1"], "Invalid value for '--learn'"),
     ]  # fmt: skip
     for extra, message in cases:
         res = runner.invoke(app, [*active, *extra])
@@ -379,3 +380,34 @@ def test_active_strategy_refuses_what_it_cannot_draw(
         assert "Traceback" not in res.output
     assert calls == []
     assert store.label_draws(DS, "trajectory_reasonableness").empty
+
+
+def test_active_starts_with_its_learning_phase_and_a_leads_choice_outlives_a_restart(
+    store: Store, db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[AppConfig] = []
+    monkeypatch.setattr("trajudge.labeling_app.serve", lambda c, **_: calls.append(c) or 0)
+    rubric = "trajectory_reasonableness"
+    for k, tid in enumerate(["t0", "t1", "t2"]):
+        store.add_judgment(DS, {"trajectory_id": tid, "judge": "j", "rubric_id": rubric,
+                                "rubric_version": "v", "model": "m", "mode": "pointwise",
+                                "order": "ab", "sample": 0, "score": float(1 + 2 * k)})  # fmt: skip
+    res = runner.invoke(
+        app, ["label", "--db", db_url, "--dataset", DS, "--strategy", "active", "--budget", "3",
+              "--learn", "1"],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    # budget 3 of 3 items: every item drawn with probability 1, the first one ends phase 1
+    assert " ".join(res.output.split()).startswith(
+        "active design: learning phase, 1 items drawn uniformly (probability 1.000) from the "
+        "first 1 of 3 items; the rest is drawn with probabilities fitted on their labels "
+    )
+    assert calls[-1].learn == 1 and calls[-1].budget == 3
+    assert store.draw_phases(DS, rubric) == (1,)
+    store.add_account("cho", "lead", secret="h", secret_kind="password")
+    store.set_label_strategy(DS, rubric, "disagreement", name="cho", started_with="active")
+    res = runner.invoke(app, ["label", "--db", db_url, "--dataset", DS])
+    assert res.exit_code == 0, res.output
+    said = " ".join(res.output.split())
+    assert said.startswith("queue order: disagreement, chosen by cho on the lead's page at ")
+    assert "UTC (--strategy random is only the starting value) trajudge labels:" in said

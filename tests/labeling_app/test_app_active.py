@@ -101,13 +101,13 @@ def hand_pass_hat(design, labels, verdicts, tasks: dict[str, str], k: int) -> fl
 def test_design_queue_summary_and_report_agree_with_a_hand_computation(store: Store) -> None:
     verdicts = _seed_judgments(store)
     rubric = load_rubric(RUBRIC)
-    design = stored_design(store, DATASET, rubric, budget=6)
+    design = stored_design(store, DATASET, rubric, budget=6, learn=0)  # no learning phase
     assert len(design) == 12 and design["probability"].sum() == pytest.approx(6)
     # the split items are the uncertain ones: drawn with a higher probability
     by_id = design.set_index("trajectory_id")["probability"]
     sure, split = by_id[["xss", "t004", "t001"]], by_id[["t002", "t006"]]
     assert split.min() > sure.max()
-    again = stored_design(store, DATASET, rubric, budget=11)  # frozen: the budget is ignored
+    again = stored_design(store, DATASET, rubric, budget=11, learn=3)  # frozen: ignored
     assert again.equals(design)
     drawn = design.loc[design["drawn"].astype(bool), "trajectory_id"].tolist()
     queue = build_queue(store.trajectory_keys(DATASET), "ann", strategy="active",

@@ -302,6 +302,7 @@ def test_the_sign_in_page_and_the_leads_page(tmp_path: Path, db_url: str) -> Non
             browser_sign_in(page, "cho")
             page.get_by_role("link", name="Lead").click()
             page.get_by_role("heading", name="Accounts and progress").wait_for()
+            page.get_by_role("heading", name="Label queue").wait_for()
             page.get_by_role("heading", name="Agreement between annotators").wait_for()
             page.get_by_role("heading", name="Sign-in log").wait_for()
             _idle(page)

@@ -21,9 +21,9 @@ from trajudge.store import Store
 RUBRIC = "trajectory_reasonableness"
 PAGES = {
     "login": "from trajudge.labeling_app.auth._page_signin import page_login\npage_login()",
-    "label": "from trajudge.labeling_app._page_label import page_label\npage_label()",
-    "review": "from trajudge.labeling_app._page_review import page_review\npage_review()",
-    "export": "from trajudge.labeling_app._page_misc import page_export\npage_export()",
+    "label": "from trajudge.labeling_app.pages._page_label import page_label\npage_label()",
+    "review": "from trajudge.labeling_app.pages._page_review import page_review\npage_review()",
+    "export": "from trajudge.labeling_app.pages._page_misc import page_export\npage_export()",
 }
 
 

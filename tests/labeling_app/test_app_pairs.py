@@ -9,7 +9,7 @@ import pytest
 from labeling_helpers import DATASET, IMG, LINK, PASSWORD, SCRIPT, sign_in_as
 from streamlit.testing.v1 import AppTest
 
-from trajudge.judges import task_pairs
+from trajudge.judges import load_rubric, task_pairs
 from trajudge.labeling_app import (
     AppConfig,
     NotAllowed,
@@ -26,6 +26,7 @@ from trajudge.labeling_app import (
 )
 from trajudge.labeling_app import _state as S
 from trajudge.labeling_app.auth._manage import add_account
+from trajudge.labeling_app.queue._strategy import choose_strategy
 from trajudge.store import Store
 from trajudge.trajectories import Trajectory
 
@@ -184,7 +185,7 @@ def test_pair_review_stays_hidden_until_the_viewer_labels_the_pair(store: Store)
 
 # --- the page ----------------------------------------------------------------------------
 
-PAGE = "from trajudge.labeling_app._page_pairs import page_label_pairs\npage_label_pairs()"
+PAGE = "from trajudge.labeling_app.pages._page_pairs import page_label_pairs\npage_label_pairs()"
 
 
 def run_pairs(url: str, annotator: str = "ann", **config: Any) -> AppTest:
@@ -348,3 +349,17 @@ def test_judge_verdicts_before_the_label_only_on_a_server_that_shows_them(
     side = "A · left better" if left_id("ann", a, b) == a else "B · right better"
     assert f"judge SECRET-JUDGE (ab, sample 0): {side}" in _texts(at)
     assert not store.pair_labels_frame(DATASET).shape[0]
+
+
+def test_the_leads_choice_orders_the_pair_queue_too(store_url: str, store: Store) -> None:
+    _judge_everything(store)
+    assert "Queue order: random" in [c.value for c in run_pairs(store_url).caption]
+    cho, _ = add_account(store, "cho", "lead")
+    rubric = load_rubric(RUBRIC)
+    cfg = AppConfig(db_url=store_url, dataset=DATASET, rubric=RUBRIC)
+    with pytest.raises(ValueError, match="not a strategy for rubric"):  # no active for pairs
+        choose_strategy(store, cfg, DATASET, rubric, cho, "active")
+    choose_strategy(store, cfg, DATASET, rubric, cho, "disagreement")
+    at = run_pairs(store_url, "bob")
+    assert not at.exception
+    assert "Queue order: disagreement" in [c.value for c in at.caption]

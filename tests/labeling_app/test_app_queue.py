@@ -18,7 +18,7 @@ from trajudge.labeling_app import (
     progress,
     progress_after_save,
 )
-from trajudge.labeling_app._queue import id_hashes
+from trajudge.labeling_app.queue._queue import id_hashes
 from trajudge.store import Store
 
 IDS = [f"item-{i}" for i in range(2000)]

@@ -14,10 +14,10 @@ from streamlit.testing.v1 import AppTest
 from trajudge.judges import load_rubric
 from trajudge.labeling_app import AppConfig, Queue, build_queue, next_item, progress
 from trajudge.labeling_app import _state as S
-from trajudge.labeling_app._queue import labeling_pool
 from trajudge.labeling_app.auth._manage import add_account
 from trajudge.labeling_app.auth._signin import sign_in
 from trajudge.labeling_app.lead import judge_agreement, pairwise_agreement
+from trajudge.labeling_app.queue._queue import labeling_pool
 from trajudge.store import Store
 
 RUBRIC = "trajectory_reasonableness"  # ordinal 1..5, pass at 4

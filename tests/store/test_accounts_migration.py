@@ -14,6 +14,7 @@ from trajudge.trajectories import Step, Trajectory
 DS = "d"
 # the tables each version after 8 adds (from _schema.py's comments), newest first
 _ADDED = {
+    12: ("label_strategies",),
     11: ("reservations", "sign_in_events", "sign_in_throttle", "accounts"),
     10: ("pull_cursors", "export_marks"),
     9: ("label_draws",),
@@ -34,6 +35,8 @@ def _old_store(url: str, version: int) -> None:
             if v > version:
                 for table in _ADDED[v]:
                     conn.exec_driver_sql(f"DROP TABLE {table}")
+                if v == 12:  # version 12 also added a column
+                    conn.exec_driver_sql("ALTER TABLE label_draws DROP COLUMN phase")
                 conn.exec_driver_sql(f"DELETE FROM schema_migrations WHERE version = {v}")
         tables = set(inspect(conn).get_table_names())
         versions = {r[0] for r in conn.exec_driver_sql("SELECT version FROM schema_migrations")}
@@ -48,7 +51,7 @@ def test_a_store_before_version_11_gets_accounts(db_url: str, version: int) -> N
     store = Store(db_url)
     with store.sql_engine.connect() as conn:
         versions = [r[0] for r in conn.exec_driver_sql("SELECT version FROM schema_migrations")]
-    assert sorted(versions) == list(range(1, 12))  # each once, 9 and 10 too when missing
+    assert sorted(versions) == list(range(1, 13))  # each once, 9 and 10 too when missing
     # the old rows stayed
     assert store.labels_frame(DS)["value"].tolist() == [4.0]
     assert len(store.label_draws(DS, "r")) == (1 if version >= 9 else 0)
@@ -70,4 +73,4 @@ def test_a_store_before_version_11_gets_accounts(db_url: str, version: int) -> N
     Store(db_url).close()  # re-opening applies nothing twice
     with Store(db_url).sql_engine.connect() as conn:
         n = conn.exec_driver_sql("SELECT count(*) FROM schema_migrations").scalar()
-    assert n == 11
+    assert n == 12

@@ -125,7 +125,7 @@ def test_a_postgres_store_at_version_5_with_duplicates_is_migrated(
                 (15, "a-2"),
             ]
             versions = conn.exec_driver_sql("SELECT max(version) FROM schema_migrations")
-            assert versions.scalar() == 11
+            assert versions.scalar() == 12
         with pytest.raises(IntegrityError), store.sql_write_engine.begin() as conn:
             conn.execute(insert(judgments), [_row("a-0")])
         store.close()

@@ -118,6 +118,6 @@ def test_a_sqlite_store_at_version_8_gets_the_table(tmp_path: Path) -> None:
     store = Store(url)
     assert store.freeze_draws(DS, "r", _rows(0.5), "{}")
     assert con.execute("SELECT count(*) FROM label_draws").fetchone() == (4,)
-    assert con.execute("SELECT max(version) FROM schema_migrations").fetchone() == (11,)
+    assert con.execute("SELECT max(version) FROM schema_migrations").fetchone() == (12,)
     store.close()
     con.close()

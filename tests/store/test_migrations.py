@@ -74,7 +74,7 @@ def test_a_version_1_store_upgrades_to_the_schema_of_a_new_one(tmp_path: Path) -
         '"order", sample)',
     ) in fresh["judgments"]["index_sql"]
     assert con.execute("SELECT version FROM schema_migrations").fetchall() == [
-        (v,) for v in (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11)
+        (v,) for v in (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12)
     ]
     # every row kept, ids included; the configuration of old rows is unknown (NULL), and so
     # are their expected scores (version 5)
@@ -86,7 +86,7 @@ def test_a_version_1_store_upgrades_to_the_schema_of_a_new_one(tmp_path: Path) -
     assert "accounts" in upgraded and "sign_in_events" in upgraded
     # re-opening applies nothing twice
     Store(old).close()
-    assert con.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == 11
+    assert con.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == 12
 
 
 def test_an_upgraded_store_keeps_old_judgments_apart_from_new_configurations(
@@ -139,4 +139,4 @@ def test_version_3_keeps_old_labels_and_adds_category_and_pair_labels(tmp_path: 
         ["a-0", "a-1", "B", "a-1"]
     ]
     store.close()
-    assert con.execute("SELECT max(version) FROM schema_migrations").fetchone()[0] == 11
+    assert con.execute("SELECT max(version) FROM schema_migrations").fetchone()[0] == 12

@@ -86,10 +86,10 @@ def test_sqlite_uses_wal_and_records_migrations(tmp_path: Path) -> None:
     con = sqlite3.connect(path)
     assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert con.execute("SELECT version FROM schema_migrations").fetchall() == [
-        (v,) for v in (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11)
+        (v,) for v in (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12)
     ]
     Store(f"sqlite:///{path}")  # re-opening does not re-apply
-    assert con.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == 11
+    assert con.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == 12
 
 
 def test_import_is_idempotent_and_detects_changes(db_url: str) -> None:

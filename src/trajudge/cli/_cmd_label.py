@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -109,6 +110,15 @@ def label_cmd(
             "report.stop_when).",
         ),
     ] = None,
+    learn: Annotated[
+        int | None,
+        typer.Option(
+            min=0,
+            help="--strategy active: labels of the uniform learning phase that comes first; "
+            "the judges' error rate by uncertainty is fitted on them and the rest drawn with "
+            "it (default a quarter of the budget; 0: no learning phase).",
+        ),
+    ] = None,
     config: Annotated[
         Path | None,
         typer.Option(
@@ -167,6 +177,7 @@ def label_cmd(
         overlap=overlap,
         max_pairs=max_pairs,
         budget=budget,
+        learn=learn,
         session_hours=session_hours,
         allowed_hosts=tuple(hosts),
         reviewers=reviewers_per_item,
@@ -178,7 +189,7 @@ def label_cmd(
             "trajectories by a pass/fail verdict's uncertainty"
         )
     if strategy == "active":
-        _freeze_active_design(app_config.db_url, dataset, rubric, budget)
+        _freeze_active_design(app_config.db_url, dataset, rubric, budget, learn)
     if strategy == "escalated" and load_rubric(rubric).mode == "pairwise":
         # trajudge align fits on single trajectories, so what it escalates are trajectories:
         # no pair is ever escalated, and a pair queue "by escalation" would be another order
@@ -197,6 +208,8 @@ def label_cmd(
                 )
         finally:
             store.close()
+    if dataset is not None:
+        _say_chosen_strategy(app_config.db_url, dataset, load_rubric(rubric).id, strategy)
     invite = _accounts(app_config.db_url, adjudicator or [], warn)
     shown = f"[{host}]" if ":" in host else host  # the address it listens on, as the README
     console.print(f"trajudge labels: http://{shown}:{port}  (Ctrl-C stops it)", highlight=False)
@@ -205,6 +218,25 @@ def label_cmd(
     code = serve(app_config, host=host, port=port, sso=sso)
     if code not in (0, -2, -15):
         raise fail(f"the app stopped with exit code {code}", code=1)
+
+
+def _say_chosen_strategy(db: str, dataset: str, rubric_id: str, strategy: str) -> None:
+    """A lead's choice on the lead's page outlives a restart: say which order is in force when
+    it is not the --strategy given."""
+    # imported on use: `trajudge --help` loads no room
+    from trajudge.store import Store
+
+    store = Store(db)
+    try:
+        chosen = store.label_strategy(dataset, rubric_id)
+    finally:
+        store.close()
+    if chosen is not None and chosen["strategy"] != strategy:
+        console.print(
+            f"queue order: {chosen['strategy']}, chosen by {chosen['name']} on the lead's page "
+            f"at {str(chosen['at'])[:19]} UTC (--strategy {strategy} is only the starting value)",
+            highlight=False,
+        )
 
 
 def _accounts(db: str, adjudicators: list[str], warn: Callable[[str], None]) -> str | None:
@@ -316,7 +348,9 @@ def labels_import_cmd(
     )
 
 
-def _freeze_active_design(db: str, dataset: str | None, rubric: str, budget: int | None) -> None:
+def _freeze_active_design(
+    db: str, dataset: str | None, rubric: str, budget: int | None, learn: int | None
+) -> None:
     """Build and store the active design before the app starts (a bad dataset fails here, with
     exit code 2, not in the browser); the design is per dataset, so one must be named."""
     # imported on use: `trajudge --help` loads no room
@@ -331,12 +365,22 @@ def _freeze_active_design(db: str, dataset: str | None, rubric: str, budget: int
         if dataset not in store.datasets():
             raise fail(f"no dataset {dataset!r} in {store.url}")
         try:
-            design = stored_design(store, dataset, load_rubric(rubric), budget=budget)
+            design = stored_design(store, dataset, load_rubric(rubric), budget=budget, learn=learn)
         except ValueError as exc:
             raise fail(str(exc)) from None
     finally:
         store.close()
     drawn = int(design["drawn"].astype(bool).sum())
+    if (design["phase"] == 1).any() and not (design["phase"] == 2).any():
+        # the rest is drawn once the learning labels are in: say what is drawn so far
+        console.print(
+            f"active design: learning phase, {drawn} items drawn uniformly (probability "
+            f"{design['probability'].iloc[0]:.3f}) from the first {len(design)} of "
+            f"{json.loads(design['design'].iloc[0])['items']} items; the rest is drawn with "
+            "probabilities fitted on their labels",
+            highlight=False,
+        )
+        return
     console.print(
         f"active design: {drawn} of {len(design)} items drawn, probabilities "
         f"{design['probability'].min():.3f} to {design['probability'].max():.3f}",

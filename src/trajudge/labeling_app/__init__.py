@@ -1,6 +1,6 @@
 """The human labeling app (Streamlit): blind labeling from per-annotator queues, review of
 disagreements with adjudication, and label export; under a pairwise rubric, blind labeling of
-pairs of trials side by side (``_pairs``: which pairs, the side shown left per annotator, the
+pairs of trials side by side (``queue/_pairs``: which pairs, the side shown left per annotator, the
 label mapped back to the original numbering). It reads and writes only through the store,
 and reads other people's labels and the judgments only through ``_access`` (blind labeling).
 
@@ -36,7 +36,17 @@ if TYPE_CHECKING:
         Strategy,
         validate_annotator,
     )
-    from trajudge.labeling_app._pairs import (
+    from trajudge.labeling_app._review import annotator_disagreements, judge_human_disagreements
+    from trajudge.labeling_app._serve import (
+        app_script,
+        check_config,
+        is_loopback,
+        serve,
+        server_script,
+        streamlit_command,
+    )
+    from trajudge.labeling_app._view import ItemView, RuleView, StepView, TurnView, build_item_view
+    from trajudge.labeling_app.queue._pairs import (
         PairSet,
         build_pair_queue,
         labeling_pairs,
@@ -48,8 +58,8 @@ if TYPE_CHECKING:
         shown_side,
         stored_category,
     )
-    from trajudge.labeling_app._queue import (
-        Progress,
+    from trajudge.labeling_app.queue._progress import Progress, progress, progress_after_save
+    from trajudge.labeling_app.queue._queue import (
         Queue,
         build_queue,
         disagreement_scores,
@@ -57,19 +67,7 @@ if TYPE_CHECKING:
         next_item,
         overlap_mask,
         owners,
-        progress,
-        progress_after_save,
     )
-    from trajudge.labeling_app._review import annotator_disagreements, judge_human_disagreements
-    from trajudge.labeling_app._serve import (
-        app_script,
-        check_config,
-        is_loopback,
-        serve,
-        server_script,
-        streamlit_command,
-    )
-    from trajudge.labeling_app._view import ItemView, RuleView, StepView, TurnView, build_item_view
 
 __all__ = [
     "DEFAULT_RUBRIC",
@@ -129,14 +127,14 @@ __all__ = [
 
 # name -> the module it comes from: imported on first use (see trajudge.core._lazy)
 _EXPORTS = {
-    "escalation_scores": "trajudge.labeling_app._queue",
+    "escalation_scores": "trajudge.labeling_app.queue._queue",
     "AppConfig": "trajudge.labeling_app._config",
     "DEFAULT_RUBRIC": "trajudge.labeling_app._config",
     "ItemReview": "trajudge.labeling_app._access",
     "ItemView": "trajudge.labeling_app._view",
     "NotAllowed": "trajudge.labeling_app._access",
-    "Progress": "trajudge.labeling_app._queue",
-    "Queue": "trajudge.labeling_app._queue",
+    "Progress": "trajudge.labeling_app.queue._progress",
+    "Queue": "trajudge.labeling_app.queue._queue",
     "ReviewData": "trajudge.labeling_app._access",
     "RuleView": "trajudge.labeling_app._view",
     "STRATEGIES": "trajudge.labeling_app._config",
@@ -147,36 +145,36 @@ _EXPORTS = {
     "annotator_disagreements": "trajudge.labeling_app._review",
     "app_script": "trajudge.labeling_app._serve",
     "build_item_view": "trajudge.labeling_app._view",
-    "build_queue": "trajudge.labeling_app._queue",
+    "build_queue": "trajudge.labeling_app.queue._queue",
     "check_config": "trajudge.labeling_app._serve",
-    "disagreement_scores": "trajudge.labeling_app._queue",
+    "disagreement_scores": "trajudge.labeling_app.queue._queue",
     "export_frame": "trajudge.labeling_app._access",
     "is_loopback": "trajudge.labeling_app._serve",
     "item_review": "trajudge.labeling_app._access",
     "judge_human_disagreements": "trajudge.labeling_app._review",
     "label_page_judgments": "trajudge.labeling_app._access",
     "may_review": "trajudge.labeling_app._access",
-    "next_item": "trajudge.labeling_app._queue",
-    "overlap_mask": "trajudge.labeling_app._queue",
-    "owners": "trajudge.labeling_app._queue",
-    "progress": "trajudge.labeling_app._queue",
-    "progress_after_save": "trajudge.labeling_app._queue",
+    "next_item": "trajudge.labeling_app.queue._queue",
+    "overlap_mask": "trajudge.labeling_app.queue._queue",
+    "owners": "trajudge.labeling_app.queue._queue",
+    "progress": "trajudge.labeling_app.queue._progress",
+    "progress_after_save": "trajudge.labeling_app.queue._progress",
     "review_data": "trajudge.labeling_app._access",
     "save_adjudication": "trajudge.labeling_app._access",
     "serve": "trajudge.labeling_app._serve",
     "server_script": "trajudge.labeling_app._serve",
     "streamlit_command": "trajudge.labeling_app._serve",
     "validate_annotator": "trajudge.labeling_app._config",
-    "PairSet": "trajudge.labeling_app._pairs",
-    "build_pair_queue": "trajudge.labeling_app._pairs",
-    "labeling_pairs": "trajudge.labeling_app._pairs",
-    "left_id": "trajudge.labeling_app._pairs",
-    "next_pair": "trajudge.labeling_app._pairs",
-    "pair_key": "trajudge.labeling_app._pairs",
-    "pair_of": "trajudge.labeling_app._pairs",
-    "pair_progress": "trajudge.labeling_app._pairs",
-    "shown_side": "trajudge.labeling_app._pairs",
-    "stored_category": "trajudge.labeling_app._pairs",
+    "PairSet": "trajudge.labeling_app.queue._pairs",
+    "build_pair_queue": "trajudge.labeling_app.queue._pairs",
+    "labeling_pairs": "trajudge.labeling_app.queue._pairs",
+    "left_id": "trajudge.labeling_app.queue._pairs",
+    "next_pair": "trajudge.labeling_app.queue._pairs",
+    "pair_key": "trajudge.labeling_app.queue._pairs",
+    "pair_of": "trajudge.labeling_app.queue._pairs",
+    "pair_progress": "trajudge.labeling_app.queue._pairs",
+    "shown_side": "trajudge.labeling_app.queue._pairs",
+    "stored_category": "trajudge.labeling_app.queue._pairs",
     "own_pair_label": "trajudge.labeling_app._access",
     "pair_review": "trajudge.labeling_app._access",
     "pair_export_frame": "trajudge.labeling_app._access",

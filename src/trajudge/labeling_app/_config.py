@@ -26,6 +26,7 @@ ENV_STRATEGY = "TRAJUDGE_LABEL_STRATEGY"
 ENV_OVERLAP = "TRAJUDGE_LABEL_OVERLAP"
 ENV_MAX_PAIRS = "TRAJUDGE_LABEL_MAX_PAIRS"
 ENV_BUDGET = "TRAJUDGE_LABEL_BUDGET"
+ENV_LEARN = "TRAJUDGE_LABEL_LEARN"
 ENV_SESSION_HOURS = "TRAJUDGE_LABEL_SESSION_HOURS"
 ENV_ALLOWED_HOSTS = "TRAJUDGE_LABEL_ALLOWED_HOSTS"
 ENV_REVIEWERS = "TRAJUDGE_LABEL_REVIEWERS_PER_ITEM"
@@ -53,6 +54,9 @@ class AppConfig:
     # --strategy active: the expected number of labels of the design when it is first built
     # (None: 200, at most the judged items); a stored design keeps its own
     budget: int | None = None
+    # --strategy active: labels of the uniform learning phase of a new design (None: a
+    # quarter of the budget; 0: none)
+    learn: int | None = None
     # hours a sign-in lasts (then the person signs in again)
     session_hours: float = 12.0
     # the host names the app answers to (Host and Origin headers): loopback names by default;
@@ -92,6 +96,8 @@ class AppConfig:
             StopRule(*self.stop_rule)  # type: ignore[arg-type]
         except (ValueError, TypeError) as exc:
             raise InputError("--stop-when", reason=str(exc)) from None
+        if self.learn is not None and self.learn < 0:
+            raise InputError("--learn", reason=f"must be at least 0, got {self.learn}")
 
     def to_env(self) -> dict[str, str]:
         """The environment variables that carry this configuration to the app process."""
@@ -112,6 +118,8 @@ class AppConfig:
             env[ENV_MAX_PAIRS] = str(self.max_pairs)
         if self.budget is not None:
             env[ENV_BUDGET] = str(self.budget)
+        if self.learn is not None:
+            env[ENV_LEARN] = str(self.learn)
         return env
 
     @classmethod
@@ -133,6 +141,10 @@ class AppConfig:
             budget = int(env[ENV_BUDGET]) if env.get(ENV_BUDGET) else None
         except ValueError:
             raise InputError(ENV_BUDGET, reason="expected a whole number") from None
+        try:
+            learn = int(env[ENV_LEARN]) if env.get(ENV_LEARN) else None
+        except ValueError:
+            raise InputError(ENV_LEARN, reason="expected a whole number") from None
         try:
             session_hours = float(env.get(ENV_SESSION_HOURS, "12"))
         except ValueError:
@@ -159,6 +171,7 @@ class AppConfig:
             overlap=overlap,
             max_pairs=max_pairs,
             budget=budget,
+            learn=learn,
             session_hours=session_hours,
             allowed_hosts=hosts or LOOPBACK_HOSTS,
             reviewers=reviewers,

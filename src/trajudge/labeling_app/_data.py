@@ -14,13 +14,13 @@ from trajudge.calibration.active._stop import StopRule
 from trajudge.calibration.active._stored import active_summary, stored_design
 from trajudge.judges import Rubric, load_rubric
 from trajudge.labeling_app._config import AppConfig, Strategy
-from trajudge.labeling_app._pairs import (
+from trajudge.labeling_app.queue._pairs import (
     PairSet,
     build_pair_queue,
     labeling_pairs,
     pair_disagreement_scores,
 )
-from trajudge.labeling_app._queue import (
+from trajudge.labeling_app.queue._queue import (
     Queue,
     build_queue,
     disagreement_scores,
@@ -72,9 +72,12 @@ def get_queue(
     pool: tuple[str, ...],
     budget: int | None = None,
     reviewers: int = 1,
+    learn: int | None = None,
+    design: tuple[int, ...] = (),
 ) -> Queue:
     """The annotator's queue (shared by their sessions: never modified). ``active``: the
-    items the dataset's frozen design drew (built with ``budget`` the first time)."""
+    items the dataset's frozen design drew (built with ``budget`` and ``learn`` the first
+    time); ``design`` (the parts stored) only keys the cache, so a new part rebuilds it."""
     store = get_store(db_url)
     dis = None
     drawn = None
@@ -83,8 +86,9 @@ def get_queue(
     elif strategy == "escalated":
         dis = escalation_scores(store, dataset)
     elif strategy == "active":
-        design = stored_design(store, dataset, get_rubric(rubric_ref), budget=budget)
-        drawn = design.loc[design["drawn"].astype(bool), "trajectory_id"].tolist()
+        del design  # only the cache key
+        frozen = stored_design(store, dataset, get_rubric(rubric_ref), budget=budget, learn=learn)
+        drawn = frozen.loc[frozen["drawn"].astype(bool), "trajectory_id"].tolist()
     return build_queue(
         store.trajectory_keys(dataset),
         annotator,

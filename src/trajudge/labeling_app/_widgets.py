@@ -14,8 +14,8 @@ import pandas as pd
 import streamlit as st
 
 from trajudge.judges import Rubric
-from trajudge.labeling_app._queue import Progress
 from trajudge.labeling_app._view import ItemView, RuleView, StepView
+from trajudge.labeling_app.queue._progress import Progress
 
 
 def render_progress(p: Progress, *, noun: str = "items") -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import streamlit as st
 
 from trajudge.labeling_app import _state as S
-from trajudge.labeling_app._pages import pages
+from trajudge.labeling_app.pages._pages import pages
 
 st.set_page_config(page_title="trajudge labels", layout="wide")
 S.shows_store_faults(lambda: st.navigation(pages()).run())()

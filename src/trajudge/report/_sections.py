@@ -301,6 +301,21 @@ def _estimate_text(e: dict[str, Any]) -> str:
     return f"{fmt(e['value'])} [{fmt(e['low'])}, {fmt(e['high'])}]"
 
 
+def _learning_text(le: dict[str, Any]) -> str:
+    return (
+        f"learning phase: the first {le['labels']} draws uniform (probability "
+        f"{fmt(le['probability'], 3)}, {le['items']} items), then "
+        + ("probabilities fitted on their labels" if le["fitted"] else "waiting for their labels")
+    )
+
+
+def _excluded_text(ex: dict[str, int]) -> str:
+    return (
+        f"not weighted (no known probability): {ex['not_drawn']} labelled items the design did "
+        f"not draw (labelled under another queue), {ex['outside_design']} outside the design"
+    )
+
+
 def _labels_drawn(report: Report) -> Section | None:
     """How the labels were drawn (``--strategy active``), the weights, the stopping status."""
     if not report.labels_drawn:
@@ -325,6 +340,11 @@ def _labels_drawn(report: Report) -> Section | None:
                 else ""
             )
         )
+        if d.get("learning"):
+            lines.append(_learning_text(d["learning"]))
+        ex = d.get("excluded", {})
+        if ex.get("not_drawn") or ex.get("outside_design"):  # "beyond" is said just above
+            lines.append(_excluded_text(ex))
         for judge, entry in d["judges"].items():
             if "estimates" not in entry:
                 rows.append([d["rubric_id"], judge, *["n/a"] * 5, "no labels yet"])

@@ -7,6 +7,7 @@ from trajudge.core import lazy_exports
 if TYPE_CHECKING:
     from trajudge.core import now_iso
     from trajudge.store._accounts import ROLES, Account
+    from trajudge.store._draws import NotLead
     from trajudge.store._faults import STORE_FAULT_EXIT, StoreError
     from trajudge.store._label_files import (
         LabelImportSummary,
@@ -55,6 +56,7 @@ __all__ = [
     "LabelImportSummary",
     "Lease",
     "LeaseHeldError",
+    "NotLead",
     "Store",
     "StoreError",
     "encode_labels",
@@ -81,6 +83,7 @@ __all__ = [
 # name -> the module it comes from: imported on first use (see trajudge.core._lazy)
 _EXPORTS = {
     "Account": "trajudge.store._accounts",
+    "NotLead": "trajudge.store._draws",
     "ROLES": "trajudge.store._accounts",
     "DEFAULT_URL": "trajudge.store._names",
     "ImportSummary": "trajudge.store._store",

@@ -14,11 +14,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
-from sqlalchemy import Engine, insert, select
+from sqlalchemy import Engine, select
 from sqlalchemy.engine import Connection
-from sqlalchemy.exc import IntegrityError
 
-from trajudge.core import InputError, now_iso
+from trajudge.core import InputError
 from trajudge.store._label_tables import (
     ITEM_LABELS,
     annotators,
@@ -30,7 +29,7 @@ from trajudge.store._label_tables import (
     save_one,
     upsert_with_history,
 )
-from trajudge.store._schema import judgments, label_draws, labels, rule_results, trajectories
+from trajudge.store._schema import judgments, labels, rule_results, trajectories
 
 _IN_CHUNK = 500  # ids per IN (...) list: well below SQLite's bound-parameter limit
 
@@ -311,56 +310,3 @@ class LabelsMixin:
                 )
                 found.update(r[0] for r in conn.execute(q))
         return found
-
-    # -- the active labelling design (version 9) -----------------------------------------------
-    def freeze_draws(
-        self, dataset: str, rubric_id: str, rows: Sequence[Mapping[str, Any]], design: str
-    ) -> bool:
-        """Store the active design of ``dataset`` and ``rubric_id`` (rows of
-        ``trajectory_id, position, probability, drawn``) unless one is stored: a design is
-        frozen once built, so every label keeps the probability it was drawn with. True when
-        these rows were written; False when a design was there (it is kept, these dropped).
-        One transaction: a design is stored whole or not at all."""
-        ts = now_iso()
-        with self.sql_write_engine.begin() as conn:
-            if conn.execute(
-                select(label_draws.c.position)
-                .where(label_draws.c.dataset == dataset, label_draws.c.rubric_id == rubric_id)
-                .limit(1)
-            ).first():
-                return False
-            try:
-                with conn.begin_nested():
-                    conn.execute(
-                        insert(label_draws),
-                        [
-                            {
-                                "dataset": dataset,
-                                "rubric_id": rubric_id,
-                                "design": design,
-                                "created_at": ts,
-                                "trajectory_id": str(r["trajectory_id"]),
-                                "position": int(r["position"]),
-                                "drawn": bool(r["drawn"]),
-                                "probability": float(r["probability"]),
-                            }
-                            for r in rows
-                        ],
-                    )
-            except IntegrityError:  # another session froze the same design first: keep it
-                return False
-        return True
-
-    def label_draws(self, dataset: str, rubric_id: str) -> pd.DataFrame:
-        """The stored active design of a dataset and rubric, in the order of the draws
-        (columns ``trajectory_id, position, probability, drawn, design``); empty if none."""
-        t = label_draws
-        q = (
-            select(t.c.trajectory_id, t.c.position, t.c.probability, t.c.drawn, t.c.design)
-            .where(t.c.dataset == dataset, t.c.rubric_id == rubric_id)
-            .order_by(t.c.position)
-        )
-        with self.sql_engine.connect() as conn:
-            rows = conn.execute(q).all()
-        cols = ["trajectory_id", "position", "probability", "drawn", "design"]
-        return pd.DataFrame([tuple(r) for r in rows], columns=cols)

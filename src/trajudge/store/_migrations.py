@@ -423,6 +423,28 @@ def _v11_accounts(conn: Connection) -> None:
     md.create_all(conn, checkfirst=True)
 
 
+def _v12_label_strategies(conn: Connection) -> None:
+    """``label_draws.phase`` (NULL on the rows of a design frozen whole) and a new table,
+    ``label_strategies`` (the queue strategy the lead chose, with who and when)."""
+    conn.exec_driver_sql("ALTER TABLE label_draws ADD COLUMN phase INTEGER")
+    md = MetaData()
+    table = Table(
+        "label_strategies",
+        md,
+        Column("id", Integer, primary_key=True, autoincrement=True),
+        Column("dataset", String(200), nullable=False),
+        Column("rubric_id", String(200), nullable=False),
+        Column("strategy", String(40), nullable=False),
+        Column("budget", Integer, nullable=True),
+        Column("learn", Integer, nullable=True),
+        Column("previous", String(40), nullable=True),
+        Column("name", String(100), nullable=False),
+        Column("at", String(40), nullable=False),
+    )
+    Index("ix_label_strategies_key", table.c.dataset, table.c.rubric_id)
+    md.create_all(conn, checkfirst=True)
+
+
 #: Version -> its upgrade for a database that was created at an earlier version.
 UPGRADES: dict[int, Callable[[Connection], None]] = {
     2: _v2_judge_config,
@@ -435,4 +457,5 @@ UPGRADES: dict[int, Callable[[Connection], None]] = {
     9: _v9_label_draws,
     10: _v10_backends,
     11: _v11_accounts,
+    12: _v12_label_strategies,
 }

@@ -322,6 +322,9 @@ label_draws = Table(
     Column("drawn", Boolean, nullable=False),
     Column("design", Text, nullable=False),  # JSON: how the probabilities were made
     Column("created_at", String(40), nullable=False),
+    # version 12: 1 for a draw of the uniform learning phase, 2 for one drawn with the
+    # probabilities fitted on that phase's labels; NULL for a design frozen whole at once
+    Column("phase", Integer, nullable=True),
     ForeignKeyConstraint(["dataset"], ["datasets.name"], ondelete="CASCADE"),
 )
 
@@ -410,6 +413,24 @@ reservations = Table(
     Column("expires_at", Float, nullable=False),
 )
 
+# version 12: the label queue's strategy of a dataset and rubric as the lead chose it in the
+# app, append-only: the newest row is in force, and every row says who changed it, when, and
+# from what (the audit); none yet: the strategy `trajudge label --strategy` started with
+label_strategies = Table(
+    "label_strategies",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("dataset", String(200), nullable=False),
+    Column("rubric_id", String(200), nullable=False),
+    Column("strategy", String(40), nullable=False),
+    Column("budget", Integer, nullable=True),  # active: expected labels of a new design
+    Column("learn", Integer, nullable=True),  # active: labels of the uniform learning phase
+    Column("previous", String(40), nullable=True),  # the strategy in force before
+    Column("name", String(100), nullable=False),  # the lead who chose it
+    Column("at", String(40), nullable=False),
+)
+Index("ix_label_strategies_key", label_strategies.c.dataset, label_strategies.c.rubric_id)
+
 # Ordered migrations: (version, name). Version 1 creates the tables; each later version has
 # its DDL in ``_migrations.UPGRADES`` for databases created before it, and a test pins the
 # resulting schema (and that an upgraded database equals a new one).
@@ -425,4 +446,5 @@ MIGRATIONS: list[tuple[int, str]] = [
     (9, "label draws: the active labelling design"),
     (10, "pull cursors and export marks (tracing backends)"),
     (11, "accounts, sign-in throttle, sign-in log, reservations"),
+    (12, "label strategies chosen by the lead; the phase of each label draw"),
 ]

@@ -43,6 +43,7 @@ from trajudge.store._accounts import AccountsMixin
 from trajudge.store._aligned import AlignedMixin
 from trajudge.store._backends import BackendsMixin, save_cursor
 from trajudge.store._batches import ProviderBatchesMixin
+from trajudge.store._draws import DrawsMixin
 from trajudge.store._faults import StoreError, guard_engine
 from trajudge.store._import import check_length, spool_rows, write_rows
 from trajudge.store._judgments import JudgmentsMixin
@@ -220,6 +221,7 @@ class Store(
     BackendsMixin,
     JudgmentsMixin,
     LabelsMixin,
+    DrawsMixin,
     PairLabelsMixin,
     ProviderBatchesMixin,
     AlignedMixin,

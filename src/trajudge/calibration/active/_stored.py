@@ -23,14 +23,27 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from trajudge.calibration.active._design import draw, judge_uncertainty, sampling_probabilities
+from trajudge.calibration.active._design import (
+    draw,
+    fitted_uncertainty,
+    judge_uncertainty,
+    sampling_probabilities,
+)
 from trajudge.calibration.active._ipw import active_estimates
 from trajudge.calibration.active._passk import active_pass_hat_k
 from trajudge.calibration.active._stop import StopRule, stop_status
 from trajudge.rubrics import Rubric, find_rubric
 from trajudge.store import Store
 
-__all__ = ["active_summaries", "active_summary", "item_signals", "stored_design"]
+__all__ = [
+    "active_summaries",
+    "active_summary",
+    "default_learn",
+    "finish_learning",
+    "item_signals",
+    "learning_open",
+    "stored_design",
+]
 
 DEFAULT_BUDGET = 200
 FLOOR_SHARE = 0.3
@@ -75,18 +88,58 @@ def item_signals(judgments: pd.DataFrame, rubric: Rubric) -> pd.DataFrame:
     return out[cols]
 
 
+def default_learn(budget: int) -> int:
+    """The learning phase's size when none is given: a quarter of the budget (at least one
+    label), so three quarters of the labels are drawn with the fitted probabilities."""
+    return max(1, round(budget / 4))
+
+
+def _hashes(dataset: str, rubric: Rubric, ids: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Each item's position in the draw order and its uniform (hashes of the id)."""
+    salt = f"{dataset}\x00{rubric.id}"
+    uniforms = np.array([_unit_hash(f"active-draw\x00{salt}\x00{i}") for i in ids])
+    order_keys = np.array([_unit_hash(f"active-order\x00{salt}\x00{i}") for i in ids])
+    position = np.empty(len(ids), dtype=int)
+    position[np.argsort(order_keys, kind="stable")] = np.arange(len(ids))
+    return position, uniforms
+
+
+def _rows(
+    ids: list[str], position: np.ndarray, pi: np.ndarray, drawn: np.ndarray
+) -> list[dict[str, Any]]:
+    return [
+        {"trajectory_id": i, "position": int(p), "probability": float(q), "drawn": bool(d)}
+        for i, p, q, d in zip(ids, position, pi, drawn, strict=True)
+    ]
+
+
 def stored_design(
-    store: Store, dataset: str, rubric: Rubric, *, budget: int | None = None
+    store: Store,
+    dataset: str,
+    rubric: Rubric,
+    *,
+    budget: int | None = None,
+    learn: int | None = None,
 ) -> pd.DataFrame:
     """The frozen active design of ``dataset`` under ``rubric`` (built and stored the first
-    time): ``trajectory_id, position, probability, drawn, design``, in the order of the draws.
+    time): ``trajectory_id, position, probability, drawn, design, phase``, in the order of the
+    draws.
 
-    ``budget`` is the expected number of labels (default 200, at most the judged items). Only
-    trajectories a judge scored under the rubric are in the design; ValueError when none is.
+    ``budget`` is the expected number of labels (default 200, at most the judged items).
+    ``learn`` is the size of the uniform learning phase in labels (default
+    :func:`default_learn`: a quarter of the budget; 0: no learning phase, the probabilities
+    come from the judges' raw uncertainty at once). With a learning phase, the items are
+    walked in the draw order with the uniform probability ``budget / N`` until ``learn`` of
+    them are drawn (phase 1); only those rows are stored at first. Once each item drawn in
+    it has a label or a skip, the next call (:func:`finish_learning`) fits the judges' error
+    rate by uncertainty on their labels (:func:`fitted_uncertainty`) and draws the remaining
+    items with probabilities from it, the uniform floor kept (phase 2). Only trajectories a
+    judge scored under the rubric are in the design;
+    ValueError when none is.
     """
     stored = store.label_draws(dataset, rubric.id)
     if not stored.empty:
-        return stored
+        return finish_learning(store, dataset, rubric, stored)
     signals = item_signals(store.judgments_frame(dataset), rubric)
     if signals.empty:
         raise ValueError(
@@ -96,24 +149,98 @@ def stored_design(
     ids = [str(i) for i in signals.index]
     n = len(ids)
     b = min(n, DEFAULT_BUDGET if budget is None else budget)
-    salt = f"{dataset}\x00{rubric.id}"
-    pi = sampling_probabilities(
-        uncertainty=signals["uncertainty"].to_numpy(float), budget=b, floor_share=FLOOR_SHARE
-    )
-    uniforms = np.array([_unit_hash(f"active-draw\x00{salt}\x00{i}") for i in ids])
-    order_keys = np.array([_unit_hash(f"active-order\x00{salt}\x00{i}") for i in ids])
-    position = np.empty(n, dtype=int)
-    position[np.argsort(order_keys, kind="stable")] = np.arange(n)
+    n_learn = default_learn(b) if learn is None else learn
+    if n_learn < 0:
+        raise ValueError(f"learn must be at least 0, got {n_learn}")
+    position, uniforms = _hashes(dataset, rubric, ids)
+    design = {"budget": b, "floor_share": FLOOR_SHARE, "items": n}
+    if n_learn == 0:
+        pi = sampling_probabilities(
+            uncertainty=signals["uncertainty"].to_numpy(float), budget=b, floor_share=FLOOR_SHARE
+        )
+        drawn = draw(probabilities=pi, uniforms=uniforms)
+        text = json.dumps({**design, "method": "active-ipw-v1"}, sort_keys=True)
+        store.freeze_draws(dataset, rubric.id, _rows(ids, position, pi, drawn), text)
+        return store.label_draws(dataset, rubric.id)
+    pi = np.full(n, b / n)
     drawn = draw(probabilities=pi, uniforms=uniforms)
-    design = json.dumps(
-        {"budget": b, "floor_share": FLOOR_SHARE, "items": n, "method": "active-ipw-v1"},
+    # phase 1 ends with the learn-th draw in the order (or holds every item): where it ends
+    # depends on the uniforms alone, never on a label
+    walked = np.argsort(position)
+    hits = np.flatnonzero(drawn[walked])
+    end = int(hits[n_learn - 1]) + 1 if hits.size >= n_learn else n
+    keep = walked[:end]
+    # fewer draws in all than the learning phase wants: the whole design is uniform, one part
+    whole = end == n
+    text = json.dumps(
+        {**design, "learn": n_learn, "method": "active-ipw-v2", "phase": None if whole else 1},
         sort_keys=True,
     )
-    rows = [
-        {"trajectory_id": i, "position": int(p), "probability": float(q), "drawn": bool(d)}
-        for i, p, q, d in zip(ids, position, pi, drawn, strict=True)
-    ]
-    store.freeze_draws(dataset, rubric.id, rows, design)
+    rows = _rows([ids[k] for k in keep], position[keep], pi[keep], drawn[keep])
+    store.freeze_draws(dataset, rubric.id, rows, text, phase=None if whole else 1)
+    return finish_learning(store, dataset, rubric, store.label_draws(dataset, rubric.id))
+
+
+def learning_open(store: Store, dataset: str, rubric: Rubric) -> list[str]:
+    """The items drawn in the learning phase that nobody has labelled or skipped yet (empty
+    when the design has no learning phase, or none is stored)."""
+    learning = store.learning_draws(dataset, rubric.id)
+    answered = {k for k, _, _ in store.labels_on_items(dataset, rubric.id, learning)}
+    return [i for i in learning if i not in answered]
+
+
+def finish_learning(
+    store: Store, dataset: str, rubric: Rubric, draws: pd.DataFrame
+) -> pd.DataFrame:
+    """``draws`` with its phase 2 once the learning phase is done (built and stored the
+    first time; see :func:`stored_design`); ``draws`` as it is otherwise.
+
+    The fit uses only the labels of items drawn in phase 1, weighted by one over their
+    probability: a label given on another item (under another queue, or an item of phase 2
+    labelled early) never shapes a probability, so each phase-2 item's probability depends
+    on labels of other items only, which keeps the weighted estimates unbiased (Zrnic &
+    Candès 2024, §5)."""
+    phase = draws["phase"]
+    if not (phase == 1).any() or (phase == 2).any():
+        return draws
+    design = json.loads(str(draws["design"].iloc[0]))
+    if len(draws) >= int(design["items"]) or learning_open(store, dataset, rubric):
+        return draws
+    signals = item_signals(store.judgments_frame(dataset), rubric)
+    ids = [str(i) for i in signals.index]
+    done = set(draws["trajectory_id"].astype(str))
+    rest = [i for i in ids if i not in done]
+    if not rest:
+        return draws
+    learnt = draws[draws["drawn"].astype(bool)].assign(
+        label=lambda f: f["trajectory_id"].map(_item_labels(store, dataset, rubric))
+    )
+    learnt = learnt[learnt["label"].notna() & learnt["trajectory_id"].isin(signals.index)]
+    sig = signals.loc[learnt["trajectory_id"]]
+    # the verdict as the estimates read it: the mean score (here of every judge) at the cut
+    means = _rubric_rows(store.judgments_frame(dataset), rubric).groupby("trajectory_id")["score"]
+    threshold = rubric.scale.pass_threshold
+    assert threshold is not None
+    verdict = (means.mean().loc[sig.index].to_numpy(float) >= threshold).astype(float)
+    fitted = fitted_uncertainty(
+        uncertainty=signals.loc[rest, "uncertainty"].to_numpy(float),
+        labelled_uncertainty=sig["uncertainty"].to_numpy(float),
+        labelled_error=(verdict != learnt["label"].to_numpy(float)).astype(float),
+        labelled_probability=learnt["probability"].to_numpy(float),
+    )
+    # the same expected share of the items as phase 1 drew: the budget over the whole
+    budget = float(design["budget"]) * len(rest) / float(design["items"])
+    pi = sampling_probabilities(uncertainty=fitted, budget=budget, floor_share=FLOOR_SHARE)
+    # phase 2 walks its items after phase 1's, in the order of their hashes (items judged
+    # since phase 1 was drawn included)
+    position, uniforms = _hashes(dataset, rubric, rest)
+    pos = position + len(draws)
+    drawn = draw(probabilities=pi, uniforms=uniforms)
+    text = json.dumps(
+        {**design, "phase": 2, "fitted_on": len(learnt), "bins": 4, "prior": 5.0},
+        sort_keys=True,
+    )
+    store.freeze_draws(dataset, rubric.id, _rows(rest, pos, pi, drawn), text, phase=2)
     return store.label_draws(dataset, rubric.id)
 
 
@@ -132,6 +259,25 @@ def _item_labels(store: Store, dataset: str, rubric: Rubric) -> pd.Series:
     majority = share[share != 0.5].round()
     out: pd.Series = pd.concat([majority[~majority.index.isin(adj.index)], adj]).astype(float)
     return out
+
+
+def _excluded(draws: pd.DataFrame, y: pd.Series) -> dict[str, int]:
+    """Items with a people's verdict that the weighted estimates leave out, by why: not drawn
+    by the design (labelled under another queue, e.g. disagreements first: their labels are
+    no probability sample), outside the design (not judged when it was drawn, or after a
+    learning phase whose rest is not drawn yet), and drawn but beyond the considered prefix
+    (they wait for a drawn item before them)."""
+    labelled = set(y.index.astype(str))
+    ids = draws["trajectory_id"].astype(str)
+    drawn = draws["drawn"].astype(bool)
+    beyond = drawn & draws["label"].notna()
+    missing = drawn & draws["label"].isna()
+    prefix = int(np.argmax(missing.to_numpy())) if missing.any() else len(draws)
+    return {
+        "not_drawn": len(labelled & set(ids[~drawn])),
+        "outside_design": len(labelled - set(ids)),
+        "beyond": int(beyond.iloc[prefix:].sum()),
+    }
 
 
 def active_summary(
@@ -202,9 +348,19 @@ def active_summary(
         judges[str(judge)] = entry
     design = json.loads(str(draws["design"].iloc[0]))
     weights = 1 / considered.loc[considered["drawn"], "probability"]
+    learning = draws[draws["phase"] == 1]
     return {
         "rubric_id": rubric.id,
         "design": design,
+        "learning": None
+        if learning.empty
+        else {
+            "labels": int(design["learn"]),
+            "items": len(learning),
+            "probability": float(learning["probability"].iloc[0]),
+            "fitted": bool((draws["phase"] == 2).any()),
+        },
+        "excluded": _excluded(draws, y),
         "n_items": len(draws),
         "n_drawn": int(draws["drawn"].sum()),
         "n_considered": prefix,

@@ -11,14 +11,15 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from trajudge.labeling_app._actions import annotator_queue
 from trajudge.labeling_app._config import AppConfig
 from trajudge.labeling_app._data import get_count, get_rubric, get_store
-from trajudge.labeling_app._page_label import signed_in_page
-from trajudge.labeling_app._queue import progress
 from trajudge.labeling_app._review import annotator_disagreements
 from trajudge.labeling_app.auth._session import require_viewer
+from trajudge.labeling_app.lead._page_queue import queue_section
 from trajudge.labeling_app.lead._stats import judge_agreement, pairwise_agreement, rounded
+from trajudge.labeling_app.pages._actions import annotator_queue
+from trajudge.labeling_app.pages._page_label import signed_in_page
+from trajudge.labeling_app.queue._progress import progress
 
 LOG_ROWS = 500
 
@@ -93,6 +94,7 @@ def page_lead() -> None:
         "list | disable | reset."
     )
     st.dataframe(_progress_rows(cfg, dataset), hide_index=True, width="stretch")
+    queue_section(cfg, dataset, get_rubric(cfg.rubric))
     _agreement(cfg, dataset)
     st.subheader("Sign-in log", divider="gray")
     st.caption(

@@ -9,14 +9,14 @@ import streamlit as st
 
 from trajudge.labeling_app import _state as S
 from trajudge.labeling_app._data import get_rubric
-from trajudge.labeling_app._page_label import page_label
-from trajudge.labeling_app._page_misc import page_export
-from trajudge.labeling_app._page_pairs import page_label_pairs
-from trajudge.labeling_app._page_review import page_review
 from trajudge.labeling_app.auth._page_signin import page_login, page_set_password
 from trajudge.labeling_app.auth._session import session
 from trajudge.labeling_app.auth._sso_page import sso_options, sync_sso
 from trajudge.labeling_app.lead._page_lead import page_lead
+from trajudge.labeling_app.pages._page_label import page_label
+from trajudge.labeling_app.pages._page_misc import page_export
+from trajudge.labeling_app.pages._page_pairs import page_label_pairs
+from trajudge.labeling_app.pages._page_review import page_review
 
 
 def pages() -> list[st.Page]:

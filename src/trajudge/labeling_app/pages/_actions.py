@@ -18,29 +18,52 @@ from trajudge.labeling_app import _state as S
 from trajudge.labeling_app._access import own_label
 from trajudge.labeling_app._config import AppConfig
 from trajudge.labeling_app._data import get_pool, get_queue, get_store
-from trajudge.labeling_app._queue import Queue, next_item, progress_after_save
 from trajudge.labeling_app._widgets import label_value, level_text
 from trajudge.labeling_app.auth._session import require_account
+from trajudge.labeling_app.queue._progress import progress_after_save
+from trajudge.labeling_app.queue._queue import Queue, next_item
+from trajudge.labeling_app.queue._strategy import design_state, queue_choice
 
 RECENT_MAX = 200  # items in "Your recent labels"
 # how long the item put on screen stays reserved for its annotator (Store.reserve): two
 # annotators are not handed the same non-overlap item at once; a skip lets it go at once
 RESERVE_S = 600.0
+QUEUE_SEEN = "queue_seen"  # (strategy, length) of the queue the cursor is a position in
 
 
 def annotator_queue(cfg: AppConfig, dataset: str, rubric: Rubric, me: str) -> Queue:
+    """The annotator's queue under the strategy in force now (the lead's choice, read from
+    the store on every call, else ``--strategy``)."""
+    store = get_store(cfg.db_url)
+    choice = queue_choice(store, cfg, dataset, rubric.id)
     pool = get_pool(cfg.db_url, dataset, rubric.id)
     return get_queue(
         cfg.db_url,
         dataset,
         cfg.rubric,
         me,
-        cfg.strategy,
+        choice.strategy,
         cfg.overlap,
         pool,
-        budget=cfg.budget,
+        budget=choice.budget,
         reviewers=cfg.reviewers,
+        learn=choice.learn,
+        design=design_state(store, dataset, rubric, choice),
     )
+
+
+def follow_queue(queue: Queue) -> bool:
+    """Start from the top of a queue that changed (another strategy, the fitted draws of an
+    active design, another pool): the position in the old one means nothing in it. The
+    item on screen stays until it is answered; the next one comes from the new queue.
+    Whether it changed since this session last looked."""
+    ss = st.session_state
+    key = (queue.strategy, len(queue))
+    if ss.get(QUEUE_SEEN) == key:
+        return False
+    ss[QUEUE_SEEN] = key
+    ss[S.CURSOR] = 0
+    return True
 
 
 def advance_in(queue: Queue, find: Callable[[int, frozenset[str]], tuple[int, str] | None]) -> None:
@@ -68,6 +91,7 @@ def advance(cfg: AppConfig, dataset: str, rubric: Rubric, me: str) -> None:
     """Put the next open item of the queue on screen (None when the queue is done)."""
     store = get_store(cfg.db_url)
     queue = annotator_queue(cfg, dataset, rubric, me)
+    follow_queue(queue)
     advance_in(
         queue,
         lambda start, exclude: next_item(

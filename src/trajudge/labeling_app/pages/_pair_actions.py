@@ -13,16 +13,18 @@ import streamlit as st
 from trajudge.judges import Rubric
 from trajudge.labeling_app import _state as S
 from trajudge.labeling_app._access import own_pair_label
-from trajudge.labeling_app._actions import (
+from trajudge.labeling_app._config import AppConfig
+from trajudge.labeling_app._data import get_pair_pool, get_pair_queue, get_store
+from trajudge.labeling_app.auth._session import require_account
+from trajudge.labeling_app.pages._actions import (
     RESERVE_S,
     _on_screen,
     advance_in,
     after_save,
+    follow_queue,
     next_if_labeled,
 )
-from trajudge.labeling_app._config import AppConfig
-from trajudge.labeling_app._data import get_pair_pool, get_pair_queue, get_store
-from trajudge.labeling_app._pairs import (
+from trajudge.labeling_app.queue._pairs import (
     Side,
     left_id,
     next_pair,
@@ -30,8 +32,8 @@ from trajudge.labeling_app._pairs import (
     shown_side,
     stored_category,
 )
-from trajudge.labeling_app._queue import Queue
-from trajudge.labeling_app.auth._session import require_account
+from trajudge.labeling_app.queue._queue import Queue
+from trajudge.labeling_app.queue._strategy import queue_choice
 
 # what each scale value of a pairwise rubric means on the screen: A is the left side
 SCREEN_SIDE: dict[str, Side] = {"A": "left", "B": "right", "tie": "tie"}
@@ -40,13 +42,15 @@ SIDE_TEXT: dict[Side, str] = {"left": "A · left better", "right": "B · right b
 
 def pair_queue(cfg: AppConfig, dataset: str, rubric: Rubric, me: str) -> Queue:
     pool = get_pair_pool(cfg.db_url, dataset, rubric.id)
+    # the strategy in force now: the lead's choice, else --strategy
+    choice = queue_choice(get_store(cfg.db_url), cfg, dataset, rubric.id)
     return get_pair_queue(
         cfg.db_url,
         dataset,
         rubric.id,
         cfg.max_pairs,
         me,
-        cfg.strategy,
+        choice.strategy,
         cfg.overlap,
         pool,
         cfg.reviewers,
@@ -57,6 +61,7 @@ def advance_pair(cfg: AppConfig, dataset: str, rubric: Rubric, me: str) -> None:
     """Put the next open pair of the queue on screen (None when the queue is done)."""
     store = get_store(cfg.db_url)
     queue = pair_queue(cfg, dataset, rubric, me)
+    follow_queue(queue)
     advance_in(
         queue,
         lambda start, exclude: next_pair(

@@ -18,19 +18,8 @@ import streamlit as st
 from trajudge.judges import Rubric
 from trajudge.labeling_app import _state as S
 from trajudge.labeling_app._access import Viewer, item_reference, label_page_judgments, own_label
-from trajudge.labeling_app._actions import (
-    advance,
-    annotator_queue,
-    on_back,
-    on_details,
-    on_next,
-    on_open,
-    on_skip,
-    on_value,
-)
 from trajudge.labeling_app._config import AppConfig
 from trajudge.labeling_app._data import get_count, get_rubric, get_stop_lines, get_store
-from trajudge.labeling_app._queue import Progress, Queue, progress
 from trajudge.labeling_app._view import ItemView, build_item_view
 from trajudge.labeling_app._widgets import (
     label_value,
@@ -45,6 +34,19 @@ from trajudge.labeling_app._widgets import (
 from trajudge.labeling_app.auth._session import client_address, end, require_viewer, session
 from trajudge.labeling_app.auth._signin import sign_out
 from trajudge.labeling_app.auth._sso_page import sso_sign_out
+from trajudge.labeling_app.pages._actions import (
+    advance,
+    annotator_queue,
+    follow_queue,
+    on_back,
+    on_details,
+    on_next,
+    on_open,
+    on_skip,
+    on_value,
+)
+from trajudge.labeling_app.queue._progress import Progress, progress
+from trajudge.labeling_app.queue._queue import Queue
 
 # Enter as a second key for "Next": a fixed script (no trajectory content), ignored while
 # typing in a field or when a button has the focus (the browser clicks that button itself).
@@ -287,9 +289,12 @@ def item_and_panel(cfg: AppConfig, dataset: str, rubric: Rubric, me: str) -> Non
     ss = st.session_state
     require_viewer(cfg)  # a click that ended the session: back to sign-in, nothing drawn
     queue = annotator_queue(cfg, dataset, rubric, me)
+    if follow_queue(queue) and ss[S.CURRENT] is None:  # a done queue changed: new items
+        advance(cfg, dataset, rubric, me)
     shown = _progress(cfg, dataset, rubric, queue)
     render_progress(shown)
-    if cfg.strategy == "active":
+    st.caption(f"Queue order: {queue.strategy}")
+    if queue.strategy == "active":
         for line in get_stop_lines(cfg.db_url, dataset, cfg.rubric, shown.items_labeled):
             st.caption(f"Stopping rule: {line}")
     my_labels(cfg, dataset, rubric)

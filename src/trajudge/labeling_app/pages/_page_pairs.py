@@ -25,16 +25,19 @@ from trajudge.labeling_app._access import (
     pair_page_judgments,
     pair_review,
 )
-from trajudge.labeling_app._actions import on_back
 from trajudge.labeling_app._config import AppConfig
 from trajudge.labeling_app._data import get_pairs, get_rubric, get_store
-from trajudge.labeling_app._page_label import (
+from trajudge.labeling_app._view import ItemView, build_item_view
+from trajudge.labeling_app._widgets import render_item, render_progress
+from trajudge.labeling_app.auth._session import require_viewer
+from trajudge.labeling_app.pages._actions import on_back
+from trajudge.labeling_app.pages._page_label import (
     _ENTER_FOR_NEXT,
     recent_picker,
     session_progress,
     signed_in_page,
 )
-from trajudge.labeling_app._pair_actions import (
+from trajudge.labeling_app.pages._pair_actions import (
     SCREEN_SIDE,
     SIDE_TEXT,
     advance_pair,
@@ -44,7 +47,7 @@ from trajudge.labeling_app._pair_actions import (
     on_pair_value,
     pair_queue,
 )
-from trajudge.labeling_app._pairs import (
+from trajudge.labeling_app.queue._pairs import (
     left_id,
     pair_key,
     pair_of,
@@ -52,10 +55,8 @@ from trajudge.labeling_app._pairs import (
     pair_title,
     shown_side,
 )
-from trajudge.labeling_app._queue import Progress, Queue
-from trajudge.labeling_app._view import ItemView, build_item_view
-from trajudge.labeling_app._widgets import render_item, render_progress
-from trajudge.labeling_app.auth._session import require_viewer
+from trajudge.labeling_app.queue._progress import Progress
+from trajudge.labeling_app.queue._queue import Queue
 
 _SHORTCUT = {"A": "A", "B": "B", "tie": "T"}
 
@@ -214,6 +215,7 @@ def pair_and_panel(cfg: AppConfig, dataset: str, rubric: Rubric, me: str) -> Non
     require_viewer(cfg)  # a click that ended the session: back to sign-in, nothing drawn
     queue = pair_queue(cfg, dataset, rubric, me)
     render_progress(_progress(cfg, dataset, rubric, queue), noun="pairs")
+    st.caption(f"Queue order: {queue.strategy}")
     my_pairs(cfg, dataset, rubric, me)
     key = ss[S.CURRENT]
     if key is None:

@@ -28,13 +28,12 @@ import pandas as pd
 
 from trajudge.judges import task_pairs
 from trajudge.labeling_app._config import Strategy
-from trajudge.labeling_app._queue import (
-    Progress,
+from trajudge.labeling_app.queue._progress import Progress, queue_progress
+from trajudge.labeling_app.queue._queue import (
     Queue,
     _digest64,
     build_queue,
     next_open,
-    queue_progress,
     reserver,
 )
 from trajudge.store import Store

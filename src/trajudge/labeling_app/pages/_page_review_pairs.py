@@ -26,7 +26,6 @@ from trajudge.labeling_app._access import (
 )
 from trajudge.labeling_app._config import AppConfig
 from trajudge.labeling_app._data import get_store, get_trajectory
-from trajudge.labeling_app._pairs import pair_key, pair_of, pair_title
 from trajudge.labeling_app._review import (
     pair_annotator_disagreements,
     pair_judge_human_disagreements,
@@ -34,6 +33,7 @@ from trajudge.labeling_app._review import (
 from trajudge.labeling_app._view import build_item_view
 from trajudge.labeling_app._widgets import render_item
 from trajudge.labeling_app.auth._session import require_viewer
+from trajudge.labeling_app.queue._pairs import pair_key, pair_of, pair_title
 
 _OPTION = {"A": "A better", "B": "B better", "tie": "tie"}
 

@@ -22,12 +22,12 @@ from trajudge.labeling_app._access import (
 )
 from trajudge.labeling_app._config import AppConfig
 from trajudge.labeling_app._data import get_rubric, get_store, get_trajectory
-from trajudge.labeling_app._page_label import signed_in_page
-from trajudge.labeling_app._page_review_pairs import review_pairs
 from trajudge.labeling_app._review import annotator_disagreements, judge_human_disagreements
 from trajudge.labeling_app._view import build_item_view
 from trajudge.labeling_app._widgets import label_value, level_text, render_item
 from trajudge.labeling_app.auth._session import require_viewer
+from trajudge.labeling_app.pages._page_label import signed_in_page
+from trajudge.labeling_app.pages._page_review_pairs import review_pairs
 
 
 def _human_column(rubric: Rubric, rows: list[dict[str, Any]]) -> None:

@@ -7,8 +7,8 @@ import streamlit as st
 
 from trajudge.labeling_app._access import export_frame, pair_export_frame
 from trajudge.labeling_app._data import get_rubric, get_store
-from trajudge.labeling_app._page_label import signed_in_page
 from trajudge.labeling_app.auth._session import require_viewer
+from trajudge.labeling_app.pages._page_label import signed_in_page
 from trajudge.store import LABEL_FORMATS, encode_labels
 
 _MIME = {"csv": "text/csv", "jsonl": "application/x-ndjson", "parquet": "application/octet-stream"}
