@@ -31,8 +31,11 @@ def test_hand_computation_two_tasks() -> None:
     )
     two = r.estimates[2]
     assert two.value == pytest.approx(0.5)  # (-1 + 2) / 2
-    # variance 2/1 * ((-1 - 0.5)^2 + (2 - 0.5)^2) / 2^2 = 2.25, standard error 1.5
-    assert two.low == 0.0 and two.high == 1.0  # 0.5 -+ t(1) * 1.5, clipped to a share
+    # variance 2/1 * ((-1 - 0.5)^2 + (2 - 0.5)^2) / 2^2 = 2.25, standard error 1.5; on the
+    # logit scale: logit(0.5) = 0 -+ t(1) * 1.5 / (0.5 * 0.5), t(1) = 12.706 (a printed table)
+    spread = 12.7062 * 1.5 / 0.25
+    assert two.low == pytest.approx(1 / (1 + math.exp(spread)), rel=1e-3)
+    assert two.high == pytest.approx(1 / (1 + math.exp(-spread)))
     assert r.estimates[1].value == pytest.approx((-2 / 3 + 1.5) / 2)
     # k = 3: only task a has three runs: Z product 1 * -3 * 0 = 0, no interval from one task
     assert r.estimates[3].value == 0.0 and r.estimates[3].n == 1
@@ -50,9 +53,28 @@ def test_every_run_labelled_is_the_plain_pass_hat_k() -> None:
         e = r.estimates[k]
         assert e.value == pytest.approx(np.mean(per_task))
         # equal weights: the t interval on 8 tasks, 7 degrees of freedom (scipy's quantile)
+        # on the logit scale: log(p / (1 - p)) -+ half / (p (1 - p)), mapped back
+        mean = float(np.mean(per_task))
         half = t_dist.ppf(0.975, 7) * np.std(per_task, ddof=1) / math.sqrt(8)
-        assert e.low == pytest.approx(max(0, np.mean(per_task) - half))
-        assert e.high == pytest.approx(min(1, np.mean(per_task) + half))
+        centre, spread = math.log(mean / (1 - mean)), half / (mean * (1 - mean))
+        assert e.low == pytest.approx(1 / (1 + math.exp(spread - centre)))
+        assert e.high == pytest.approx(1 / (1 + math.exp(-centre - spread)))
+
+
+def test_an_estimate_outside_a_share_gets_the_clipped_symmetric_interval() -> None:
+    # the docstring's example: task a's terms 1, -1 -> pass^2 -1; task b's 0, 1 -> 0; mean
+    # -0.5, no logit. Variance 2/1 * (0.5^2 + 0.5^2) / 2^2 = 0.25, half 12.706 * 0.5
+    r = active_pass_hat_k(
+        verdict=[1, 1, 0, 1], label=[1, 0, np.nan, 1], probability=[1, 0.5, 0.5, 1],
+        tasks=list("aabb"), ks=[2],
+    )  # fmt: skip
+    e = r.estimates[2]
+    assert e.value == pytest.approx(-0.5)
+    assert (e.low, e.high) == (0.0, 1.0)  # -0.5 -+ 6.35 clipped
+    # every term inside [0, 1] with a pass^k of 1: no logit either, the interval is [1, 1]
+    one = active_pass_hat_k(verdict=[1, 1, 1, 1], label=[1, 1, 1, 1], probability=[1] * 4,
+                            tasks=list("aabb"), ks=[1]).estimates[1]  # fmt: skip
+    assert (one.value, one.low, one.high) == (1.0, 1.0, 1.0)
 
 
 def test_elementary_symmetric_is_the_sum_over_subsets() -> None:
@@ -175,12 +197,16 @@ def test_coverage_small_run() -> None:
 
 @pytest.mark.slow
 def test_coverage_500_worlds() -> None:
+    """Seeds 24-28, 500 worlds each (Monte Carlo standard error 0.01), tasks' population:
+    all runs considered, pass^1 0.938-0.964, pass^2 0.940-0.966, pass^4 0.950-0.976; stopped
+    at 80%, pass^1 0.952-0.966, pass^2 0.952-0.964, pass^4 0.936-0.970 (the symmetric interval
+    it replaced: pass^4 0.928-0.960, skewed misses, module docstring). The dataset's own
+    pass^k: 0.984-1.0."""
     for prefix, seed in ((False, 24), (True, 25)):
         got = coverage(500, seed=seed, prefix=prefix)
         print(prefix, got)
-        # the dataset's own pass^k (what the report states): 1.0 here, the interval counts
+        # the dataset's own pass^k (what the report states): about 1.0, the interval counts
         # the spread between tasks too (module docstring)
-        assert min(got["own"].values()) >= 0.93, got
-        # the tasks' population: about nominal. Over seeds 24-28 (both settings) every k
-        # covered 0.928-0.962 (Monte Carlo standard error 0.01 at 500 worlds)
-        assert min(got["population"].values()) >= 0.92, got
+        assert min(got["own"].values()) >= 0.95, got
+        # the tasks' population: issue 28's bar at nominal 95%
+        assert min(got["population"].values()) >= 0.93, got

@@ -7,7 +7,7 @@
 * ``_sequence`` — betting confidence sequences (Waudby-Smith & Ramdas 2024), valid however
   often they are looked at.
 * ``_passk`` — pass^k from actively drawn labels: Horvitz-Thompson within a task, Hajek
-  over tasks, a task-clustered interval.
+  over tasks, a task-clustered interval on the logit scale.
 * ``_stop`` — the stopping certificate under a configurable rule (:class:`StopRule`, by
   default κ ≥ 0.6 at 95%): "certified at 95%: κ ≥ 0.6" or "~N more labels".
 """
