@@ -27,7 +27,7 @@ import pytest
 import yaml
 from labeling_helpers import DATASET, make_trajectories
 
-from _oidc import OidcProvider, OidcUser, provider_dir, run_provider
+from _oidc import OidcProvider, OidcUser, provider_script, run_provider
 from trajudge.labeling_app.auth import NO_ACCOUNT, UNVERIFIED
 from trajudge.store import Store
 
@@ -72,7 +72,7 @@ def sso_server(
     signing in."""
     if not CHROMIUM.exists():
         pytest.skip("Debian chromium (/usr/bin/chromium) is not installed")
-    folder = provider_dir()
+    script = provider_script()
     Store(db_url).import_dataset(DATASET, make_trajectories(6))
     Store(db_url).import_dataset(OTHER, make_trajectories(2))
     exe = shutil.which("trajudge", path=str(Path(sys.executable).parent)) or "trajudge"
@@ -83,7 +83,7 @@ def sso_server(
     port = _free_port()
     base = f"http://127.0.0.1:{port}"
     with run_provider(
-        folder,
+        script,
         client_id=CLIENT_ID,
         client_secret=CLIENT_SECRET,
         redirect_uri=f"{base}/oauth2callback",
