@@ -44,8 +44,9 @@ def _cache_root() -> Path:
     return Path(base) / "trajudge-tests"
 
 
-def provider_dir() -> Path:
-    """A folder holding provider.mjs and the locked node_modules (installed on first use)."""
+def provider_script() -> Path:
+    """provider.mjs beside the locked node_modules (installed on first use), as
+    ``provider-<hash of its text>.mjs`` so that node resolves ``oidc-provider`` from there."""
     node, npm = shutil.which("node"), shutil.which("npm")
     if node is None or npm is None:
         unavailable("node or npm is not on PATH")
@@ -74,9 +75,19 @@ def provider_dir() -> Path:
                 unavailable(f"npm ci failed: {done.stderr.strip()[-500:]}")
             shutil.rmtree(target, ignore_errors=True)
             work.rename(target)
-    # the script is copied on every use: it is the checkout's, not the cache's
-    shutil.copy(HERE / "provider.mjs", target / "provider.mjs")
-    return target
+        # The script is the checkout's, so it is put beside node_modules here. It was once
+        # copied over one fixed name at every use: while one xdist worker's copy had truncated
+        # the file, the other worker's node read it empty, ran nothing and exited 0 without a
+        # word ("the OIDC provider failed", empty log; tests/labeling_app/
+        # test_app_sso_browser.py once in CI, 33 of 40 starts beside a copying loop). Now a
+        # file under a given name is written once, whole (a rename), and never rewritten.
+        text = (HERE / "provider.mjs").read_bytes()
+        script = target / f"provider-{hashlib.sha256(text).hexdigest()[:16]}.mjs"
+        if not script.is_file():
+            part = script.with_suffix(f".{os.getpid()}.part")
+            part.write_bytes(text)
+            part.replace(script)
+    return script
 
 
 @dataclass(frozen=True)
@@ -101,7 +112,7 @@ class OidcProvider:
 
 @contextmanager
 def run_provider(
-    folder: Path,
+    script: Path,
     *,
     client_id: str,
     client_secret: str,
@@ -121,8 +132,8 @@ def run_provider(
     env = {**os.environ, "OIDC_TEST_CONFIG": json.dumps(config)}
     with log.open("w") as err:
         proc = subprocess.Popen(
-            ["node", str(folder / "provider.mjs")],
-            cwd=folder,
+            ["node", str(script)],
+            cwd=script.parent,
             env=env,
             stdout=subprocess.PIPE,
             stderr=err,

@@ -201,6 +201,23 @@ def test_label_command_makes_a_first_lead_and_maps_the_old_adjudicator_flag(
         "10.1.2.3",
     )
     assert calls[-1].reviewers == 2
+    # X-Forwarded-For is believed from no one by default, and from each --trusted-proxy
+    # (an address or a network) when given: the server's environment says so, over the user's
+    assert calls[-1].trusted_proxies == ()
+    assert calls[-1].to_env()["FORWARDED_ALLOW_IPS"] == ""
+    res = runner.invoke(
+        app, [*args, "--trusted-proxy", "127.0.0.1", "--trusted-proxy", "10.9.8.7/8"]
+    )
+    assert res.exit_code == 0, res.output
+    assert calls[-1].to_env()["FORWARDED_ALLOW_IPS"] == "127.0.0.1,10.0.0.0/8"
+    served = len(calls)
+    for bad in ("*", "proxy.example.org", "10.0.0.0/33"):
+        res = runner.invoke(app, [*args, "--trusted-proxy", bad])
+        assert res.exit_code == 2, res.output
+        assert "--trusted-proxy" in res.output and "not an IP address or network" in res.output
+        errors = [ln for ln in res.output.splitlines() if not ln.startswith("warning:")]
+        assert "Traceback" not in res.output and len(errors) == 1, res.output
+    assert len(calls) == served  # refused before the app started
 
 
 def test_label_command_reads_sso_from_the_config_and_needs_its_secret(

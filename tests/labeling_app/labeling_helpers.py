@@ -88,4 +88,5 @@ def browser_sign_in(page: Any, name: str, password: str = PASSWORD) -> None:
     """Sign in on the app's sign-in page in a Playwright page."""
     page.get_by_role("textbox", name="Name").fill(name)
     page.get_by_role("textbox", name="Password or invite").fill(password)
-    page.get_by_role("button", name="Sign in").click()
+    # exact: under single sign-on "Sign in with SSO" is beside it
+    page.get_by_role("button", name="Sign in", exact=True).click()

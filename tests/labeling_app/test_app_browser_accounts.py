@@ -35,14 +35,21 @@ FOREIGN = "rebind.example"
 
 @contextmanager
 def running_app(
-    tmp_path: Path, url: str, *, cwd: Path | None = None, env: dict[str, str] | None = None
+    tmp_path: Path,
+    url: str,
+    *,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+    args: tuple[str, ...] = (),
 ) -> Iterator[str]:
-    """`trajudge label` on ``url`` until the block ends; yields its base URL."""
+    """`trajudge label` on ``url`` (with more ``args``) until the block ends; yields its base
+    URL."""
     if not CHROMIUM.exists():
         pytest.skip("Debian chromium (/usr/bin/chromium) is not installed")
     port = _free_port()
     exe = shutil.which("trajudge", path=str(Path(sys.executable).parent)) or "trajudge"
     cmd = [exe, "label", "--db", url, "--dataset", DATASET, "--port", str(port), "--overlap", "1"]
+    cmd += args
     log_path = tmp_path / f"server-{port}.log"
     # started in another folder: a relative PYTHONPATH (a checkout's src) must still name it
     paths = [

@@ -25,9 +25,9 @@ from typing import Any
 
 import pytest
 import yaml
-from labeling_helpers import DATASET, make_trajectories
+from labeling_helpers import DATASET, add_accounts, browser_sign_in, make_trajectories
 
-from _oidc import OidcProvider, OidcUser, provider_dir, run_provider
+from _oidc import OidcProvider, OidcUser, provider_script, run_provider
 from trajudge.labeling_app.auth import NO_ACCOUNT, UNVERIFIED
 from trajudge.store import Store
 
@@ -64,15 +64,21 @@ OTHER = "other-runs"  # a second dataset, so that choosing one after sign-in is 
 
 
 @pytest.fixture
+def only() -> bool:
+    """``sso.only``: the provider's button alone (a test may parametrize it to False)."""
+    return True
+
+
+@pytest.fixture
 def sso_server(
-    tmp_path: Path, db_url: str, given: bool
+    tmp_path: Path, db_url: str, given: bool, only: bool
 ) -> Iterator[tuple[str, str, OidcProvider, Path]]:
     """The provider and `trajudge label --config` with single sign-on on the store; with
     ``given``, the server is started for the dataset (--dataset), else people choose it after
-    signing in."""
+    signing in; with ``only``, the sign-in page has no password form."""
     if not CHROMIUM.exists():
         pytest.skip("Debian chromium (/usr/bin/chromium) is not installed")
-    folder = provider_dir()
+    script = provider_script()
     Store(db_url).import_dataset(DATASET, make_trajectories(6))
     Store(db_url).import_dataset(OTHER, make_trajectories(2))
     exe = shutil.which("trajudge", path=str(Path(sys.executable).parent)) or "trajudge"
@@ -83,7 +89,7 @@ def sso_server(
     port = _free_port()
     base = f"http://127.0.0.1:{port}"
     with run_provider(
-        folder,
+        script,
         client_id=CLIENT_ID,
         client_secret=CLIENT_SECRET,
         redirect_uri=f"{base}/oauth2callback",
@@ -99,8 +105,8 @@ def sso_server(
                         "client_id": CLIENT_ID,
                         # the provider's sign-in page every time (it has no account chooser)
                         "prompt": "login",
-                        # the provider's button alone (password sign-in is tested elsewhere)
-                        "only": True,
+                        # the provider's button alone, or above the password form
+                        "only": only,
                     }
                 }
             )
@@ -259,3 +265,49 @@ def test_sso_sign_in_labels_under_the_mapped_account(
     refused = {e["name"] for e in log if e["event"] == "refused"}
     assert refused == {"bob@example.test", "carol@example.test", "dave@example.test"}, log
     assert CLIENT_SECRET not in repr(log)
+
+
+@pytest.mark.parametrize(("given", "only"), [(True, False)], ids=["beside-passwords"])
+def test_sso_beside_the_password_form_each_label_under_its_account(
+    sso_server: tuple[str, str, OidcProvider, Path], tmp_path: Path
+) -> None:
+    """Without ``only`` the sign-in page offers both: pat signs in with a password, alice
+    through the provider, each in a browser of their own, and each label is stored under the
+    account that gave it."""
+    from playwright.sync_api import sync_playwright
+
+    base, url, provider, log_path = sso_server
+    add_accounts(url, "pat")  # a password account beside the single sign-on ones
+    store = Store(url)
+    alice = USERS[0]
+    with sync_playwright() as p:
+        browser = _launch(p)
+        try:
+            pat = browser.new_context().new_page()
+            pat.set_default_timeout(TIMEOUT_MS)
+            pat.goto(base, wait_until="domcontentloaded")
+            pat.get_by_role("button", name="Sign in with SSO").wait_for()
+            browser_sign_in(pat, "pat")
+            pat.get_by_test_id("stSidebar").get_by_text("Annotator: pat").wait_for()
+            pat.get_by_role("button", name="2 · mostly wrong").click()
+            pat.get_by_text("Saved: 2 · mostly wrong", exact=True).wait_for()
+
+            page = browser.new_context().new_page()
+            page.set_default_timeout(TIMEOUT_MS)
+            _sign_in(page, base, provider.issuer, alice)
+            page.get_by_test_id("stSidebar").get_by_text("Annotator: alice").wait_for()
+            page.get_by_role("button", name="5 · ideal").click()
+            page.get_by_text("Saved: 5 · ideal", exact=True).wait_for()
+        except Exception:
+            pat.screenshot(path=str(tmp_path / "stuck-pat.png"), full_page=True)
+            raise
+        finally:
+            browser.close()
+    labels = store.labels_frame(DATASET)
+    assert sorted(zip(labels["annotator"], labels["value"], strict=True)) == [
+        ("alice", 5.0),
+        ("pat", 2.0),
+    ]
+    methods = {(e["name"], e["detail"]) for e in store.sign_in_log() if e["event"] == "signed in"}
+    assert methods == {("pat", "password"), ("alice", "oidc")}, store.sign_in_log()
+    assert CLIENT_SECRET not in log_path.read_text()

@@ -74,6 +74,16 @@ def label_cmd(
             "name a reverse proxy forwards, e.g. labels.example.org.",
         ),
     ] = None,
+    trusted_proxy: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--trusted-proxy",
+            help="Address (or network, e.g. 10.0.0.0/8) of a reverse proxy in front of the "
+            "app (repeatable): a request from it is taken to come from the address its "
+            "X-Forwarded-For names (sign-in log, per-client throttle). Without it that header "
+            "is ignored, from loopback too.",
+        ),
+    ] = None,
     session_hours: Annotated[
         float, typer.Option(min=0.01, max=720, help="Hours a sign-in lasts.")
     ] = 12.0,
@@ -182,6 +192,7 @@ def label_cmd(
         allowed_hosts=tuple(hosts),
         reviewers=reviewers_per_item,
         stop_rule=(rule.statistic, rule.target, rule.level),
+        trusted_proxies=tuple(trusted_proxy or ()),
     )
     if strategy == "active" and load_rubric(rubric).mode == "pairwise":
         raise fail(

@@ -4,6 +4,7 @@ annotator-name validation. Who may sign in, and with which role, is in the store
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import math
 import os
@@ -31,6 +32,12 @@ ENV_SESSION_HOURS = "TRAJUDGE_LABEL_SESSION_HOURS"
 ENV_ALLOWED_HOSTS = "TRAJUDGE_LABEL_ALLOWED_HOSTS"
 ENV_REVIEWERS = "TRAJUDGE_LABEL_REVIEWERS_PER_ITEM"
 ENV_STOP_WHEN = "TRAJUDGE_LABEL_STOP_WHEN"
+
+# uvicorn (Streamlit's server) takes the client address from X-Forwarded-For when the direct
+# peer is in this list, and its default list is loopback: any process on the machine could
+# then name any address and dodge the per-client sign-in throttle. `trajudge label` always
+# sets it, to the --trusted-proxy addresses (none by default), over the user's environment.
+ENV_FORWARDED_ALLOW_IPS = "FORWARDED_ALLOW_IPS"
 # the shared passwords of the scheme before accounts: no longer read (a deprecation line)
 OLD_PASSWORD_ENVS = ("TRAJUDGE_LABEL_PASSWORD", "TRAJUDGE_LABEL_ADJUDICATOR_PASSWORD")
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
@@ -67,8 +74,12 @@ class AppConfig:
     # --strategy active: when labelling may stop, (statistic, target, level), the status the
     # label page shows (`--stop-when`, read by trajudge.report.parse_stop_rule)
     stop_rule: tuple[str, float, float] = ("kappa", 0.6, 0.95)
+    # addresses or networks of reverse proxies whose X-Forwarded-For names the client (for
+    # the sign-in log and the per-client throttle); none by default: the header is ignored
+    trusted_proxies: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "trusted_proxies", trusted_proxies(self.trusted_proxies))
         hosts = tuple(dict.fromkeys(h.strip().lower() for h in self.allowed_hosts if h.strip()))
         if not hosts or any("," in h or "/" in h or " " in h for h in hosts):
             raise InputError("--allowed-host", reason=f"not host names: {self.allowed_hosts!r}")
@@ -111,6 +122,7 @@ class AppConfig:
             ENV_ALLOWED_HOSTS: ",".join(self.allowed_hosts),
             ENV_REVIEWERS: str(self.reviewers),
             ENV_STOP_WHEN: json.dumps(list(self.stop_rule)),
+            ENV_FORWARDED_ALLOW_IPS: ",".join(self.trusted_proxies),
         }
         if self.dataset:
             env[ENV_DATASET] = self.dataset
@@ -177,6 +189,28 @@ class AppConfig:
             reviewers=reviewers,
             stop_rule=stop_rule,
         )
+
+
+def trusted_proxies(given: tuple[str, ...]) -> tuple[str, ...]:
+    """The --trusted-proxy values as addresses or networks (``10.0.0.0/8``), written the way
+    uvicorn reads them; anything else (a host name, ``*``) is refused: trusting every peer
+    would let anyone name any client address.
+
+    >>> trusted_proxies(("127.0.0.1", "10.1.2.3/8", "::1"))
+    ('127.0.0.1', '10.0.0.0/8', '::1')
+    """
+    out: list[str] = []
+    for text in given:
+        try:
+            if "/" in text:
+                out.append(str(ipaddress.ip_network(text.strip(), strict=False)))
+            else:
+                out.append(str(ipaddress.ip_address(text.strip())))
+        except ValueError:
+            raise InputError(
+                "--trusted-proxy", reason=f"{text!r} is not an IP address or network"
+            ) from None
+    return tuple(dict.fromkeys(out))
 
 
 def validate_annotator(name: str) -> str:
