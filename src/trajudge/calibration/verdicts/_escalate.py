@@ -46,9 +46,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from trajudge.calibration._bootstrap import bootstrap_ratio
-from trajudge.calibration._boundary import clopper_pearson_lower
 from trajudge.calibration._estimate import Estimate, FloatArray, as_1d, check_same_length, num
+from trajudge.calibration.intervals._bootstrap import bootstrap_ratio
+from trajudge.calibration.intervals._boundary import clopper_pearson_lower
 
 
 @dataclass(frozen=True)

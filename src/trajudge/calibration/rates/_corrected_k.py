@@ -35,11 +35,11 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from trajudge.calibration._bootstrap import multiplicities
-from trajudge.calibration._corrected import Trajectories, pool_columns, rates, trajectories
 from trajudge.calibration._estimate import Estimate, FloatArray, num, percentile_interval
-from trajudge.calibration._reliability import pass_hat_k
 from trajudge.calibration._validation import as_1d, check_same_length
+from trajudge.calibration.intervals._bootstrap import multiplicities
+from trajudge.calibration.rates._corrected import Trajectories, pool_columns, rates, trajectories
+from trajudge.calibration.rates._reliability import pass_hat_k
 
 _GRID = np.linspace(0.0, 1.0, 41)
 #: EM steps from a uniform prior, the same for the estimate and for every resample. EM on a

@@ -22,9 +22,9 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from trajudge.calibration._bootstrap import cluster_bootstrap_many
-from trajudge.calibration._boundary import boundary_rate
 from trajudge.calibration._validation import as_binary
+from trajudge.calibration.intervals._bootstrap import cluster_bootstrap_many
+from trajudge.calibration.intervals._boundary import boundary_rate
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:

@@ -22,16 +22,16 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from trajudge.calibration._agreement import (
+from trajudge.calibration._estimate import Estimate, FloatArray, bca_interval, safe_divide
+from trajudge.calibration._validation import as_1d, as_binary, as_float, check_same_length
+from trajudge.calibration.agreement._agreement import (
     Weights,
     _labels_of,
     ac1_from_counts,
     encode,
     kappa_from_counts,
 )
-from trajudge.calibration._boundary import boundary_ac1, boundary_kappa, boundary_rate
-from trajudge.calibration._estimate import Estimate, FloatArray, bca_interval, safe_divide
-from trajudge.calibration._validation import as_1d, as_binary, as_float, check_same_length
+from trajudge.calibration.intervals._boundary import boundary_ac1, boundary_kappa, boundary_rate
 
 #: Cells of the (rows x n_items) multiplicity block held in memory at once.
 _BLOCK_CELLS = 4_000_000
@@ -283,7 +283,7 @@ def bootstrap_kappa(
     (B x K x K) in one vectorised step. Where the bootstrap cannot show uncertainty (no
     disagreement, a rater that used one category, a zero-width interval) the interval is the
     one of :func:`trajudge.calibration.kappa_interval` instead (through Clopper-Pearson on the
-    effective number of clusters; see ``trajudge.calibration._boundary``).
+    effective number of clusters; see ``trajudge.calibration.intervals._boundary``).
 
     Parameters
     ----------

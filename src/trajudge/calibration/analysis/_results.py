@@ -10,15 +10,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from trajudge.calibration._agreement import BinaryRates
-from trajudge.calibration._bias import Probe
-from trajudge.calibration._budget import LabelBudget
-from trajudge.calibration._corrected import CorrectedRate
-from trajudge.calibration._corrected_k import CorrectedPassK
 from trajudge.calibration._estimate import Estimate, num
-from trajudge.calibration._raters import HumanAgreement
-from trajudge.calibration._reliability import ReliabilityResult
-from trajudge.calibration._verdicts import Threshold
+from trajudge.calibration.agreement._agreement import BinaryRates
+from trajudge.calibration.agreement._raters import HumanAgreement
+from trajudge.calibration.bias._bias import Probe
+from trajudge.calibration.intervals._budget import LabelBudget
+from trajudge.calibration.rates._corrected import CorrectedRate
+from trajudge.calibration.rates._corrected_k import CorrectedPassK
+from trajudge.calibration.rates._reliability import ReliabilityResult
+from trajudge.calibration.verdicts._verdicts import Threshold
 
 __all__ = ["CalibrationResult", "JudgeReport", "Threshold"]
 

@@ -24,15 +24,15 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from trajudge.calibration._bootstrap import (
+from trajudge.calibration._estimate import Estimate, FloatArray, safe_divide
+from trajudge.calibration._validation import as_1d, as_binary, as_float, check_same_length
+from trajudge.calibration.intervals._bootstrap import (
     cluster_bootstrap,
     item_codes,
     per_item_sums,
     proportion_bootstrap,
     ratio_statistic,
 )
-from trajudge.calibration._estimate import Estimate, FloatArray, safe_divide
-from trajudge.calibration._validation import as_1d, as_binary, as_float, check_same_length
 
 #: Innocent bands (estimate values a defect-free judge could show); a probe flags when its
 #: whole interval lies outside its band (or, one-sided, below it).

@@ -11,8 +11,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from trajudge.calibration._agreement import Weights, binary_rates, confusion
-from trajudge.calibration._bias import (
+from trajudge.calibration._estimate import Estimate
+from trajudge.calibration.agreement._agreement import Weights, binary_rates, confusion
+from trajudge.calibration.analysis._results import JudgeReport
+from trajudge.calibration.bias._bias import (
     Probe,
     central_tendency_probe,
     order_shift_probe,
@@ -21,13 +23,11 @@ from trajudge.calibration._bias import (
     stability_probe,
     verbosity_probe,
 )
-from trajudge.calibration._bootstrap import binary_agreement, bootstrap_kappa
-from trajudge.calibration._budget import label_budget
-from trajudge.calibration._corrected import corrected_pass_rate
-from trajudge.calibration._corrected_k import corrected_pass_hat_k
-from trajudge.calibration._estimate import Estimate
-from trajudge.calibration._results import JudgeReport
-from trajudge.calibration._verdicts import Threshold, item_verdicts, row_passes
+from trajudge.calibration.intervals._bootstrap import binary_agreement, bootstrap_kappa
+from trajudge.calibration.intervals._budget import label_budget
+from trajudge.calibration.rates._corrected import corrected_pass_rate
+from trajudge.calibration.rates._corrected_k import corrected_pass_hat_k
+from trajudge.calibration.verdicts._verdicts import Threshold, item_verdicts, row_passes
 
 _FAMILIES = (
     ("openai", r"^(gpt|o\d|chatgpt|text-davinci|openai)"),

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from trajudge.calibration._estimate import Estimate, num
-from trajudge.calibration._raters import HumanAgreement
+from trajudge.calibration.agreement._raters import HumanAgreement
 
 
 def _opt(obj: Any) -> Any:

@@ -7,10 +7,10 @@ from typing import Any
 
 import pandas as pd
 
-from trajudge.calibration._categorical import categorical_report
-from trajudge.calibration._categorical_model import CategoricalResult
-from trajudge.calibration._raters import consensus, human_agreement
 from trajudge.calibration._tables import validate_table
+from trajudge.calibration.agreement._raters import consensus, human_agreement
+from trajudge.calibration.categorical._categorical import categorical_report
+from trajudge.calibration.categorical._categorical_model import CategoricalResult
 from trajudge.core import InputError
 from trajudge.rubrics._kinds import CATEGORICAL
 

@@ -16,8 +16,8 @@ import krippendorff
 import numpy as np
 import pandas as pd
 
-from trajudge.calibration._agreement import Weights, cohen_kappa
 from trajudge.calibration._estimate import num
+from trajudge.calibration.agreement._agreement import Weights, cohen_kappa
 
 Level = Literal["nominal", "ordinal", "interval"]
 

@@ -35,8 +35,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from trajudge.calibration._agreement import cohen_kappa
 from trajudge.calibration._validation import as_binary, as_float
+from trajudge.calibration.agreement._agreement import cohen_kappa
 from trajudge.core import InputError
 from trajudge.rubrics._kinds import (
     CATEGORICAL,

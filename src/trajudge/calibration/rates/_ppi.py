@@ -59,8 +59,8 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from trajudge.calibration._corrected import corrected_pass_rate
 from trajudge.calibration._estimate import Estimate, FloatArray, as_1d, check_same_length, num
+from trajudge.calibration.rates._corrected import corrected_pass_rate
 
 
 @dataclass(frozen=True)

@@ -22,10 +22,14 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from trajudge.calibration._bootstrap import cluster_bootstrap_many, item_codes, per_item_sums
-from trajudge.calibration._boundary import boundary_rate
 from trajudge.calibration._estimate import Estimate, FloatArray, num, safe_divide
 from trajudge.calibration._validation import as_1d, as_binary, check_same_length
+from trajudge.calibration.intervals._bootstrap import (
+    cluster_bootstrap_many,
+    item_codes,
+    per_item_sums,
+)
+from trajudge.calibration.intervals._boundary import boundary_rate
 
 
 def rogan_gladen(p_obs: npt.ArrayLike, tpr: npt.ArrayLike, tnr: npt.ArrayLike) -> FloatArray:

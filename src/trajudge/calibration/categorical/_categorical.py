@@ -19,17 +19,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from trajudge.calibration._agreement import confusion
-from trajudge.calibration._bootstrap import (
+from trajudge.calibration._estimate import Estimate
+from trajudge.calibration._validation import as_1d, check_same_length
+from trajudge.calibration.agreement._agreement import confusion
+from trajudge.calibration.categorical._categorical_model import CategoricalReport, Count, WinRate
+from trajudge.calibration.intervals._bootstrap import (
     bootstrap_kappa,
     item_codes,
     per_item_sums,
     proportion_bootstrap,
 )
-from trajudge.calibration._categorical_model import CategoricalReport, Count, WinRate
-from trajudge.calibration._estimate import Estimate
-from trajudge.calibration._validation import as_1d, check_same_length
-from trajudge.calibration._verdicts import _majority, _ok_rows, categorical_items
+from trajudge.calibration.verdicts._verdicts import _majority, _ok_rows, categorical_items
 from trajudge.rubrics._kinds import INCONSISTENT, default_inconsistent
 
 MISSING = "\x00missing"  # the outcome of an order whose every call failed (never a category)

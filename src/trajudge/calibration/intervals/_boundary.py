@@ -72,8 +72,8 @@ from dataclasses import replace
 import numpy as np
 import numpy.typing as npt
 
-from trajudge.calibration._agreement import Weights, _weight_matrix
 from trajudge.calibration._estimate import Estimate, FloatArray
+from trajudge.calibration.agreement._agreement import Weights, _weight_matrix
 
 _TOL = 1e-12
 

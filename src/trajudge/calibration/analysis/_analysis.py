@@ -8,12 +8,12 @@ from typing import Any
 
 import pandas as pd
 
-from trajudge.calibration._judge_report import Human, judge_report
-from trajudge.calibration._raters import consensus, human_agreement
-from trajudge.calibration._reliability import ReliabilityResult, reliability
-from trajudge.calibration._results import CalibrationResult
 from trajudge.calibration._tables import read_table, validate_table
-from trajudge.calibration._verdicts import (
+from trajudge.calibration.agreement._raters import consensus, human_agreement
+from trajudge.calibration.analysis._judge_report import Human, judge_report
+from trajudge.calibration.analysis._results import CalibrationResult
+from trajudge.calibration.rates._reliability import ReliabilityResult, reliability
+from trajudge.calibration.verdicts._verdicts import (
     Threshold,
     item_verdicts,
     judge_threshold,
