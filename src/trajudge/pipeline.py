@@ -56,7 +56,7 @@ from trajudge.judges import (
 from trajudge.report import Report, build_report, write_report
 from trajudge.rules import check_stored_dataset, load_specs, resolve_specs
 from trajudge.store import ImportSummary, Store
-from trajudge.store._label_files import LabelImportSummary, import_labels
+from trajudge.store.labels._label_files import LabelImportSummary, import_labels
 from trajudge.trajectories import TaskSpec, Trajectory, read_trajectories
 
 if TYPE_CHECKING:

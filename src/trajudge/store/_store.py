@@ -39,19 +39,12 @@ from sqlalchemy.exc import ArgumentError, OperationalError, ProgrammingError
 from sqlalchemy.pool import QueuePool, StaticPool
 
 from trajudge.core import InputError, canonical_json, now_iso
-from trajudge.store._accounts import AccountsMixin
 from trajudge.store._aligned import AlignedMixin
 from trajudge.store._backends import BackendsMixin, save_cursor
-from trajudge.store._batches import ProviderBatchesMixin
-from trajudge.store._draws import DrawsMixin
 from trajudge.store._faults import StoreError, guard_engine
 from trajudge.store._import import check_length, spool_rows, write_rows
-from trajudge.store._judgments import JudgmentsMixin
-from trajudge.store._labels import _IN_CHUNK, LabelsMixin
-from trajudge.store._leases import LeasesMixin
 from trajudge.store._migrations import UPGRADES
 from trajudge.store._names import DEFAULT_URL
-from trajudge.store._pair_labels import PairLabelsMixin
 from trajudge.store._redact import redact
 from trajudge.store._schema import (
     MIGRATIONS,
@@ -62,6 +55,13 @@ from trajudge.store._schema import (
     task_specs,
     trajectories,
 )
+from trajudge.store.app._accounts import AccountsMixin
+from trajudge.store.app._draws import DrawsMixin
+from trajudge.store.judging._batches import ProviderBatchesMixin
+from trajudge.store.judging._judgments import JudgmentsMixin
+from trajudge.store.judging._leases import LeasesMixin
+from trajudge.store.labels._labels import _IN_CHUNK, LabelsMixin
+from trajudge.store.labels._pair_labels import PairLabelsMixin
 from trajudge.trajectories import TaskSpec, Trajectory
 
 

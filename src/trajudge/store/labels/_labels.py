@@ -18,7 +18,8 @@ from sqlalchemy import Engine, select
 from sqlalchemy.engine import Connection
 
 from trajudge.core import InputError
-from trajudge.store._label_tables import (
+from trajudge.store._schema import judgments, labels, rule_results, trajectories
+from trajudge.store.labels._label_tables import (
     ITEM_LABELS,
     annotators,
     counts,
@@ -29,7 +30,6 @@ from trajudge.store._label_tables import (
     save_one,
     upsert_with_history,
 )
-from trajudge.store._schema import judgments, labels, rule_results, trajectories
 
 _IN_CHUNK = 500  # ids per IN (...) list: well below SQLite's bound-parameter limit
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from trajudge.core import InputError, now_iso
-from trajudge.store._label_files import (
+from trajudge.store.labels._label_files import (
     LabelImportSummary,
     _flag,
     _read_rows,
@@ -24,7 +24,7 @@ from trajudge.store._label_files import (
     label_format,
     write_atomic,
 )
-from trajudge.store._pair_labels import check_pair_label, write_pair_label
+from trajudge.store.labels._pair_labels import check_pair_label, write_pair_label
 
 if TYPE_CHECKING:
     from trajudge.store._store import Store

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from trajudge.core import InputError, atomic_write_bytes, now_iso
-from trajudge.store._labels import encode_criteria, write_label
 from trajudge.store._names import LABEL_FORMATS, LabelFormat
+from trajudge.store.labels._labels import encode_criteria, write_label
 from trajudge.trajectories import load_json
 
 if TYPE_CHECKING:

@@ -17,7 +17,8 @@ from sqlalchemy import Engine, select
 from sqlalchemy.engine import Connection
 
 from trajudge.core import InputError
-from trajudge.store._label_tables import (
+from trajudge.store._schema import pair_labels
+from trajudge.store.labels._label_tables import (
     PAIR_LABELS,
     annotators,
     counts,
@@ -28,8 +29,7 @@ from trajudge.store._label_tables import (
     save_one,
     upsert_with_history,
 )
-from trajudge.store._labels import check_label
-from trajudge.store._schema import pair_labels
+from trajudge.store.labels._labels import check_label
 
 PAIR_CATEGORIES = ("A", "B", "tie")
 _IN_CHUNK = 200
@@ -99,7 +99,7 @@ def pair_label_row(
 
 def write_pair_label(conn: Connection, *, ts: str, **fields: Any) -> tuple[int, str]:
     """Insert or edit one pair label (the fields of :func:`pair_label_row`) inside the
-    caller's transaction; ``(id, what)`` as :func:`trajudge.store._labels.write_label`."""
+    caller's transaction; ``(id, what)`` as :func:`trajudge.store.labels._labels.write_label`."""
     key, values = pair_label_row(**fields)
     return upsert_with_history(conn, PAIR_LABELS, key, values, ts)
 
