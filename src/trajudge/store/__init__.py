@@ -6,6 +6,7 @@ from trajudge.core import lazy_exports
 
 if TYPE_CHECKING:
     from trajudge.core import now_iso
+    from trajudge.store._engine import make_engine, make_sql_engine, sqlite_path
     from trajudge.store._faults import STORE_FAULT_EXIT, StoreError
     from trajudge.store._names import DEFAULT_URL, LABEL_FORMATS, LabelFormat
     from trajudge.store._redact import (
@@ -16,13 +17,7 @@ if TYPE_CHECKING:
         register_secret,
     )
     from trajudge.store._schema import MIGRATIONS, metadata
-    from trajudge.store._store import (
-        ImportSummary,
-        Store,
-        make_engine,
-        make_sql_engine,
-        sqlite_path,
-    )
+    from trajudge.store._store import ImportSummary, Store
     from trajudge.store.app._accounts import ROLES, Account
     from trajudge.store.app._draws import NotLead
     from trajudge.store.judging._leases import LEASE_TTL_S, Lease, LeaseHeldError
@@ -107,15 +102,15 @@ _EXPORTS = {
     "install_log_redaction": "trajudge.store._redact",
     "label_format": "trajudge.store.labels._label_files",
     "labels_export_frame": "trajudge.store.labels._label_files",
-    "make_engine": "trajudge.store._store",
-    "make_sql_engine": "trajudge.store._store",
+    "make_engine": "trajudge.store._engine",
+    "make_sql_engine": "trajudge.store._engine",
     "metadata": "trajudge.store._schema",
     "now_iso": "trajudge.core",
     "pair_labels_export_frame": "trajudge.store.labels._pair_label_files",
     "redact": "trajudge.store._redact",
     "redact_value": "trajudge.store._redact",
     "register_secret": "trajudge.store._redact",
-    "sqlite_path": "trajudge.store._store",
+    "sqlite_path": "trajudge.store._engine",
     "write_atomic": "trajudge.store.labels._label_files",
 }
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
