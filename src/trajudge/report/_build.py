@@ -13,9 +13,7 @@ from trajudge.calibration import Threshold, read_raw_table, read_table, validate
 from trajudge.calibration.active._stored import active_summaries
 from trajudge.core import InputError, now_iso
 from trajudge.evalset import Fingerprint, coverage, diff_fingerprints, read_fingerprint
-from trajudge.report._aligned_rows import aligned_thresholds
 from trajudge.report._assemble import GATE_RULE, Parts, Tables, assemble
-from trajudge.report._categorical_inputs import split_plain, store_groups
 from trajudge.report._gates import (
     USAGE_TOLERANCE,
     baseline_regressions,
@@ -24,10 +22,12 @@ from trajudge.report._gates import (
     parse_stop_rule,
     read_baseline,
 )
-from trajudge.report._labels import usage_means
 from trajudge.report._model import Report, labels_phrase
-from trajudge.report._sources import store_inputs
-from trajudge.report._summary import summary_lines
+from trajudge.report.inputs._aligned_rows import aligned_thresholds
+from trajudge.report.inputs._categorical_inputs import split_plain, store_groups
+from trajudge.report.inputs._labels import usage_means
+from trajudge.report.inputs._sources import store_inputs
+from trajudge.report.sections._summary import summary_lines
 from trajudge.store import Store
 
 Baseline = str | Path | Mapping[str, Any] | None

@@ -11,10 +11,10 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from trajudge.core import InputError, atomic_write_bytes
-from trajudge.report._figures import figures
 from trajudge.report._model import Report
-from trajudge.report._sections import sections
-from trajudge.report._text import _title, render_markdown
+from trajudge.report.render._figures import figures
+from trajudge.report.render._text import _title, render_markdown
+from trajudge.report.sections._sections import sections
 
 FORMATS = ("md", "html", "json")
 FILE_NAMES = {"md": "report.md", "html": "report.html", "json": "report.json"}

@@ -16,7 +16,7 @@ import pandas as pd
 from trajudge.calibration import RawTable, infer_kind, validate_table
 from trajudge.core import InputError
 from trajudge.report._categorical import CategoricalTables
-from trajudge.report._sources import StoreInputs
+from trajudge.report.inputs._sources import StoreInputs
 from trajudge.rubrics import find_rubric
 from trajudge.rubrics._kinds import CATEGORICAL, KINDS
 

@@ -9,8 +9,8 @@ from rich.table import Table
 from rich.text import Text
 
 from trajudge.report._model import Report
-from trajudge.report._section import Section
-from trajudge.report._sections import sections
+from trajudge.report.sections._section import Section
+from trajudge.report.sections._sections import sections
 
 
 def _title(report: Report) -> str:

@@ -17,10 +17,10 @@ from typing import Any
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from trajudge.report._alignment_choice import choice_section, holdout_disagrees
 from trajudge.report._model import Report, labels_phrase
-from trajudge.report._numbers import fmt
-from trajudge.report._section import Section
+from trajudge.report.sections._alignment_choice import choice_section, holdout_disagrees
+from trajudge.report.sections._numbers import fmt
+from trajudge.report.sections._section import Section
 
 METRICS = (("kappa", "κ"), ("agreement", "agreement"), ("tpr", "TPR"), ("tnr", "TNR"))
 ORDER = ("threshold", "calibrate", "fewshot", "stack")

@@ -6,8 +6,8 @@ from __future__ import annotations
 from trajudge.calibration import Count, Estimate
 from trajudge.report._categorical import CategoricalRow
 from trajudge.report._model import Report
-from trajudge.report._numbers import fmt, fmt_est
-from trajudge.report._section import Section
+from trajudge.report.sections._numbers import fmt, fmt_est
+from trajudge.report.sections._section import Section
 
 DASH = "—"
 

@@ -6,10 +6,10 @@ import math
 
 from trajudge.core import counted
 from trajudge.judges.calls._local import LOCAL_DESCRIPTIONS, LOCAL_PREFIX
-from trajudge.report._alignment import alignment_summary
 from trajudge.report._model import JudgeRow, Report, SourceResult
-from trajudge.report._numbers import fmt, fmt_est
 from trajudge.report.panel._sections import panel_summary
+from trajudge.report.sections._alignment import alignment_summary
+from trajudge.report.sections._numbers import fmt, fmt_est
 
 
 def _pass(src: SourceResult | None, k: int) -> str:

@@ -7,8 +7,8 @@ import math
 from typing import TYPE_CHECKING
 
 from trajudge.calibration import Estimate
-from trajudge.report._alignment import reliability_figure
 from trajudge.report._model import Report
+from trajudge.report.sections._alignment import reliability_figure
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

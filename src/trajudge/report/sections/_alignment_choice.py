@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from trajudge.report._numbers import fmt
-from trajudge.report._section import Section
+from trajudge.report.sections._numbers import fmt
+from trajudge.report.sections._section import Section
 
 
 def holdout_disagrees(rec: dict[str, Any]) -> str | None:
