@@ -1,6 +1,7 @@
 """The report: judges against labels, pass^k per verdict source, CI gates, renderers."""
 
-from trajudge.report._build import build_report, calibrate_report
+from trajudge.report._build import build_report
+from trajudge.report._calibrate import calibrate_report
 from trajudge.report._demo import DEMO_RUBRIC, write_demo_dataset
 from trajudge.report._gates import (
     JUDGE_METRICS,
