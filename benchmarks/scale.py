@@ -47,7 +47,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).parent))
 
-from judge_batch import plain_loop, server_calls  # noqa: E402
+from _judge_batch_sides import plain_loop, server_calls  # noqa: E402
 
 TOOLS = ("search", "lookup", "book", "cancel", "refund", "delete_account", "email", "pay")
 SPEC_YAML = """

@@ -196,8 +196,8 @@ def test_item_features_by_hand() -> None:
 @pytest.mark.parametrize(
     "module",
     ["alignment._features", "alignment._threshold", "alignment._calibrate", "alignment._stack",
-     "alignment._compare", "calibration._probability", "calibration._escalate",
-     "calibration._ppi"],
+     "alignment._compare", "calibration.verdicts._probability", "calibration.verdicts._escalate",
+     "calibration.rates._ppi"],
 )  # fmt: skip
 def test_docstring_examples(module: str) -> None:
     mod = importlib.import_module(f"trajudge.{module}")

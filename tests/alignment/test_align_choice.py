@@ -253,7 +253,8 @@ def test_trajudge_run_says_why_nothing_was_saved_and_goes_on(tmp_path: Path) -> 
     from rich.console import Console
 
     from trajudge.config import TrajudgeConfig
-    from trajudge.pipeline import RunSummary, _align
+    from trajudge.pipeline import RunSummary
+    from trajudge.pipeline._phases import _align
 
     items = w.clean(0, NOISE_CHECKS)  # every method loses on dev (the first test)
     url = _store(tmp_path, items, NOISE_CHECKS)

@@ -211,7 +211,7 @@ def test_fingerprint_change_against_baseline(db_url: str) -> None:
 
 
 def test_rubric_thresholds_come_from_the_rubric_files() -> None:
-    from trajudge.report._rubrics import rubric_threshold
+    from trajudge.report.inputs._rubrics import rubric_threshold
 
     # shipped rubrics state their pass thresholds in their YAML: 4 and 3
     assert rubric_threshold("trajectory_reasonableness") == 4.0

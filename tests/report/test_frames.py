@@ -11,7 +11,7 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 
 from trajudge.report import build_report, corrected_table, judge_table, pass_k_table
-from trajudge.report._frames import JUDGE_COLUMNS, PASS_K_COLUMNS
+from trajudge.report.render._frames import JUDGE_COLUMNS, PASS_K_COLUMNS
 
 sys.path.insert(0, str(Path(__file__).parent))
 import report_helpers as h

@@ -14,8 +14,8 @@ import pytest
 
 from trajudge.calibration import Estimate
 from trajudge.report import build_report, render_html
-from trajudge.report._figures import pass_k_plot
 from trajudge.report._model import Flag
+from trajudge.report.render._figures import pass_k_plot
 
 sys.path.insert(0, str(Path(__file__).parent))
 import report_helpers as h

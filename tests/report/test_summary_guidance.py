@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from trajudge.report import build_report
-from trajudge.report._summary import summary_lines
+from trajudge.report.sections._summary import summary_lines
 
 sys.path.insert(0, str(Path(__file__).parent))
 import report_helpers as h

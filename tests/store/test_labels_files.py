@@ -142,7 +142,7 @@ def test_import_unknown_dataset_and_format(store: Store, tmp_path: Path) -> None
 
 def test_only_dataset_leaves_out_and_counts_rows_of_other_trajectories(tmp_path: Path) -> None:
     from trajudge.store import Store
-    from trajudge.store._label_files import import_labels
+    from trajudge.store.labels._label_files import import_labels
     from trajudge.trajectories import Trajectory
 
     store = Store(f"sqlite:///{tmp_path / 's.db'}")

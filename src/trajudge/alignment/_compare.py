@@ -11,7 +11,7 @@ improvement.
 
 Where every resample gives the same κ, agreement, TPR or TNR (no disagreement, a judge that
 never passes, a rate at 0 or 1), the interval of that side is the one of
-``trajudge.calibration._boundary`` (Clopper-Pearson on the effective number of tasks). A
+``trajudge.calibration.intervals._boundary`` (Clopper-Pearson on the effective number of tasks). A
 difference whose resamples are all equal is not known to be exactly 0: when no verdict changed
 it is 0 plus or minus how far the metric could move if a share of verdicts as large as the
 data allow had changed; otherwise (e.g. a judge that failed everything before and passes
@@ -28,16 +28,6 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from trajudge.calibration._agreement import kappa_from_counts
-from trajudge.calibration._bootstrap import item_codes, per_item_sums, resampled_sums
-from trajudge.calibration._boundary import (
-    boundary_kappa,
-    boundary_rate,
-    clopper_pearson,
-    collapsed,
-    effective_clusters,
-    kappa_shift,
-)
 from trajudge.calibration._estimate import (
     Estimate,
     FloatArray,
@@ -46,8 +36,18 @@ from trajudge.calibration._estimate import (
     percentile_interval,
     safe_divide,
 )
-from trajudge.calibration._probability import bin_index, reliability_diagram
 from trajudge.calibration._validation import binary_labels
+from trajudge.calibration.agreement._agreement import kappa_from_counts
+from trajudge.calibration.intervals._bootstrap import item_codes, per_item_sums, resampled_sums
+from trajudge.calibration.intervals._boundary import (
+    boundary_kappa,
+    boundary_rate,
+    clopper_pearson,
+    collapsed,
+    effective_clusters,
+    kappa_shift,
+)
+from trajudge.calibration.verdicts._probability import bin_index, reliability_diagram
 
 GainVerdict = Literal["gain", "loss", "no measurable gain"]
 
@@ -147,7 +147,8 @@ def _unchanged_width(name: str, sums: FloatArray, level: float) -> tuple[float, 
     """How far a metric can move, down and up, when no verdict it counts changed here.
 
     The share q of items whose verdict could change unseen is at most the Clopper-Pearson
-    upper bound for 0 of the effective number of tasks (``trajudge.calibration._boundary``).
+    upper bound for 0 of the effective number of tasks
+    (``trajudge.calibration.intervals._boundary``).
     A rate moves by at most q either way; κ as :func:`trajudge.calibration.kappa_shift` says.
     """
     tn, fp, fn, tp = sums.T
@@ -171,7 +172,7 @@ def _change(
     """MetricChange per metric; totals/draws/sums hold the before columns then the after ones.
 
     ``bound(name, estimate, per-task sums of one side)`` replaces an interval the bootstrap
-    cannot make (``trajudge.calibration._boundary``). With ``bound``, a difference whose
+    cannot make (``trajudge.calibration.intervals._boundary``). With ``bound``, a difference whose
     draws are all equal gets ``0 + unchanged[name]`` (how far the metric could move down and
     up, :func:`_unchanged_width`) when no verdict the metric counts changed, else the
     Bonferroni interval ``[after.low - before.high, after.high - before.low]`` of the two

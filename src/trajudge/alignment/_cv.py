@@ -24,9 +24,9 @@ import numpy as np
 import numpy.typing as npt
 
 from trajudge.alignment._threshold import Criterion, apply_threshold, fit_threshold
-from trajudge.calibration._agreement import kappa_from_counts
 from trajudge.calibration._estimate import FloatArray, as_1d, check_same_length, num
 from trajudge.calibration._validation import binary_labels
+from trajudge.calibration.agreement._agreement import kappa_from_counts
 
 
 def verdict_kappa(labels: npt.ArrayLike, verdicts: npt.ArrayLike) -> float:

@@ -32,13 +32,13 @@ from trajudge.alignment._threshold import (
     apply_threshold,
     fit_threshold,
 )
-from trajudge.calibration._escalate import (
+from trajudge.calibration._estimate import FloatArray
+from trajudge.calibration.verdicts._escalate import (
     TrustOutcome,
     escalated_items,
     evaluate_trust,
     fit_trust_threshold,
 )
-from trajudge.calibration._estimate import FloatArray
 
 AlignMethod = Literal["threshold", "calibrate", "stack"]
 TrustSource = Literal["auto", "calibrate", "stack", "votes"]

@@ -15,9 +15,9 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from trajudge.calibration._agreement import kappa_from_counts
 from trajudge.calibration._estimate import FloatArray, as_1d, check_same_length, num, safe_divide
 from trajudge.calibration._validation import binary_labels
+from trajudge.calibration.agreement._agreement import kappa_from_counts
 
 Criterion = Literal["kappa", "balanced_accuracy"]
 

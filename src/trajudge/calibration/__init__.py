@@ -7,109 +7,7 @@ so importing calibration never imports alignment (which imports calibration).
 
 from typing import TYPE_CHECKING
 
-from trajudge.calibration._agreement import (
-    BinaryRates,
-    ac1_from_counts,
-    binary_rates,
-    cohen_kappa,
-    confusion,
-    gwet_ac1,
-    kappa_from_counts,
-    percent_agreement,
-)
-from trajudge.calibration._analysis import analyze, calibrate_files
-from trajudge.calibration._bias import (
-    BANDS,
-    Probe,
-    central_tendency_probe,
-    first_position_probe,
-    order_shift_probe,
-    position_probe,
-    self_preference_probe,
-    stability_probe,
-    verbosity_probe,
-)
-from trajudge.calibration._bootstrap import (
-    binary_agreement,
-    bootstrap_kappa,
-    bootstrap_ratio,
-    cluster_bootstrap,
-    cluster_bootstrap_many,
-    multiplicities,
-    per_item_sums,
-    resampled_sums,
-)
-from trajudge.calibration._boundary import (
-    boundary_kappa,
-    boundary_rate,
-    clopper_pearson,
-    clopper_pearson_lower,
-    effective_clusters,
-    kappa_interval,
-    kappa_shift,
-    rate_interval,
-)
-from trajudge.calibration._budget import LabelBudget, label_budget
-from trajudge.calibration._categorical import (
-    categorical_report,
-    first_position_rate,
-    order_accuracy,
-    positional_consistency,
-    win_rates,
-)
-from trajudge.calibration._categorical_analysis import analyze_categorical, gold_categories
-from trajudge.calibration._categorical_model import (
-    CategoricalReport,
-    CategoricalResult,
-    Count,
-    WinRate,
-)
-from trajudge.calibration._corrected import CorrectedRate, corrected_pass_rate, rogan_gladen
-from trajudge.calibration._corrected_k import CorrectedPassK, corrected_pass_hat_k
-from trajudge.calibration._escalate import (
-    TrustCut,
-    TrustOutcome,
-    TrustThreshold,
-    escalated_items,
-    evaluate_trust,
-    fit_trust_cut,
-    fit_trust_threshold,
-)
 from trajudge.calibration._estimate import Estimate
-from trajudge.calibration._judge_report import model_family
-from trajudge.calibration._ppi import (
-    PPIEstimate,
-    PPIPassK,
-    pass_rate_estimates,
-    ppi_pass_hat_k,
-    ppi_pass_rate,
-)
-from trajudge.calibration._probability import (
-    brier_score,
-    expected_calibration_error,
-    reliability_diagram,
-)
-from trajudge.calibration._raters import (
-    HumanAgreement,
-    consensus,
-    human_agreement,
-    krippendorff_alpha,
-    reliability_matrix,
-)
-from trajudge.calibration._reliability import (
-    ReliabilityResult,
-    pass_at_k,
-    pass_hat_k,
-    reliability,
-    reliability_intervals,
-)
-from trajudge.calibration._results import CalibrationResult, JudgeReport
-from trajudge.calibration._synthetic import (
-    SyntheticJudge,
-    synthetic_judgments,
-    synthetic_labels,
-    synthetic_world,
-)
 from trajudge.calibration._tables import (
     RawTable,
     infer_kind,
@@ -118,16 +16,6 @@ from trajudge.calibration._tables import (
     validate_table,
 )
 from trajudge.calibration._validation import as_binary, as_float, parse_verdict
-from trajudge.calibration._verdicts import (
-    Threshold,
-    best_threshold,
-    categorical_items,
-    item_means,
-    item_verdicts,
-    judge_threshold,
-    label_threshold,
-    row_passes,
-)
 from trajudge.calibration.active import (
     ActiveEstimates,
     StopStatus,
@@ -140,6 +28,121 @@ from trajudge.calibration.active import (
     sampling_probabilities,
     sequence_interval,
     stop_status,
+)
+from trajudge.calibration.agreement._agreement import (
+    BinaryRates,
+    ac1_from_counts,
+    binary_rates,
+    cohen_kappa,
+    confusion,
+    gwet_ac1,
+    kappa_from_counts,
+    percent_agreement,
+)
+from trajudge.calibration.agreement._raters import (
+    HumanAgreement,
+    consensus,
+    human_agreement,
+    krippendorff_alpha,
+    reliability_matrix,
+)
+from trajudge.calibration.analysis._analysis import analyze, calibrate_files
+from trajudge.calibration.analysis._judge_report import model_family
+from trajudge.calibration.analysis._results import CalibrationResult, JudgeReport
+from trajudge.calibration.bias._bias import (
+    BANDS,
+    Probe,
+    central_tendency_probe,
+    first_position_probe,
+    order_shift_probe,
+    position_probe,
+    self_preference_probe,
+    stability_probe,
+    verbosity_probe,
+)
+from trajudge.calibration.bias._synthetic import (
+    SyntheticJudge,
+    synthetic_judgments,
+    synthetic_labels,
+    synthetic_world,
+)
+from trajudge.calibration.categorical._categorical import (
+    categorical_report,
+    first_position_rate,
+    order_accuracy,
+    positional_consistency,
+    win_rates,
+)
+from trajudge.calibration.categorical._categorical_analysis import (
+    analyze_categorical,
+    gold_categories,
+)
+from trajudge.calibration.categorical._categorical_model import (
+    CategoricalReport,
+    CategoricalResult,
+    Count,
+    WinRate,
+)
+from trajudge.calibration.intervals._bootstrap import (
+    binary_agreement,
+    bootstrap_kappa,
+    bootstrap_ratio,
+    cluster_bootstrap,
+    cluster_bootstrap_many,
+    multiplicities,
+    per_item_sums,
+    resampled_sums,
+)
+from trajudge.calibration.intervals._boundary import (
+    boundary_kappa,
+    boundary_rate,
+    clopper_pearson,
+    clopper_pearson_lower,
+    effective_clusters,
+    kappa_interval,
+    kappa_shift,
+    rate_interval,
+)
+from trajudge.calibration.intervals._budget import LabelBudget, label_budget
+from trajudge.calibration.rates._corrected import CorrectedRate, corrected_pass_rate, rogan_gladen
+from trajudge.calibration.rates._corrected_k import CorrectedPassK, corrected_pass_hat_k
+from trajudge.calibration.rates._ppi import (
+    PPIEstimate,
+    PPIPassK,
+    pass_rate_estimates,
+    ppi_pass_hat_k,
+    ppi_pass_rate,
+)
+from trajudge.calibration.rates._reliability import (
+    ReliabilityResult,
+    pass_at_k,
+    pass_hat_k,
+    reliability,
+    reliability_intervals,
+)
+from trajudge.calibration.verdicts._escalate import (
+    TrustCut,
+    TrustOutcome,
+    TrustThreshold,
+    escalated_items,
+    evaluate_trust,
+    fit_trust_cut,
+    fit_trust_threshold,
+)
+from trajudge.calibration.verdicts._probability import (
+    brier_score,
+    expected_calibration_error,
+    reliability_diagram,
+)
+from trajudge.calibration.verdicts._verdicts import (
+    Threshold,
+    best_threshold,
+    categorical_items,
+    item_means,
+    item_verdicts,
+    judge_threshold,
+    label_threshold,
+    row_passes,
 )
 from trajudge.core import lazy_exports
 from trajudge.rubrics._kinds import (

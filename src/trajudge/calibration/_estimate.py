@@ -9,7 +9,7 @@ Conventions used across the calibration package:
 * Intervals are BCa percentile intervals of a cluster bootstrap (:func:`bca_interval`), the
   clusters being tasks whenever task ids are known; where every resample gives the same
   value (no disagreement, a judge that never passes, a rate of 0 or 1) they are the exact
-  intervals of ``trajudge.calibration._boundary`` on the effective number of clusters.
+  intervals of ``trajudge.calibration.intervals._boundary`` on the effective number of clusters.
 * In ``to_dict()`` output NaN becomes ``null`` (JSON has no NaN); a statistic that does not
   apply is absent as a whole (``null`` in place of its object).
 """

@@ -70,13 +70,13 @@ def drift_cmd(
 ) -> None:
     """Has the judge drifted? Paired kappa, pass rate and pass^k of an old and a new judge."""
     # imported on use: `trajudge --help` and the other commands do not load these rooms
-    from trajudge.report._text import print_sections
     from trajudge.report.panel._drift import (
         drift_report,
         drift_sections,
         parse_drift_gate,
         write_drift,
     )
+    from trajudge.report.render._text import print_sections
     from trajudge.store import Store
 
     if len(judge) != 2:

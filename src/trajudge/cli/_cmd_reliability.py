@@ -80,7 +80,7 @@ def print_reliability(result: ReliabilityResult, title: str) -> None:
             "unstable tasks: " + ", ".join(natural_sorted(result.unstable_tasks)), highlight=False
         )
     # imported on use: `trajudge --help` and the other commands do not load this room
-    from trajudge.report._sources import USAGE_COLUMNS
+    from trajudge.report.inputs._sources import USAGE_COLUMNS
 
     means = [c for c in (f"mean_{u}" for u in USAGE_COLUMNS) if c in result.per_task]
     if means:
@@ -122,7 +122,7 @@ def reliability_cmd(
     """pass@k and pass^k per task (unbiased estimators), averaged over tasks."""
     # imported on use: `trajudge --help` and the other commands do not load this room
     from trajudge.calibration import reliability
-    from trajudge.report._sources import verdict_frame
+    from trajudge.report.inputs._sources import verdict_frame
     from trajudge.store import Store
 
     ks = parse_ks(k)

@@ -20,7 +20,7 @@ from trajudge.calibration import (
     analyze_categorical,
     categorical_items,
 )
-from trajudge.calibration._categorical_analysis import gold_categories
+from trajudge.calibration.categorical._categorical_analysis import gold_categories
 from trajudge.calibration.panel import alt_test
 from trajudge.report.panel._build import jury_figures
 

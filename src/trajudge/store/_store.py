@@ -12,56 +12,52 @@ instead of failing with "database is locked" when a read transaction tries to up
 
 from __future__ import annotations
 
-import json
 import pickle
-import sqlite3
 import tempfile
-import time
-from collections.abc import Collection, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
 from sqlalchemy import (
     Engine,
-    create_engine,
-    delete,
-    event,
     func,
     insert,
     inspect,
-    make_url,
     select,
     update,
 )
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import ArgumentError, OperationalError, ProgrammingError
-from sqlalchemy.pool import QueuePool, StaticPool
 
 from trajudge.core import InputError, canonical_json, now_iso
-from trajudge.store._accounts import AccountsMixin
 from trajudge.store._aligned import AlignedMixin
 from trajudge.store._backends import BackendsMixin, save_cursor
-from trajudge.store._batches import ProviderBatchesMixin
-from trajudge.store._draws import DrawsMixin
-from trajudge.store._faults import StoreError, guard_engine
+from trajudge.store._engine import (
+    _lock_schema,
+    hide_password,
+    make_sql_engine,
+    sql_write_engine,
+    sqlite_path,
+)
+from trajudge.store._faults import StoreError
 from trajudge.store._import import check_length, spool_rows, write_rows
-from trajudge.store._judgments import JudgmentsMixin
-from trajudge.store._labels import _IN_CHUNK, LabelsMixin
-from trajudge.store._leases import LeasesMixin
 from trajudge.store._migrations import UPGRADES
 from trajudge.store._names import DEFAULT_URL
-from trajudge.store._pair_labels import PairLabelsMixin
-from trajudge.store._redact import redact
+from trajudge.store._rules import RulesMixin
 from trajudge.store._schema import (
     MIGRATIONS,
     datasets,
     metadata,
-    rule_results,
     schema_migrations,
     task_specs,
     trajectories,
 )
+from trajudge.store.app._accounts import AccountsMixin
+from trajudge.store.app._draws import DrawsMixin
+from trajudge.store.judging._batches import ProviderBatchesMixin
+from trajudge.store.judging._judgments import JudgmentsMixin
+from trajudge.store.judging._leases import LeasesMixin
+from trajudge.store.labels._labels import LabelsMixin
+from trajudge.store.labels._pair_labels import PairLabelsMixin
 from trajudge.trajectories import TaskSpec, Trajectory
 
 
@@ -80,144 +76,8 @@ class ImportSummary:
         return self.added + self.updated + self.unchanged
 
 
-def sqlite_path(url: str) -> Path | None:
-    """The file behind a ``sqlite:///`` URL (None for other databases and memory)."""
-    if not url.startswith("sqlite:///"):
-        return None
-    rest = url.removeprefix("sqlite:///").split("?", 1)[0]
-    if not rest or rest == ":memory:" or rest.startswith("file:"):
-        return None
-    return Path(rest)
-
-
-WRITE_OPTION = "trajudge_write"
-"""Execution option that marks a SQL engine's transactions as writes (:func:`make_sql_engine`)."""
-
-
-def sql_write_engine(sql_engine: Engine) -> Engine:
-    """The SQL engine for writes: ``sql_engine`` with :data:`WRITE_OPTION` set (same pool)."""
-    return sql_engine.execution_options(**{WRITE_OPTION: True})
-
-
-def hide_password(url: str) -> str:
-    """``url`` with its password (if any) replaced by ``***`` and key-carrying query values
-    redacted, for messages and logs (:func:`~trajudge.store.redact`, the one mechanism)."""
-    try:
-        parsed = make_url(url)
-    except ArgumentError:
-        return redact(url)
-    shown = url if parsed.password is None else parsed.render_as_string(hide_password=True)
-    return redact(shown)
-
-
-def driver_url(url: str) -> str:
-    """Pin bare ``postgresql://`` and ``postgres://`` URLs (as libpq writes them) to psycopg 3,
-    the driver of ``trajudge[postgres]``; SQLAlchemy 2.0 would look for psycopg2."""
-    for scheme in ("postgresql://", "postgres://"):
-        if url.startswith(scheme):
-            return "postgresql+psycopg://" + url.removeprefix(scheme)
-    return url
-
-
-def make_sql_engine(url: str) -> Engine:
-    """Create a SQLAlchemy engine; SQLite gets WAL mode, foreign keys and a busy timeout.
-
-    On SQLite a transaction is a read unless the SQL engine carries :data:`WRITE_OPTION`
-    (:func:`sql_write_engine`): reads begin with a deferred ``BEGIN`` on a ``query_only``
-    connection, writes with ``BEGIN IMMEDIATE``.
-    """
-    if url.startswith("sqlite"):
-        in_memory = url in ("sqlite://", "sqlite:///:memory:")
-        sql_engine = create_engine(
-            url,
-            connect_args={"timeout": 30, "check_same_thread": False},
-            **_sqlite_pool(in_memory),
-        )
-
-        @event.listens_for(sql_engine, "connect")
-        def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:  # pragma: no cover - trivial
-            # Let SQLAlchemy's transaction handling own BEGIN; see the "begin" hook below.
-            dbapi_conn.isolation_level = None
-            cur = dbapi_conn.cursor()
-            _set_wal(cur)
-            cur.execute("PRAGMA foreign_keys=ON")
-            cur.execute("PRAGMA busy_timeout=30000")
-            cur.execute("PRAGMA synchronous=NORMAL")
-            cur.close()
-
-        @event.listens_for(sql_engine, "begin")
-        def _sqlite_begin(conn: Connection) -> None:  # pragma: no cover - trivial
-            if conn.get_execution_options().get(WRITE_OPTION):
-                # BEGIN IMMEDIATE takes the write lock up front, so two writers queue on the
-                # busy timeout instead of failing with "database is locked" mid-transaction.
-                conn.exec_driver_sql("PRAGMA query_only=OFF")
-                conn.exec_driver_sql("BEGIN IMMEDIATE")
-            else:
-                # a read: under WAL it sees a snapshot and blocks no writer; query_only makes
-                # a write sent down this path fail at once instead of upgrading the lock
-                conn.exec_driver_sql("PRAGMA query_only=ON")
-                conn.exec_driver_sql("BEGIN")
-
-        path = None if in_memory else sqlite_path(url)
-        guard_engine(sql_engine, hide_password(url), path, write_option=WRITE_OPTION)
-        return sql_engine
-    sql_engine = create_engine(driver_url(url), pool_pre_ping=True)
-    guard_engine(sql_engine, hide_password(url), None)
-    return sql_engine
-
-
-#: The name of :func:`make_sql_engine` before "engine" was kept for judging engines; code
-#: written against ``trajudge.store.make_engine`` keeps working.
-make_engine = make_sql_engine
-
-
-def _sqlite_pool(in_memory: bool) -> dict[str, Any]:
-    """The pool of a SQLite SQL engine.
-
-    An in-memory database lives as long as its one connection (``StaticPool``). A file keeps
-    ONE idle connection open until :meth:`Store.close` (a ``QueuePool`` of one, with as many
-    more as threads ask for at once, each closed when given back): opening a connection
-    costs its PRAGMAs, and SQLite checkpoints the write-ahead log into the file, with an
-    fsync, whenever the last connection to it closes, which one connection per transaction
-    did after every read and write. An idle connection holds no lock and no snapshot.
-    """
-    if in_memory:
-        return {"poolclass": StaticPool}
-    return {"poolclass": QueuePool, "pool_size": 1, "max_overflow": -1}
-
-
-def _set_wal(cur: Any, wait_s: float = 30.0) -> None:
-    """``PRAGMA journal_mode=WAL``, waiting while another connection holds the lock it needs.
-
-    SQLite answers this pragma with "database is locked" at once, without its busy handler,
-    when several connections open a new database together (annotators opening the app on an
-    empty store): retry until the mode is set or ``wait_s`` has passed, like the busy timeout.
-    """
-    deadline = time.monotonic() + wait_s
-    while True:
-        try:
-            cur.execute("PRAGMA journal_mode=WAL")
-            return
-        except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) or time.monotonic() > deadline:
-                raise
-            time.sleep(0.005)
-
-
-_SCHEMA_LOCK = 0x7472616A7564  # "trajud": the key of PostgreSQL's advisory lock for migrations
-
-
-def _lock_schema(conn: Connection) -> None:
-    """Make stores opened at the same moment migrate one after another (until commit).
-
-    Otherwise two first opens of a new PostgreSQL database both create the tables and one
-    fails. SQLite needs nothing: its BEGIN IMMEDIATE already serialises them.
-    """
-    if conn.dialect.name == "postgresql":
-        conn.execute(select(func.pg_advisory_xact_lock(_SCHEMA_LOCK)))
-
-
 class Store(
+    RulesMixin,
     BackendsMixin,
     JudgmentsMixin,
     LabelsMixin,
@@ -500,71 +360,3 @@ class Store(
                 )
             ).all()
         return {r[0]: TaskSpec.model_validate_json(r[1]) for r in rows}
-
-    # -- rule results -------------------------------------------------------------------------
-    def save_rule_results(self, dataset: str, rows: Iterable[Mapping[str, Any]]) -> int:
-        """Replace the stored rule results for the given trajectories, in one transaction.
-
-        Each row has ``trajectory_id``, ``spec_sha256``, ``gates_passed``, ``score`` and
-        ``data`` (the report as a JSON-able dict).
-        """
-        values = {
-            str(row["trajectory_id"]): {
-                "dataset": dataset,
-                "trajectory_id": str(row["trajectory_id"]),
-                "spec_sha256": row["spec_sha256"],
-                "gates_passed": bool(row["gates_passed"]),
-                "score": row.get("score"),
-                "data": canonical_json(row["data"]),
-            }
-            for row in rows
-        }  # a trajectory given twice keeps its last row, as one update after another would
-        ids = list(values)
-        with self.sql_write_engine.begin() as conn:
-            for start in range(0, len(ids), _IN_CHUNK):
-                chunk = ids[start : start + _IN_CHUNK]
-                conn.execute(
-                    delete(rule_results).where(
-                        rule_results.c.dataset == dataset, rule_results.c.trajectory_id.in_(chunk)
-                    )
-                )
-                conn.execute(insert(rule_results), [values[i] for i in chunk])
-        return len(ids)
-
-    def gate_results(self, dataset: str, gates: Collection[str] = ("gate",)) -> dict[str, bool]:
-        """Whether every gate passed, by trajectory id, for the trajectories with a stored rule
-        result. ``gates``: the severities that gate (``trajudge.yaml``'s ``gates``, what skips
-        the judges); the default is the stored ``gates_passed`` (severity ``gate``), read
-        without the reports; any other list is read from the stored checks' severities."""
-        if set(gates) == {"gate"}:
-            query = select(rule_results.c.trajectory_id, rule_results.c.gates_passed).where(
-                rule_results.c.dataset == dataset
-            )
-            with self.sql_engine.connect() as conn:
-                return {r.trajectory_id: bool(r.gates_passed) for r in conn.execute(query)}
-        wanted = set(gates)
-        query = select(rule_results.c.trajectory_id, rule_results.c.data).where(
-            rule_results.c.dataset == dataset
-        )
-        out: dict[str, bool] = {}
-        with self.sql_engine.connect() as conn:
-            for r in conn.execute(query):
-                checks = json.loads(r.data)["results"]
-                out[r.trajectory_id] = not any(
-                    c["severity"] in wanted and not c["passed"] for c in checks
-                )
-        return out
-
-    def rule_results(self, dataset: str) -> dict[str, dict[str, Any]]:
-        """Stored rule results by trajectory id (each: gates_passed, score, spec_sha256, data)."""
-        with self.sql_engine.connect() as conn:
-            rows = conn.execute(select(rule_results).where(rule_results.c.dataset == dataset))
-            return {
-                r.trajectory_id: {
-                    "gates_passed": r.gates_passed,
-                    "score": r.score,
-                    "spec_sha256": r.spec_sha256,
-                    "data": json.loads(r.data),
-                }
-                for r in rows
-            }

@@ -14,17 +14,17 @@ from typing import Any
 
 import numpy as np
 
-from trajudge.calibration._agreement import kappa_from_counts
-from trajudge.calibration._bootstrap import (
+from trajudge.calibration._estimate import Estimate, FloatArray, safe_divide
+from trajudge.calibration._validation import as_1d, as_binary, check_same_length
+from trajudge.calibration.agreement._agreement import kappa_from_counts
+from trajudge.calibration.intervals._bootstrap import (
     SumStatistic,
     cluster_bootstrap_many,
     item_codes,
     per_item_sums,
 )
-from trajudge.calibration._boundary import boundary_kappa
-from trajudge.calibration._estimate import Estimate, FloatArray, safe_divide
-from trajudge.calibration._reliability import pass_hat_k
-from trajudge.calibration._validation import as_1d, as_binary, check_same_length
+from trajudge.calibration.intervals._boundary import boundary_kappa
+from trajudge.calibration.rates._reliability import pass_hat_k
 
 # column layout of the per-task sums
 _OLD_TABLE, _NEW_TABLE = slice(0, 4), slice(4, 8)

@@ -18,14 +18,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from trajudge.calibration._agreement import cohen_kappa, kappa_from_counts
-from trajudge.calibration._bootstrap import (
+from trajudge.calibration._estimate import Estimate
+from trajudge.calibration.agreement._agreement import cohen_kappa, kappa_from_counts
+from trajudge.calibration.intervals._bootstrap import (
     SumStatistic,
     cluster_bootstrap_many,
     item_codes,
     per_item_sums,
 )
-from trajudge.calibration._estimate import Estimate
 from trajudge.calibration.panel._dawid_skene import DawidSkene, dawid_skene
 
 

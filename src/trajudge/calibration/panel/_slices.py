@@ -18,16 +18,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from trajudge.calibration._agreement import kappa_from_counts
-from trajudge.calibration._bootstrap import (
+from trajudge.calibration._estimate import Estimate, FloatArray, num, safe_divide
+from trajudge.calibration._validation import as_1d, as_binary, check_same_length
+from trajudge.calibration.agreement._agreement import kappa_from_counts
+from trajudge.calibration.intervals._bootstrap import (
     SumStatistic,
     cluster_bootstrap_many,
     item_codes,
     per_item_sums,
 )
-from trajudge.calibration._budget import label_budget
-from trajudge.calibration._estimate import Estimate, FloatArray, num, safe_divide
-from trajudge.calibration._validation import as_1d, as_binary, check_same_length
+from trajudge.calibration.intervals._budget import label_budget
 from trajudge.calibration.panel._multitest import Method, adjust_p
 
 

@@ -28,12 +28,12 @@ from trajudge.calibration.panel import Drift, paired_drift
 from trajudge.core import InputError, atomic_write_bytes, now_iso
 from trajudge.evalset import read_evalset
 from trajudge.report._gates import _NUMBER, OPTION, _check
-from trajudge.report._labels import as_pass, consensus_pass
-from trajudge.report._numbers import fmt_est
-from trajudge.report._rubrics import rubric_threshold
-from trajudge.report._section import Section
-from trajudge.report._sources import store_inputs
-from trajudge.report._text import _md_cell, _md_table
+from trajudge.report.inputs._labels import as_pass, consensus_pass
+from trajudge.report.inputs._rubrics import rubric_threshold
+from trajudge.report.inputs._sources import store_inputs
+from trajudge.report.render._text import _md_cell, _md_table
+from trajudge.report.sections._numbers import fmt_est
+from trajudge.report.sections._section import Section
 
 if TYPE_CHECKING:
     from trajudge.store import Store

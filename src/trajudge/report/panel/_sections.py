@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from trajudge.report._numbers import fmt
-from trajudge.report._section import Section
+from trajudge.report.sections._numbers import fmt
+from trajudge.report.sections._section import Section
 
 _METHOD = {"holm": "Holm", "bh": "Benjamini-Hochberg", "by": "Benjamini-Yekutieli"}
 

@@ -78,7 +78,7 @@ from trajudge.judges.engines.batch._jobs import (
 )
 from trajudge.judges.engines.batch._provider import SUPPORTED_PROVIDERS, provider_of
 from trajudge.judges.engines.batch._template import BodyTemplates
-from trajudge.store._batches import ITEM_KEY
+from trajudge.store.judging._batches import ITEM_KEY
 
 if TYPE_CHECKING:
     from trajudge.store import Store
