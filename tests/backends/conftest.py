@@ -9,6 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 from _mlflow_server import mlflow_server  # noqa: F401  (the session fixture, registered here)
+from _run_config import passing_llm  # noqa: F401  (registered here)
 
 from _phoenix import Phoenix, TracedRun, phoenix_server
 

@@ -8,76 +8,24 @@ never from trajudge."""
 from __future__ import annotations
 
 import json
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 import typer.testing
-import yaml
 from _mlflow_server import MlflowServer
+from _run_config import otlp_events, otlp_roots, run_config
+from fake_llm import FakeLLM
 
 import trajudge.cli._commands  # noqa: F401  (registers the commands)
 from trajudge.cli import app
 from trajudge.store import Store
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "judges"))
-from fake_llm import FakeLLM
-
 pytestmark = pytest.mark.slow  # one worker for tests/backends: see its conftest
 N = 3  # runs traced before the first `trajudge run`
 EXPERIMENT = "ci-mlflow"
 runner = typer.testing.CliRunner()
-
-
-@pytest.fixture
-def fake_llm() -> Iterator[FakeLLM]:
-    server = FakeLLM().start()
-    # trajectory_reasonableness: 1..5, pass at 4 or more (src/trajudge/rubrics/*.yaml)
-    server.decide = lambda user, verdict: {**verdict, "score": 4}
-    yield server
-    server.stop()
-
-
-def _config(tmp: Path, fake: FakeLLM, source: str, export: list[str]) -> Path:
-    cfg = {
-        "dataset": {"source": source},
-        "cache": "cache.db",
-        "judges": [{"name": "fake", "model": "openai/fake", "api_base": fake.api_base,
-                    "rubric": "trajectory_reasonableness", "swap": False, "max_retries": 0}],
-        "report": {"out": "out", "formats": ["json"], "n_boot": 200},
-        "export": export,
-    }  # fmt: skip
-    path = tmp / "trajudge.yaml"
-    path.write_text(yaml.safe_dump(cfg))
-    return path
-
-
-def _roots(file: Path) -> dict[str, str]:
-    """trace id -> root span id, from the OTLP file MLflow's tracer wrote."""
-    out = {}
-    for line in file.read_text().splitlines():
-        for rs in json.loads(line)["resourceSpans"]:
-            for ss in rs["scopeSpans"]:
-                for s in ss["spans"]:
-                    if not s.get("parentSpanId"):
-                        out[s["traceId"]] = s["spanId"]
-    return out
-
-
-def _events(file: Path) -> list[tuple[str, str, float]]:
-    """(trace id, span id, score) of every evaluation event in an exported OTLP file."""
-    out = []
-    for line in file.read_text().splitlines():
-        for rl in json.loads(line)["resourceLogs"]:
-            for sl in rl["scopeLogs"]:
-                for r in sl["logRecords"]:
-                    attrs = {a["key"]: a["value"] for a in r["attributes"]}
-                    score = attrs["gen_ai.evaluation.score.value"]["doubleValue"]
-                    out.append((r["traceId"], r["spanId"], float(score)))
-    return out
 
 
 def _assessments(server: MlflowServer, traces: list[str]) -> dict[str, list[dict[str, Any]]]:
@@ -113,7 +61,7 @@ def _check_against_the_store(back: dict[str, list[dict[str, Any]]], db: str) -> 
 
 def test_run_pulls_from_mlflow_judges_reports_and_writes_back_once(
     mlflow_server: MlflowServer,
-    fake_llm: FakeLLM,
+    passing_llm: FakeLLM,
     tmp_path: Path,
 ) -> None:
     traced = tmp_path / "traced.jsonl"
@@ -121,20 +69,20 @@ def test_run_pulls_from_mlflow_judges_reports_and_writes_back_once(
     source = f"mlflow+{mlflow_server.url}/{EXPERIMENT}"
     evals = tmp_path / "evals.jsonl"
     target = f"mlflow+{mlflow_server.url}"
-    config = _config(tmp_path, fake_llm, source, [target, f"otlp-file:{evals}"])
+    config = run_config(tmp_path, passing_llm, source, [target, f"otlp-file:{evals}"])
     db = f"sqlite:///{tmp_path / 's.db'}"
     first = runner.invoke(app, ["run", str(config), "--db", db])
     assert first.exit_code == 0, first.output
     said = " ".join(first.output.split())
-    roots = _roots(traced)  # one trace a run
+    roots = otlp_roots(traced)  # one trace a run
     assert len(roots) == N
     assert f"pulled {N} traces from {source}: {N} trajectories ({N} added" in said, said
-    assert len(fake_llm.requests) == N  # one pointwise call per run, no swap
+    assert len(passing_llm.requests) == N  # one pointwise call per run, no swap
     assert f"exported {N} judgments and 0 labels to {target}: {N} written, 0 already" in said
     assert f"exported {N} judgments and 0 labels to otlp-file:{evals}: {N} written" in said
     report = json.loads((tmp_path / "out" / "report.json").read_text())
     assert report["dataset"] == EXPERIMENT
-    events = _events(evals)
+    events = otlp_events(evals)
     assert len(events) == N
     assert all(roots[trace] == span and score == 4.0 for trace, span, score in events)
     back = _assessments(mlflow_server, list(roots))
@@ -145,7 +93,7 @@ def test_run_pulls_from_mlflow_judges_reports_and_writes_back_once(
     assert again.exit_code == 0, again.output
     said = " ".join(again.output.split())
     assert f"pulled 0 traces from {source}" in said, said
-    assert len(fake_llm.requests) == N  # nothing new to judge
+    assert len(passing_llm.requests) == N  # nothing new to judge
     assert f"to {target}: 0 written, {N} already there" in said, said
     assert f"to otlp-file:{evals}: 0 written, {N} already there" in said
     assert evals.read_text() == text
@@ -155,12 +103,12 @@ def test_run_pulls_from_mlflow_judges_reports_and_writes_back_once(
     third = runner.invoke(app, ["run", str(config), "--db", db])
     assert third.exit_code == 0, third.output
     said = " ".join(third.output.split())
-    roots = _roots(traced)
+    roots = otlp_roots(traced)
     assert len(roots) == N + 1
     assert f"pulled 1 trace from {source}: 1 trajectory (1 added" in said, said
     # (the scripted runs say the same words: its judgment may come from the cache)
     assert f"exported {N + 1} judgments and 0 labels to {target}: 1 written, {N} already" in said
-    assert len(_events(evals)) == N + 1
+    assert len(otlp_events(evals)) == N + 1
     now = _assessments(mlflow_server, list(roots))
     _check_against_the_store(now, db)
     assert {t: now[t] for t in back} == back  # the first ones untouched

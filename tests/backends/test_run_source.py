@@ -7,73 +7,20 @@ the OTLP file the scripted agent wrote, never from trajudge."""
 from __future__ import annotations
 
 import json
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import typer.testing
-import yaml
+from _run_config import otlp_events, otlp_roots, run_config
+from fake_llm import FakeLLM
 
 import trajudge.cli._commands  # noqa: F401  (registers the commands)
 from _phoenix import Phoenix
 from trajudge.cli import app
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "judges"))
-from fake_llm import FakeLLM
-
 N = 3  # conversations traced before the first run
 runner = typer.testing.CliRunner()
-
-
-@pytest.fixture
-def fake_llm() -> Iterator[FakeLLM]:
-    server = FakeLLM().start()
-    # trajectory_reasonableness: 1..5, pass at 4 or more (src/trajudge/rubrics/*.yaml)
-    server.decide = lambda user, verdict: {**verdict, "score": 4}
-    yield server
-    server.stop()
-
-
-def _config(tmp: Path, fake: FakeLLM, source: str, export: list[str]) -> Path:
-    cfg = {
-        "dataset": {"source": source},
-        "cache": "cache.db",
-        "judges": [{"name": "fake", "model": "openai/fake", "api_base": fake.api_base,
-                    "rubric": "trajectory_reasonableness", "swap": False, "max_retries": 0}],
-        "report": {"out": "out", "formats": ["json"], "n_boot": 200},
-        "export": export,
-    }  # fmt: skip
-    path = tmp / "trajudge.yaml"
-    path.write_text(yaml.safe_dump(cfg))
-    return path
-
-
-def _roots(file: Path) -> dict[str, str]:
-    """trace id -> root span id, from the OTLP file the scripted agent wrote."""
-    out = {}
-    for line in file.read_text().splitlines():
-        for rs in json.loads(line)["resourceSpans"]:
-            for ss in rs["scopeSpans"]:
-                for s in ss["spans"]:
-                    if not s.get("parentSpanId"):
-                        out[s["traceId"]] = s["spanId"]
-    return out
-
-
-def _events(file: Path) -> list[tuple[str, str, float]]:
-    """(trace id, span id, score) of every evaluation event in an exported OTLP file."""
-    out = []
-    for line in file.read_text().splitlines():
-        for rl in json.loads(line)["resourceLogs"]:
-            for sl in rl["scopeLogs"]:
-                for r in sl["logRecords"]:
-                    assert r["eventName"] == "gen_ai.evaluation.result"
-                    attrs = {a["key"]: a["value"] for a in r["attributes"]}
-                    score = attrs["gen_ai.evaluation.score.value"]["doubleValue"]
-                    out.append((r["traceId"], r["spanId"], float(score)))
-    return out
 
 
 def _annotations(phoenix: Phoenix, project: str, span_ids: list[str]) -> list[dict[str, Any]]:
@@ -86,27 +33,27 @@ def _annotations(phoenix: Phoenix, project: str, span_ids: list[str]) -> list[di
 
 
 def test_run_pulls_judges_reports_and_writes_back_once(
-    phoenix: Phoenix, fake_llm: FakeLLM, tmp_path: Path
+    phoenix: Phoenix, passing_llm: FakeLLM, tmp_path: Path
 ) -> None:
     traced = tmp_path / "traced.jsonl"
     phoenix.trace_run("ci", traced, n=N)
     evals = tmp_path / "evals.jsonl"
-    config = _config(tmp_path, fake_llm, f"phoenix+{phoenix.url}/ci",
+    config = run_config(tmp_path, passing_llm, f"phoenix+{phoenix.url}/ci",
                      [f"otlp-file:{evals}", f"phoenix+{phoenix.url}"])  # fmt: skip
     db = f"sqlite:///{tmp_path / 's.db'}"
     first = runner.invoke(app, ["run", str(config), "--db", db])
     assert first.exit_code == 0, first.output
-    roots = _roots(traced)  # a conversation's turns are traces of their own
+    roots = otlp_roots(traced)  # a conversation's turns are traces of their own
     assert len(roots) >= N
     assert (
         f"pulled {len(roots)} traces from phoenix+{phoenix.url}/ci: {N} trajectories ({N} added"
         in first.output
     ), first.output
-    assert len(fake_llm.requests) == N  # one pointwise call per conversation, no swap
+    assert len(passing_llm.requests) == N  # one pointwise call per conversation, no swap
     assert f"exported {N} judgments and 0 labels to otlp-file:{evals}: {N} written" in first.output
     report = json.loads((tmp_path / "out" / "report.json").read_text())
     assert report["dataset"] == "ci"
-    events = _events(evals)
+    events = otlp_events(evals)
     assert len(events) == N
     for trace, span, score in events:
         assert roots[trace] == span  # on the root span of its own trace
@@ -120,7 +67,7 @@ def test_run_pulls_judges_reports_and_writes_back_once(
     again = runner.invoke(app, ["run", str(config), "--db", db])
     assert again.exit_code == 0, again.output
     assert f"pulled 0 traces from phoenix+{phoenix.url}/ci" in again.output
-    assert len(fake_llm.requests) == N  # nothing new to judge
+    assert len(passing_llm.requests) == N  # nothing new to judge
     assert "0 written" in again.output and f"{N} already there" in again.output
     assert evals.read_text() == text
     assert len(_annotations(phoenix, "ci", list(roots.values()))) == N
@@ -128,8 +75,8 @@ def test_run_pulls_judges_reports_and_writes_back_once(
     phoenix.trace_run("ci", traced, n=1, first=N)  # one new conversation
     third = runner.invoke(app, ["run", str(config), "--db", db])
     assert third.exit_code == 0, third.output
-    new = len(_roots(traced)) - len(roots)
-    roots = _roots(traced)
+    new = len(otlp_roots(traced)) - len(roots)
+    roots = otlp_roots(traced)
     assert f"pulled {new} traces from phoenix+{phoenix.url}/ci: 1 trajectory (1 added" in (
         third.output
     )
@@ -137,7 +84,7 @@ def test_run_pulls_judges_reports_and_writes_back_once(
     assert f"exported {N + 1} judgments and 0 labels to otlp-file:{evals}: 1 written" in (
         third.output
     ), third.output
-    assert len(_events(evals)) == N + 1
+    assert len(otlp_events(evals)) == N + 1
     assert len(_annotations(phoenix, "ci", list(roots.values()))) == N + 1
 
 
@@ -150,18 +97,18 @@ def test_run_pulls_judges_reports_and_writes_back_once(
     ],
 )
 def test_a_bad_export_target_is_refused_before_anything_runs(
-    phoenix: Phoenix, fake_llm: FakeLLM, tmp_path: Path, export: list[str], needle: str
+    phoenix: Phoenix, passing_llm: FakeLLM, tmp_path: Path, export: list[str], needle: str
 ) -> None:
-    config = _config(tmp_path, fake_llm, f"phoenix+{phoenix.url}/ci", export)
+    config = run_config(tmp_path, passing_llm, f"phoenix+{phoenix.url}/ci", export)
     result = runner.invoke(app, ["run", str(config), "--db", f"sqlite:///{tmp_path / 's.db'}"])
     assert result.exit_code == 2
     assert len(result.output.strip().splitlines()) == 1 and needle in result.output, result.output
     assert not (tmp_path / "s.db").exists() and not (tmp_path / "out").exists()
-    assert fake_llm.requests == []
+    assert passing_llm.requests == []
 
 
 def test_a_bad_source_is_one_line_without_its_credentials(
-    fake_llm: FakeLLM, tmp_path: Path
+    passing_llm: FakeLLM, tmp_path: Path
 ) -> None:
     from _postgres import free_port
 
@@ -171,7 +118,7 @@ def test_a_bad_source_is_one_line_without_its_credentials(
         (f"jaeger+http://bob:s3cret@127.0.0.1:{port}/p", "unknown backend 'jaeger'"),
         (f"phoenix+http://bob:s3cret@127.0.0.1:{port}/p", "cannot reach the Phoenix server"),
     ):
-        config = _config(tmp_path, fake_llm, source, [])
+        config = run_config(tmp_path, passing_llm, source, [])
         result = runner.invoke(app, ["run", str(config), "--db", f"sqlite:///{tmp_path / 's.db'}"])
         assert result.exit_code == 2, result.output
         # one error line, after the header of the phase it stopped in (a server that does not
@@ -180,4 +127,4 @@ def test_a_bad_source_is_one_line_without_its_credentials(
         assert len(lines) == 1 and lines[0].startswith("error: "), result.output
         assert needle in lines[0]
         assert "s3cret" not in result.output and "bob" not in result.output
-    assert not (tmp_path / "out").exists() and fake_llm.requests == []
+    assert not (tmp_path / "out").exists() and passing_llm.requests == []
