@@ -9,6 +9,7 @@ The helpers (judges, store, faults, the local engine's run) are the Ray engine's
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import subprocess
@@ -268,7 +269,8 @@ def test_a_killed_or_interrupted_driver_leaves_no_worker_and_resumes(
     fake_llm.default = "delay:0.5"
     script = textwrap.dedent(
         f"""
-        import sys
+        import faulthandler, signal, sys
+        faulthandler.register(signal.SIGUSR1, all_threads=True)  # a stuck run's stacks
         from trajudge.cli import main
         sys.argv = ["trajudge", "judge", "ds", "--db", "sqlite:///{db}", "--engine",
                     "processes", "--workers", "2", "--concurrency", "2", "--no-cache",
@@ -299,6 +301,10 @@ def test_a_killed_or_interrupted_driver_leaves_no_worker_and_resumes(
         proc.wait(60)
     finally:
         if proc.poll() is None:
+            # still running: its threads' stacks go to the captured stderr of this test
+            proc.send_signal(signal.SIGUSR1)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(5)
             proc.kill()
             proc.wait(30)
     _wait_for(lambda: _gone(workers), "the worker processes to exit", timeout=60)
