@@ -271,6 +271,11 @@ def test_a_killed_or_interrupted_driver_leaves_no_worker_and_resumes(
         f"""
         import faulthandler, signal, sys
         faulthandler.register(signal.SIGUSR1, all_threads=True)  # a stuck run's stacks
+        # Ctrl-C as a terminal delivers it, whatever an earlier test in this pytest worker
+        # did to its own SIGINT (a child inherits SIG_IGN and a blocked mask through exec:
+        # twice in CI the driver ignored the signal and waited on its held calls)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {{signal.SIGINT}})
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         from trajudge.cli import main
         sys.argv = ["trajudge", "judge", "ds", "--db", "sqlite:///{db}", "--engine",
                     "processes", "--workers", "2", "--concurrency", "2", "--no-cache",
