@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -44,6 +45,17 @@ def _main_module_kept() -> Iterator[None]:
     yield
     if main is not None and sys.modules.get("__main__") is not main:
         sys.modules["__main__"] = main
+
+
+@pytest.fixture(autouse=True)
+def _sigint_kept() -> Iterator[None]:
+    """Each test ends with the SIGINT disposition it started with: one left ignored in a
+    pytest-xdist worker was inherited by every process the later tests of that worker started
+    (a Ctrl-C test's driver then ignored the signal and hung)."""
+    handler = signal.getsignal(signal.SIGINT)
+    yield
+    if handler is not None and signal.getsignal(signal.SIGINT) is not handler:
+        signal.signal(signal.SIGINT, handler)
 
 
 @pytest.fixture
