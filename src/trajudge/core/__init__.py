@@ -14,7 +14,7 @@ from trajudge.core._lazy import lazy_exports
 if TYPE_CHECKING:
     from trajudge.core._errors import InputError, pydantic_field
     from trajudge.core._files import atomic_write, atomic_write_bytes
-    from trajudge.core._json import INPUT_JSON, canonical_json, loads_input
+    from trajudge.core._json import INPUT_JSON, canonical_json, loads_input, too_many_digits
     from trajudge.core._spawn import SPAWN
     from trajudge.core._time import now_iso
     from trajudge.core._words import counted
@@ -31,6 +31,7 @@ __all__ = [
     "loads_input",
     "now_iso",
     "pydantic_field",
+    "too_many_digits",
 ]
 
 # name -> the module it comes from: imported on first use (see trajudge.core._lazy)
@@ -42,6 +43,7 @@ _EXPORTS = {
     "canonical_json": "trajudge.core._json",
     "INPUT_JSON": "trajudge.core._json",
     "loads_input": "trajudge.core._json",
+    "too_many_digits": "trajudge.core._json",
     "SPAWN": "trajudge.core._spawn",
     "now_iso": "trajudge.core._time",
     "counted": "trajudge.core._words",

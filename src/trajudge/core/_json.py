@@ -23,6 +23,15 @@ def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
+def too_many_digits() -> str:
+    """What a number past Python's integer-digits limit is called in an error (JSON and YAML).
+
+    >>> too_many_digits()
+    'a number with more than 4,300 digits'
+    """
+    return f"a number with more than {sys.get_int_max_str_digits():,} digits"
+
+
 class InputJSONDecoder(json.JSONDecoder):
     """The standard decoder, but a number longer than Python's integer-digits limit (4,300
     digits, CVE-2020-10735) is a :class:`json.JSONDecoder` error with its position, like any
@@ -47,7 +56,7 @@ class InputJSONDecoder(json.JSONDecoder):
             most = sys.get_int_max_str_digits()
             found = re.compile(rf"\d{{{most + 1},}}").search(s, idx)
             pos = found.start() if found is not None else idx
-            raise json.JSONDecodeError(f"a number with more than {most:,} digits", s, pos) from None
+            raise json.JSONDecodeError(too_many_digits(), s, pos) from None
 
 
 INPUT_JSON = InputJSONDecoder()

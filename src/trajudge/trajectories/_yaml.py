@@ -5,13 +5,12 @@ one line instead of taking gigabytes or the stack."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from trajudge.core import InputError
+from trajudge.core import InputError, too_many_digits
 from trajudge.trajectories._limits import NESTING, YAML_ALIASES, YAML_NODES
 
 
@@ -39,9 +38,8 @@ class _BoundedLoader(yaml.SafeLoader):
         try:
             return int(super().construct_yaml_int(node))
         except ValueError:
-            most = sys.get_int_max_str_digits()
             raise yaml.constructor.ConstructorError(
-                None, None, f"a number with more than {most:,} digits", node.start_mark
+                None, None, too_many_digits(), node.start_mark
             ) from None
 
 
