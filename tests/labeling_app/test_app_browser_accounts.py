@@ -165,6 +165,9 @@ def test_without_alices_password_a_second_browser_is_not_alice(tmp_path: Path, d
             second.get_by_role("heading", name="Final answer").click()
             second.keyboard.press("1")
             second.get_by_text("Your session ended (account disabled)", exact=False).wait_for()
+            # Streamlit draws the message before the form below it: wait for the whole run
+            second.get_by_role("button", name="Sign in").wait_for()
+            _idle(second)
             assert second.get_by_role("button", name="Sign in").count() == 1
             assert _labels(store, "alice") == before
             events = [(e["name"], e["event"]) for e in store.sign_in_log()]
