@@ -11,6 +11,7 @@ import shutil
 import signal
 import sys
 import tempfile
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -48,14 +49,16 @@ def _main_module_kept() -> Iterator[None]:
 
 
 @pytest.fixture(autouse=True)
-def _sigint_kept() -> Iterator[None]:
+def _sigint_kept(request: pytest.FixtureRequest) -> Iterator[None]:
     """Each test ends with the SIGINT disposition it started with: one left ignored in a
     pytest-xdist worker was inherited by every process the later tests of that worker started
-    (a Ctrl-C test's driver then ignored the signal and hung)."""
+    (a Ctrl-C test's driver then ignored the signal and hung). The test that changed it is
+    named in the warnings summary, so that it can be made to restore what it changes."""
     handler = signal.getsignal(signal.SIGINT)
     yield
     if handler is not None and signal.getsignal(signal.SIGINT) is not handler:
         signal.signal(signal.SIGINT, handler)
+        warnings.warn(f"{request.node.nodeid} left SIGINT changed (restored)", stacklevel=1)
 
 
 @pytest.fixture

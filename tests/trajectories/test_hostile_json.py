@@ -136,6 +136,13 @@ LONG = {
     "jsonl": ("runs.jsonl", "jsonl", _long(5000) + "\n", "line 1"),
     "jsonl-second-line": ("runs.jsonl", "jsonl", _long(10) + "\n" + _long(5000) + "\n", "line 2"),
     "list": ("runs.json", "jsonl", "[" + _long(10) + ", " + _long(5000) + "]", "record 1"),
+    # pretty-printed objects one after another (as OpenTelemetry's console exporter writes)
+    "pretty-objects": (
+        "runs.json",
+        "jsonl",
+        "\n".join(json.dumps(json.loads(_long(n)), indent=2) for n in (10, 5000)),
+        "record 1",
+    ),
     "openai": (
         "chat.jsonl",
         "openai",
@@ -147,8 +154,8 @@ LONG = {
 
 @pytest.mark.parametrize("case", sorted(LONG))
 def test_a_record_over_the_length_limit_is_refused_in_one_line(case: str, tmp_path: Path) -> None:
-    """A JSON Lines line or a list element is held whole while it is parsed (about 3.5 times
-    its size): one longer than TRAJUDGE_MAX_RECORD_BYTES (here lowered to 4,000) is refused
+    """A JSON Lines line, a list element or a pretty-printed object is held whole while it is
+    parsed (about 3.5 times its size): one longer than TRAJUDGE_MAX_RECORD_BYTES (here lowered to 4,000) is refused
     with the record named, not read whole as one document."""
     name, fmt, text, record = LONG[case]
     (tmp_path / name).write_text(text, encoding="utf-8")

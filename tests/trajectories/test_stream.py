@@ -165,3 +165,32 @@ def test_a_big_list_is_read_one_element_at_a_time(tmp_path: Path) -> None:
     # a one-line file is looked at up to PEEK characters for JSON Lines of lists first; past
     # that, one chunk and one record at a time
     assert peak < size / 10
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 4096])
+def test_a_broken_pretty_object_names_its_line_and_column(tmp_path: Path, chunk: int) -> None:
+    path = tmp_path / "objects.json"
+    path.write_text('{\n  "id": "a"\n}\n{\n  "id":\n}\n', encoding="utf-8")
+    # by hand: the second object's "id" has no value; the "}" on line 6, column 1, stands there
+    want = f"{path}: line 6: invalid JSON: Expecting value (column 1)"
+    assert streamed(path, chunk) == expected(path) == want
+
+
+def test_pretty_objects_one_after_another_are_read_one_at_a_time(tmp_path: Path) -> None:
+    """5,000 pretty-printed objects of 2 KB written one after another (OpenTelemetry's console
+    exporter writes spans so): the whole iteration holds a few chunks, not the file."""
+    path = tmp_path / "spans.json"
+    with open(path, "w", encoding="utf-8") as fh:
+        for i in range(5_000):
+            fh.write(json.dumps({"id": str(i), "attributes": {"text": "y" * 2000}}, indent=4))
+            fh.write("\n")
+    size = path.stat().st_size
+    records = iter_json_records(path, chunk=1 << 16)
+    tracemalloc.start()
+    try:
+        ids = [value["id"] for _, value in records]
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert ids == [str(i) for i in range(5_000)]
+    assert peak < size / 10

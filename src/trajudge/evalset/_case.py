@@ -19,11 +19,10 @@ from trajudge.core import InputError, atomic_write
 from trajudge.trajectories import TaskSpec, Trajectory
 from trajudge.trajectories._io import (
     check_file,
-    decode_utf8,
-    load_json_records,
     validate,
     write_text_lines,
 )
+from trajudge.trajectories._stream import iter_json_records
 
 Verdict = Literal["pass", "fail"]
 Stratum = Literal["common", "long_tail", "known_hard"]
@@ -120,7 +119,7 @@ def read_evalset(path: str | os.PathLike[str]) -> list[EvalCase]:
         ``file: line N: field: reason``), or a repeated case id or source trajectory.
     """
     p = check_file(path)
-    records = load_json_records(p, decode_utf8(p, p.read_bytes()))
+    records = iter_json_records(p)
     cases: list[EvalCase] = []
     ids: dict[str, str] = {}
     sources: dict[tuple[str, str], str] = {}

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ValidationError
 
 from trajudge.core import INPUT_JSON, InputError, pydantic_field
 from trajudge.trajectories._json import check_json_depth, json_deeper_than, load_json, too_deep
-from trajudge.trajectories._limits import NESTING
+from trajudge.trajectories._limits import DOCUMENT, NESTING, Limit
 from trajudge.trajectories._models import Trajectory
 
 M = TypeVar("M", bound=BaseModel)
@@ -55,6 +55,21 @@ def decode_utf8(path: Path, data: bytes) -> str:
 
 def json_error_reason(exc: json.JSONDecodeError) -> str:
     return f"invalid JSON: {exc.msg} (column {exc.colno})"
+
+
+def read_whole(path: Path, limit: Limit = DOCUMENT) -> bytes:
+    """The bytes of a file that is read whole; one over ``limit`` is refused by its size
+    (:class:`InputError` naming the limit and how to raise it) before it is read."""
+    with open(path, "rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if size > limit.value:
+            reason = limit.exceeded(f"the file has {size:,} bytes")
+            raise InputError(str(path), reason=reason)
+        data = fh.read(limit.value + 1)
+    if len(data) > limit.value:  # it grew since
+        reason = limit.exceeded(f"the file has {len(data):,} bytes or more")
+        raise InputError(str(path), reason=reason)
+    return data
 
 
 def load_json_records(path: Path, text: str) -> list[Record]:
@@ -94,14 +109,18 @@ def load_json_records(path: Path, text: str) -> list[Record]:
             continue
         try:
             records.append((f"line {n}", load_json(line, str(path), f"line {n}")))
-        except json.JSONDecodeError as exc:
+        except json.JSONDecodeError as first:
+            exc = first
             if not records and stripped.startswith("{"):
                 # maybe one pretty-printed object spanning several lines
                 with contextlib.suppress(json.JSONDecodeError):
                     return [("record 0", load_json(text, str(path), "record 0"))]
-                # or several, one after the other (OpenTelemetry's ConsoleSpanExporter)
-                with contextlib.suppress(json.JSONDecodeError):
+                # or several, one after the other (OpenTelemetry's ConsoleSpanExporter); the
+                # error is then where the objects break, as the streaming reader says
+                try:
                     return _concatenated(path, text)
+                except json.JSONDecodeError as broken:
+                    exc, n = broken, broken.lineno  # a line of the whole text
             raise InputError(str(path), record=f"line {n}", reason=json_error_reason(exc)) from None
     return records
 

@@ -50,3 +50,8 @@ SNIFF = Limit("TRAJUDGE_MAX_SNIFF_BYTES", 16 << 20, "bytes read to detect the fo
 # a JSON Lines line or a JSON list's element is held whole (and copied while parsed: about 3.5
 # times its size at the peak); no real trajectory comes near this
 RECORD = Limit("TRAJUDGE_MAX_RECORD_BYTES", 256 << 20, "characters in one record")
+# the shapes that are one document (an Inspect .json log, a mapping file, one event file of a
+# folder) are read whole: refused by their size before a byte is read
+DOCUMENT = Limit("TRAJUDGE_MAX_DOCUMENT_BYTES", 1 << 30, "bytes of a file read whole")
+# rubrics, configs and specs are kilobytes; the YAML parser holds the text and every node
+YAML_BYTES = Limit("TRAJUDGE_MAX_YAML_BYTES", 64 << 20, "bytes of a YAML file")

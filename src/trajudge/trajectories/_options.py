@@ -20,7 +20,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from trajudge.core import InputError
-from trajudge.trajectories._io import check_file, decode_utf8, kind, validation_error
+from trajudge.trajectories._io import check_file, decode_utf8, kind, read_whole, validation_error
 from trajudge.trajectories._models import Trajectory
 from trajudge.trajectories._yaml import load_yaml
 
@@ -95,7 +95,7 @@ def load_mapping(path: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
     ``{id: {task_id: ..., trial: ..., outcome: ...}}``. Unknown columns are errors.
     """
     p = check_file(path)
-    text = decode_utf8(p, p.read_bytes())
+    text = decode_utf8(p, read_whole(p))
     src = str(p)
     rows: list[tuple[str, dict[str, Any]]] = []
     if p.suffix.lower() == ".csv":

@@ -19,10 +19,12 @@ from trajudge.trajectories._io import (
     Record,
     check_file,
     decode_utf8,
+    read_whole,
     unique_items,
     validation_error,
 )
 from trajudge.trajectories._json import load_json
+from trajudge.trajectories._limits import RECORD
 from trajudge.trajectories._models import Trajectory
 from trajudge.trajectories._options import Ignored, ReadOptions, iter_options
 from trajudge.trajectories._readers import BY_NAME, READERS, Reader, Source, resolve
@@ -378,7 +380,7 @@ def _folder_stream(
     records: list[Record] = []
     digest = hashlib.sha256()
     for f in sorted(folder.glob(pattern)):
-        data = f.read_bytes()
+        data = read_whole(f, RECORD)  # each file is one record
         digest.update(data)
         try:
             records.append((f.name, load_json(decode_utf8(f, data), str(f))))

@@ -9,8 +9,8 @@ around it:
   (``json.JSONDecoder.raw_decode``) over a window that grows until the element fits, so every
   value and every error message is that of ``json.loads``;
 * JSON Lines are decoded line by line;
-* the other shapes ``load_json_records`` accepts (one pretty-printed object, objects written
-  one after another) are read whole, as before: they are one document, not a stream.
+* one pretty-printed object, or several written one after another, are decoded one object at
+  a time over a window, as list elements are.
 
 A ``[`` file whose first line is a complete JSON value with more lines after it is JSON Lines
 of lists (one conversation per line), as for ``load_json_records``.
@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import IO
 
 from trajudge.core import INPUT_JSON, InputError
-from trajudge.trajectories._io import Record, decode_utf8, json_error_reason, load_json_records
+from trajudge.trajectories._io import Record, decode_utf8, json_error_reason
 from trajudge.trajectories._json import check_json_depth, load_json, too_deep
 from trajudge.trajectories._limits import RECORD
 
@@ -44,6 +44,10 @@ _NOT_WS = re.compile(r"[^ \t\n\r]")
 
 class Cut(Exception):
     """The records go on past the ``limit`` bytes a reader was allowed to read."""
+
+
+class _NotJSON(InputError):
+    """A line that is not JSON by itself (maybe the first line of a pretty-printed object)."""
 
 
 class TooLong(InputError):
@@ -170,9 +174,35 @@ class _Window:
         )
 
 
+def _decode(window: _Window, n: int) -> tuple[object, int]:
+    """The value at ``window.pos`` (``record n``) and where it ends, reading more of the file
+    until it fits; its depth is checked."""
+    decoder, most, path = INPUT_JSON, RECORD.value, str(window.text.path)
+    while True:
+        try:
+            value, end = decoder.raw_decode(window.buf, window.pos)
+        except RecursionError:
+            raise too_deep(path, f"record {n}") from None
+        except json.JSONDecodeError as exc:
+            cut = exc.msg.startswith("Unterminated string") or exc.pos >= len(window.buf) - _MARGIN
+            if cut and not window.text.eof:
+                if len(window.buf) - window.pos > most:
+                    raise TooLong(path, record=f"record {n}", reason=RECORD.exceeded()) from None
+                window.more()  # then decode the value again, whole this time
+                continue
+            raise window.error(exc.msg, exc.pos) from None
+        if end - window.pos > most:
+            raise TooLong(path, record=f"record {n}", reason=RECORD.exceeded())
+        if type(value) in (int, float) and end > len(window.buf) - _MARGIN and not window.text.eof:
+            window.more()  # a number near the end of the window may go on ("1" of "1.5e3")
+            continue
+        if isinstance(value, list | dict):
+            check_json_depth(window.buf[window.pos : end], path, f"record {n}")
+        return value, end
+
+
 def _list_elements(window: _Window) -> Iterator[Record]:
     """The elements of the JSON list that starts at ``window.pos``."""
-    decoder = INPUT_JSON
     window.pos += 1  # past "["
     char = window.next_char()
     if char == "]":
@@ -180,34 +210,13 @@ def _list_elements(window: _Window) -> Iterator[Record]:
         if window.next_char():
             raise window.error("Extra data", window.pos)
         raise InputError(str(window.text.path), reason="the JSON list is empty")
-    n, most = 0, RECORD.value
+    n = 0
     while True:
         if not char:
             raise window.error("Expecting value", window.pos)
-        try:
-            value, end = decoder.raw_decode(window.buf, window.pos)
-        except RecursionError:
-            raise too_deep(str(window.text.path), f"record {n}") from None
-        except json.JSONDecodeError as exc:
-            cut = exc.msg.startswith("Unterminated string") or exc.pos >= len(window.buf) - _MARGIN
-            if cut and not window.text.eof:
-                if len(window.buf) - window.pos > most:
-                    path = str(window.text.path)
-                    raise TooLong(path, record=f"record {n}", reason=RECORD.exceeded()) from None
-                window.more()  # then decode the element again, whole this time
-                continue
-            raise window.error(exc.msg, exc.pos) from None
-        if end - window.pos > most:
-            path = str(window.text.path)
-            raise TooLong(path, record=f"record {n}", reason=RECORD.exceeded())
-        if type(value) in (int, float) and end > len(window.buf) - _MARGIN and not window.text.eof:
-            window.more()  # a number near the end of the window may go on ("1" of "1.5e3")
-            continue
-        if isinstance(value, list | dict):
-            check_json_depth(window.buf[window.pos : end], str(window.text.path), f"record {n}")
+        value, window.pos = _decode(window, n)
         yield f"record {n}", value
         n += 1
-        window.pos = end
         char = window.next_char()
         if char == ",":
             window.pos += 1
@@ -219,6 +228,16 @@ def _list_elements(window: _Window) -> Iterator[Record]:
             return
         else:
             raise window.error("Expecting ',' delimiter", window.pos)
+
+
+def _objects(window: _Window) -> Iterator[Record]:
+    """JSON values written one after another (pretty-printed objects: OpenTelemetry's
+    ``ConsoleSpanExporter``; one SWE-agent ``.traj``), as ``record N``, one at a time."""
+    n = 0
+    while window.next_char():
+        value, window.pos = _decode(window, n)
+        yield f"record {n}", value
+        n += 1
 
 
 def _lines(text: Text, buf: str) -> Iterator[Record]:
@@ -241,7 +260,7 @@ def _lines(text: Text, buf: str) -> Iterator[Record]:
             try:
                 yield f"line {n}", load_json(line, str(text.path), f"line {n}")
             except json.JSONDecodeError as exc:
-                raise InputError(
+                raise _NotJSON(
                     str(text.path), record=f"line {n}", reason=json_error_reason(exc)
                 ) from None
         if newline < 0:
@@ -344,14 +363,15 @@ def iter_json_records(
         records = _lines(text, buf)
         try:
             first = next(records)
-        except InputError as exc:
-            if buf[start] != "{" or isinstance(exc, TooLong):
+        except _NotJSON as exc:
+            if buf[start] != "{":
                 raise
-            # maybe one pretty-printed object, or several one after another: read it whole
+            # one pretty-printed object, or several one after another, from the start again
             text.close()
             if limit is not None and path.stat().st_size > limit:
                 yield from _objects_within(path, limit, exc)
-            yield from load_json_records(path, decode_utf8(path, path.read_bytes()))
+            text = Text(path, chunk)
+            yield from _objects(_Window(text, text.read(), 0))
             return
         yield first
         yield from records

@@ -11,7 +11,8 @@ from typing import Any
 import yaml
 
 from trajudge.core import InputError, too_many_digits
-from trajudge.trajectories._limits import NESTING, YAML_ALIASES, YAML_NODES
+from trajudge.trajectories._io import read_whole
+from trajudge.trajectories._limits import NESTING, YAML_ALIASES, YAML_BYTES, YAML_NODES
 
 
 class _TooBig(Exception):
@@ -120,7 +121,7 @@ def read_yaml(path: str | Path) -> Any:
     """
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        text = read_whole(p, YAML_BYTES).decode("utf-8")
     except FileNotFoundError:
         raise InputError(str(p), reason="file not found") from None
     except UnicodeDecodeError as exc:

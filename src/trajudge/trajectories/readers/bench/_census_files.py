@@ -15,6 +15,7 @@ from typing import Any
 
 from trajudge.core import INPUT_JSON, loads_input
 from trajudge.trajectories._census import Held
+from trajudge.trajectories._io import read_whole
 from trajudge.trajectories._options import as_count, as_dict
 from trajudge.trajectories.readers.chat._census_chat import census_openai
 
@@ -280,7 +281,7 @@ def census_inspect(path: Path, held: Held) -> None:
                 if name.startswith("samples/") and name.endswith(".json"):
                     samples.append(loads_input(z.read(name)))
     else:
-        samples = _list(as_dict(loads_input(path.read_bytes())).get("samples"))
+        samples = _list(as_dict(loads_input(read_whole(path))).get("samples"))
     for sample in samples:
         open_ids: dict[str, int] = {}
         for m in _list(as_dict(sample).get("messages")):
