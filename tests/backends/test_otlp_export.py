@@ -21,8 +21,11 @@ from _otlp_sink import OtlpSink, hex_id, otlp_sink
 from sklearn.metrics import cohen_kappa_score
 
 import trajudge.cli._commands  # noqa: F401  (registers the commands)
+from _faulty_proxy import FaultyProxy
+from trajudge.backends import _otlp_send
 from trajudge.backends._evaluations import collect
-from trajudge.backends._otlp_out import otlp_headers, send_http
+from trajudge.backends._otlp_out import otlp_headers
+from trajudge.backends._otlp_send import send_http
 from trajudge.cli import app
 from trajudge.core import InputError
 from trajudge.store import Store
@@ -189,8 +192,9 @@ def test_the_receiver_decodes_what_the_store_holds_and_a_re_export_sends_nothing
 
 
 def test_a_receiver_gone_mid_export_gets_the_rest_once_it_is_back(
-    sink: OtlpSink, judged: tuple[str, dict[str, int]]
+    sink: OtlpSink, judged: tuple[str, dict[str, int]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(_otlp_send, "BACKOFF_S", 0.01)  # each request is tried 5 times
     db, _ = judged
     shown = f"otlp+{sink.url}"
     sink.stop()
@@ -261,3 +265,93 @@ def test_the_collector_gets_the_otel_headers_and_nothing_shows_them(
     # the logs' own variable comes first, whole (as the OpenTelemetry SDK reads them)
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_LOGS_HEADERS", "x-tenant=logs")
     assert otlp_headers() == {"x-tenant": "logs"}
+
+
+def test_a_busy_collector_is_retried_and_a_lasting_fault_stops_the_export(
+    sink: OtlpSink, judged: tuple[str, dict[str, int]]
+) -> None:
+    """429 / 503 are transient (the OTLP specification): retried after the server's
+    Retry-After; five in a row stop the export with one line and nothing marked sent."""
+    db, _ = judged
+    sink.clear()
+    with FaultyProxy(sink.url) as proxy:
+        target = f"otlp+{proxy.url}"
+        proxy.fail("/v1/logs", 1, sticky=True, status=503, headers={"Retry-After": "0"})
+        down = cli("export", "traced", "--to", target, "--db", db)
+        assert down.exit_code == 2, down.output
+        assert " ".join(down.output.split()) == (
+            f"error: {target}: the collector answered HTTP 503"
+        )
+        assert proxy.seen == ["/v1/logs"] * 5 and sink.received() == []
+        proxy.fail("/v1/logs", 1, status=429, headers={"Retry-After": "0"})  # once only
+        up = cli("export", "traced", "--to", target, "--db", db)
+        assert up.exit_code == 0, up.output
+        assert "12 written, 0 already there" in " ".join(up.output.split())
+        assert proxy.seen == ["/v1/logs"] * 7
+    assert len(sink.received()) == 1 and len(_records(sink)) == 12
+
+
+def test_a_partial_success_is_an_error_and_that_request_is_sent_again(
+    sink: OtlpSink, judged: tuple[str, dict[str, int]]
+) -> None:
+    """A collector that accepts a request but rejects some of its records says how many
+    (``partial_success``), not which: the export stops there, naming the count and the
+    collector's message, and marks none of that request as sent."""
+    from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
+        ExportLogsPartialSuccess,
+        ExportLogsServiceResponse,
+    )
+
+    db, _ = judged
+    shown = f"otlp+{sink.url}"
+    sink.clear()
+    answer = ExportLogsServiceResponse(
+        partial_success=ExportLogsPartialSuccess(
+            rejected_log_records=2, error_message="log record too large"
+        )
+    ).SerializeToString()
+    store = Store(db)
+    try:
+        found = collect(store, "traced")
+        with FaultyProxy(sink.url) as proxy:
+            proxy.replace("/v1/logs", 2, 200, "application/x-protobuf", answer)
+            with pytest.raises(InputError) as failed:
+                send_http(store, proxy.url, shown, "traced", found.evaluations, batch=3)
+            assert str(failed.value) == (
+                f"{shown}: the collector rejected 2 of the 3 evaluations of one request: log "
+                "record too large; none of that request is marked sent (3 evaluations sent "
+                "before; the next export resumes after them)"
+            )
+            assert len(sink.received()) == 2  # the collector kept what it did not reject
+            assert send_http(store, proxy.url, shown, "traced", found.evaluations, batch=3) == (
+                9,
+                3,
+            )
+    finally:
+        store.close()
+    assert len(sink.received()) == 5
+
+
+JSON_ANSWER = b'{"partialSuccess": {"rejectedLogRecords": "4", "errorMessage": "quota"}}'
+
+
+@pytest.mark.parametrize(
+    ("kind", "body", "want"),
+    [
+        # OTLP JSON writes int64 as a string ("4"): the specification's JSON mapping
+        ("application/json", JSON_ANSWER, (4, "quota")),
+        ("application/json; charset=utf-8", b"{}", (0, "")),
+        ("application/x-protobuf", b"", (0, "")),
+        ("text/html", b"OK", (0, "")),  # oteltest's sink and other plain receivers
+        ("application/json", b"not json", (0, "")),
+    ],
+)
+def test_partial_success_is_read_from_json_and_protobuf_answers(
+    kind: str, body: bytes, want: tuple[int, str]
+) -> None:
+    import httpx
+
+    from trajudge.backends._otlp_send import partial_success
+
+    answer = httpx.Response(200, headers={"Content-Type": kind}, content=body)
+    assert partial_success(answer) == want

@@ -17,7 +17,8 @@ from urllib.parse import urlsplit
 
 from trajudge.backends._evaluations import Collected, collect
 from trajudge.backends._mlflow_export import export_mlflow
-from trajudge.backends._otlp_out import otlp_headers, require_proto, send_http, write_file
+from trajudge.backends._otlp_out import otlp_headers, require_proto, write_file
+from trajudge.backends._otlp_send import send_http
 from trajudge.backends._phoenix import PhoenixClient
 from trajudge.backends._phoenix_out import write_phoenix
 from trajudge.backends._urls import is_backend_url, parse_backend_url

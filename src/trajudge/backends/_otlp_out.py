@@ -1,7 +1,7 @@
 """Evaluations as OTel ``gen_ai.evaluation.result`` events: OTLP JSON log records parented to
 the judged span (``traceId`` / ``spanId``), written to an OTLP JSON file or sent to a
-collector's OTLP/HTTP endpoint (``POST /v1/logs``, binary protobuf: OTLP/HTTP's default
-encoding, which every receiver takes; the official ``opentelemetry-proto`` messages build it
+collector's OTLP/HTTP endpoint (``POST /v1/logs`` by ``_otlp_send``; binary protobuf: OTLP/HTTP's
+default encoding, which every receiver takes; the official ``opentelemetry-proto`` messages build it
 from the same records, so an unknown field is an error here, not at the receiver).
 
 The collector's headers (an API key, a tenant) come from the OpenTelemetry exporter's own
@@ -29,7 +29,6 @@ from urllib.parse import unquote
 from trajudge.backends._evaluations import EVENT_NAME, Evaluation
 from trajudge.backends._phoenix_otlp import any_value
 from trajudge.core import INPUT_JSON, InputError, atomic_write
-from trajudge.store import Store
 
 BATCH = 500
 _ITEM = "trajudge.export.item"
@@ -172,44 +171,3 @@ def write_file(path: Path, evaluations: Sequence[Evaluation]) -> tuple[int, int]
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(path, write)
     return written, unchanged
-
-
-def send_http(
-    store: Store,
-    endpoint: str,
-    shown: str,
-    dataset: str,
-    evaluations: Sequence[Evaluation],
-    *,
-    batch: int = BATCH,
-) -> tuple[int, int]:
-    """Send ``evaluations`` not yet accepted by the collector at ``endpoint`` (its base URL;
-    ``/v1/logs`` is added), ``batch`` records a request: (sent, unchanged)."""
-    # imported on use: only the backend commands need an HTTP client
-    import httpx
-
-    headers = {**otlp_headers(), "Content-Type": "application/x-protobuf"}
-    marks = store.export_marks(shown, dataset)
-    todo = [e for e in evaluations if marks.get(e.item) != e.sha256()]
-    sent = 0
-    with httpx.Client(timeout=60, headers=headers) as http:
-        for start in range(0, len(todo), batch):
-            part = todo[start : start + batch]
-            body = logs_request([log_record(e) for e in part])
-            try:
-                r = http.post(f"{endpoint.rstrip('/')}/v1/logs", content=body)
-            except httpx.TransportError as exc:
-                raise InputError(
-                    shown, reason=f"cannot reach the collector: {exc}{_done(sent)}"
-                ) from None
-            if r.status_code >= 300:
-                raise InputError(
-                    shown, reason=f"the collector answered HTTP {r.status_code}{_done(sent)}"
-                )
-            store.mark_exported(shown, dataset, {e.item: e.sha256() for e in part})
-            sent += len(part)
-    return sent, len(evaluations) - len(todo)
-
-
-def _done(sent: int) -> str:
-    return f" ({sent} evaluations sent before; the next export resumes after them)" if sent else ""
