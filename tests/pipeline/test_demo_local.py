@@ -74,3 +74,29 @@ def test_demo_config_with_the_real_local_judge(demo_workspace: Workspace) -> Non
 
     second = run_pipeline(config)  # the demo's second run: everything is stored already
     assert second.exit_code == 0 and second.judge_calls == 0 and second.resumed == 40
+
+
+def _paths(value: object, at: str = "") -> set[str]:
+    """Every key path of a JSON value (list elements share one path: ``judges[].kappa``)."""
+    if isinstance(value, dict):
+        out = {f"{at}.{k}" for k in value}
+        for k, v in value.items():
+            out |= _paths(v, f"{at}.{k}")
+        return out
+    if isinstance(value, list):
+        return set().union(*(_paths(v, f"{at}[]") for v in value)) if value else set()
+    return set()
+
+
+@pytest.mark.local_llm
+@pytest.mark.slow
+def test_the_saved_demo_report_is_what_make_demo_writes(demo_workspace: Workspace) -> None:
+    """``examples/tau_airline/demo_report.json`` (read by notebooks/tau_bench_demo.ipynb, shown
+    in the README) is a saved ``make demo`` output: it has every key today's run writes and no
+    other, and the same summary (the local judge's answers are the same every run)."""
+    fresh = json.loads(
+        (demo_workspace.path / "trajudge-report" / "tau_airline" / "report.json").read_text()
+    )
+    saved = json.loads((DEMO / "demo_report.json").read_text())
+    assert _paths(saved) == _paths(fresh), "regenerate demo_report.json from `make demo`"
+    assert saved["summary"] == fresh["summary"]

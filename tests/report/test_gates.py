@@ -193,6 +193,22 @@ def test_read_baseline_rejects_other_json(tmp_path: Path) -> None:
         read_baseline(p)
 
 
+@pytest.mark.parametrize("fmt", [2, "1", -1, 1.0, True])
+def test_read_baseline_refuses_an_unknown_report_format(tmp_path: Path, fmt: object) -> None:
+    p = tmp_path / "report.json"
+    p.write_text(json.dumps({"report_format": fmt, "sources": {}}))
+    with pytest.raises(InputError) as refused:
+        read_baseline(p)
+    assert str(refused.value) == (
+        f"{p}: report_format: {json.dumps(fmt)} is not a report format this trajudge reads "
+        "(0 to 1): a report written by a newer trajudge?"
+    )
+    # a report from before the format was written, and one of this format, are read
+    for known in ({"sources": {}}, {"report_format": 1, "sources": {}}):
+        p.write_text(json.dumps(known))
+        assert read_baseline(p) == known
+
+
 def test_bound_gates_compare_an_end_of_the_interval() -> None:
     for text in ("kappa.lo[good]>=0.6", "kappa[good].lo>=0.6"):
         g = parse_gate(text)

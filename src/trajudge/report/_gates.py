@@ -44,6 +44,7 @@ from typing import Any
 from trajudge.calibration.active._stop import STATISTICS as STOP_STATISTICS
 from trajudge.calibration.active._stop import StopRule
 from trajudge.core import InputError
+from trajudge.report._model import REPORT_FORMAT
 from trajudge.trajectories import load_json
 
 OPTION = "--fail-under"
@@ -328,6 +329,15 @@ def read_baseline(path: str | Path) -> dict[str, Any]:
         raise InputError(str(p), reason=f"not a JSON report: {exc}") from None
     if not isinstance(data, dict) or not isinstance(data.get("sources"), dict):
         raise InputError(str(p), field="sources", reason="not a trajudge report.json")
+    # reports from before the format was written read as format 0: their keys are the same
+    fmt = data.get("report_format", 0)
+    if type(fmt) is not int or not 0 <= fmt <= REPORT_FORMAT:
+        raise InputError(
+            str(p),
+            field="report_format",
+            reason=f"{json.dumps(fmt)[:40]} is not a report format this trajudge reads "
+            f"(0 to {REPORT_FORMAT}): a report written by a newer trajudge?",
+        )
     return data
 
 

@@ -16,6 +16,10 @@ from trajudge.calibration import (
 )
 from trajudge.report._categorical import CategoricalRow
 
+# The layout of report.json, raised when a key is renamed or removed (added keys keep it), so
+# that a reader (a --baseline, a dashboard) can refuse a report it does not know.
+REPORT_FORMAT = 1
+
 SourceKind = Literal["outcome", "rules", "judge", "labels"]
 
 
@@ -199,6 +203,7 @@ class Report:
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            "report_format": REPORT_FORMAT,
             "dataset": self.dataset,
             "created_at": self.created_at,
             "ks": self.ks,
