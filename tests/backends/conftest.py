@@ -20,6 +20,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.xdist_group("phoenix"))
 
 
+@pytest.fixture(autouse=True)
+def _short_retry_waits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server that is down is tried 5 times (backends/_retry.py): here with waits of
+    milliseconds, not seconds (a Retry-After a test's server sends is still obeyed)."""
+    from trajudge.backends import _retry
+
+    monkeypatch.setattr(_retry, "BACKOFF_S", 0.01)
+
+
 @pytest.fixture(scope="session")
 def phoenix() -> Iterator[Phoenix]:
     yield from phoenix_server()

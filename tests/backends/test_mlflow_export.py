@@ -251,3 +251,31 @@ def test_export_faults_are_one_line_and_write_nothing(
     for result in (down, missing, foreign):
         assert len([x for x in result.output.splitlines() if x.strip()]) == 1
     assert all(v == [] for v in _all(mlflow_server, db, dataset).values())
+
+
+def test_an_assessment_is_asked_again_only_when_the_server_cannot_have_written_it(
+    mlflow_server: MlflowServer,
+    judged: tuple[str, str, str],
+) -> None:
+    """Creating an assessment is not idempotent: after a 502 (a proxy: did the server write
+    it?) the export stops rather than risk writing it twice; after a 429 (refused unprocessed)
+    it is asked again. Either way each judgment and label is on the server once."""
+    from _faulty_proxy import FaultyProxy
+
+    db, dataset, _ = judged
+    with FaultyProxy(mlflow_server.url) as proxy:
+        target = f"mlflow+{proxy.url}"
+        proxy.fail("/assessments", 3, status=502)
+        cut = cli("export", dataset, "--to", target, "--db", db)
+        assert cut.exit_code == 2, cut.output
+        assert "HTTP 502" in cut.output and len(cut.output.strip().splitlines()) == 1
+        assert sum("/assessments" in p for p in proxy.seen) == 3  # the third not sent again
+        assert sum(len(v) for v in _all(mlflow_server, db, dataset).values()) == 2
+        proxy.seen.clear()
+        proxy.fail("/assessments", 1, status=429, headers={"Retry-After": "0"})
+        done = cli("export", dataset, "--to", target, "--db", db)
+        assert done.exit_code == 0, done.output
+        assert sum("/assessments" in p for p in proxy.seen) == 10 + 1  # the 429 asked again
+    whole = _all(mlflow_server, db, dataset)
+    keys = [a["metadata"]["trajudge.key"] for v in whole.values() for a in v]
+    assert len(keys) == len(set(keys)) == 12

@@ -22,7 +22,6 @@ from sklearn.metrics import cohen_kappa_score
 
 import trajudge.cli._commands  # noqa: F401  (registers the commands)
 from _faulty_proxy import FaultyProxy
-from trajudge.backends import _otlp_send
 from trajudge.backends._evaluations import collect
 from trajudge.backends._otlp_out import otlp_headers
 from trajudge.backends._otlp_send import send_http
@@ -192,9 +191,8 @@ def test_the_receiver_decodes_what_the_store_holds_and_a_re_export_sends_nothing
 
 
 def test_a_receiver_gone_mid_export_gets_the_rest_once_it_is_back(
-    sink: OtlpSink, judged: tuple[str, dict[str, int]], monkeypatch: pytest.MonkeyPatch
+    sink: OtlpSink, judged: tuple[str, dict[str, int]]
 ) -> None:
-    monkeypatch.setattr(_otlp_send, "BACKOFF_S", 0.01)  # each request is tried 5 times
     db, _ = judged
     shown = f"otlp+{sink.url}"
     sink.stop()

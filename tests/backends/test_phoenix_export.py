@@ -151,7 +151,7 @@ def test_phoenix_annotations_read_back_equal_the_store_and_an_interrupted_export
     db, url = judged
     monkeypatch.setattr(out, "BATCH", 3)  # several batches, so one can fail midway
     with FaultyProxy(phoenix.url) as proxy:
-        proxy.fail("/v1/span_annotations", 3)
+        proxy.fail("/v1/span_annotations", 3, sticky=True)  # down from the third request on
         cut = runner.invoke(app, ["export", "exported", "--to", f"phoenix+{proxy.url}", "--db", db])
         assert cut.exit_code == 2 and "6 written before" in cut.output, cut.output
         assert len(cut.output.strip().splitlines()) == 1

@@ -156,9 +156,9 @@ def test_a_page_failing_mid_pull_resumes_from_the_last_complete_page(
     db = f"sqlite:///{tmp_path / 's.db'}"
     with FaultyProxy(phoenix.url) as proxy:
         url = parse_backend_url(f"phoenix+{proxy.url}/paged", kinds=("phoenix",), need_name=True)
-        # a request for spans fails once a page is stored (a page is one request, and one more
+        # the server goes down once a page is stored (a page is one request, and one more
         # when it holds a trace whose root came earlier)
-        proxy.fail("/spans", 4)
+        proxy.fail("/spans", 4, sticky=True)  # down from the fourth request on
         store = Store(db)
         try:
             pull_phoenix(store, url, "paged", page=5)
@@ -255,3 +255,37 @@ def test_a_trace_without_its_root_span_waits_for_the_next_pull(
     assert [s.tool for s in t.steps] == ["get_reservation_details"]
     assert t.steps[0].args == {"reservation_id": "ABC123"}
     assert len(t.metadata["root_span_ids"]) == 1
+
+
+def test_a_busy_server_is_asked_again_and_the_pull_completes(
+    phoenix: Phoenix, tmp_path: Path
+) -> None:
+    """A page answered 503 (a proxy in front of a busy server), then 429 with Retry-After: each
+    is asked again, and the pull ends as one straight from the server."""
+    from _faulty_proxy import FaultyProxy
+    from trajudge.backends import parse_backend_url, pull_phoenix
+
+    phoenix.trace_run("busy", tmp_path / "busy.jsonl", n=2)
+    store = Store(f"sqlite:///{tmp_path / 's.db'}")
+    clean = Store(f"sqlite:///{tmp_path / 'clean.db'}")
+    try:
+        with FaultyProxy(phoenix.url) as proxy:
+            url = parse_backend_url(f"phoenix+{proxy.url}/busy", kinds=("phoenix",), need_name=True)
+            proxy.fail("/spans", 2, status=503)
+            pull_phoenix(store, url, "busy", page=5)
+            assert sum("/spans" in p for p in proxy.seen) >= 3  # the second one twice
+            proxy.seen.clear()
+            proxy.fail("/spans", 1, status=429, headers={"Retry-After": "0"})
+            again = pull_phoenix(store, url, "busy", page=5)
+            assert again.added == 0
+            assert [p for p in proxy.seen if "/spans" in p][:2] == [
+                next(p for p in proxy.seen if "/spans" in p)
+            ] * 2  # the one answered 429, asked again as it was
+        direct = f"phoenix+{phoenix.url}/busy"
+        pull_phoenix(clean, parse_backend_url(direct, kinds=("phoenix",), need_name=True), "busy")
+        got = {t.id: t.model_dump() for t in store.trajectories("busy")}
+        assert got == {t.id: t.model_dump() for t in clean.trajectories("busy")}
+        assert len(got) == 2
+    finally:
+        store.close()
+        clean.close()

@@ -155,8 +155,8 @@ LONG = {
 @pytest.mark.parametrize("case", sorted(LONG))
 def test_a_record_over_the_length_limit_is_refused_in_one_line(case: str, tmp_path: Path) -> None:
     """A JSON Lines line, a list element or a pretty-printed object is held whole while it is
-    parsed (about 3.5 times its size): one longer than TRAJUDGE_MAX_RECORD_BYTES (here lowered to 4,000) is refused
-    with the record named, not read whole as one document."""
+    parsed (about 3.5 times its size): one longer than TRAJUDGE_MAX_RECORD_BYTES (here lowered
+    to 4,000) is refused with the record named, not read whole as one document."""
     name, fmt, text, record = LONG[case]
     (tmp_path / name).write_text(text, encoding="utf-8")
     run = run_capped(

@@ -87,6 +87,7 @@ class MlflowClient(BackendClient):
                 self._request(
                     "POST",
                     "/api/2.0/mlflow/experiments/search",
+                    idempotent=True,
                     json={"max_results": 1000, **({"page_token": token} if token else {})},
                 ),
                 "listing the experiments",
@@ -148,7 +149,8 @@ class MlflowClient(BackendClient):
         if page_token:
             body["page_token"] = page_token
         answer = self._json(
-            self._request("POST", "/api/3.0/mlflow/traces/search", json=body), "searching traces"
+            self._request("POST", "/api/3.0/mlflow/traces/search", json=body, idempotent=True),
+            "searching traces",
         )
         traces = answer.get("traces") or []
         if not isinstance(traces, list) or not all(isinstance(t, dict) for t in traces):
@@ -208,6 +210,7 @@ class MlflowClient(BackendClient):
             self._request(
                 "POST",
                 "/api/2.0/mlflow/runs/search",
+                idempotent=True,
                 json={
                     "experiment_ids": [experiment_id],
                     "filter": f"tags.`trajudge.key` = '{key}'",

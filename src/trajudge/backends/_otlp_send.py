@@ -2,8 +2,8 @@
 specification asks of an exporter:
 
 * a request answered 429, 502, 503 or 504, or lost on the way (the connection refused or
-  dropped), is retried after a growing wait (the server's ``Retry-After`` when it gives one,
-  at most 30 s), 5 attempts in all; then the export stops with one line;
+  dropped), is tried again (``_retry``: the server's ``Retry-After``, else a growing wait),
+  5 attempts in all; then the export stops with one line;
 * a request answered 2xx whose ``ExportLogsServiceResponse`` says ``partial_success`` with
   rejected records was not wholly accepted: the collector names how many, not which, and
   such data must not be sent again unchanged. The export stops there with one line giving the
@@ -17,23 +17,17 @@ next export resumes after the last accepted batch.
 from __future__ import annotations
 
 import json
-import random
-import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from trajudge.backends._evaluations import Evaluation
 from trajudge.backends._otlp_out import BATCH, log_record, logs_request, otlp_headers
+from trajudge.backends._retry import ATTEMPTS, send
 from trajudge.core import InputError
 from trajudge.store import Store
 
 if TYPE_CHECKING:
     import httpx
-
-ATTEMPTS = 5
-RETRYABLE = frozenset({429, 502, 503, 504})
-BACKOFF_S = 0.5  # doubled per retry, plus up to as much again of jitter
-MAX_WAIT_S = 30.0
 
 
 def send_http(
@@ -77,40 +71,16 @@ def send_http(
 
 
 def _post(http: httpx.Client, url: str, body: bytes, shown: str, sent: int) -> httpx.Response:
-    """The collector's answer to ``body``, retried while it is a transient failure."""
+    """The collector's answer to ``body``, tried again while it is a transient failure (an
+    export may be sent twice: OTLP receivers take records at least once)."""
     import httpx
 
-    for attempt in range(1, ATTEMPTS + 1):
-        try:
-            r = http.post(url, content=body)
-        except httpx.TransportError as exc:
-            if attempt == ATTEMPTS:
-                raise InputError(
-                    shown,
-                    reason=f"cannot reach the collector ({ATTEMPTS} attempts): {exc}{_done(sent)}",
-                ) from None
-            wait = _backoff(attempt)
-        else:
-            if r.status_code not in RETRYABLE or attempt == ATTEMPTS:
-                return r
-            wait = _retry_after(r.headers.get("Retry-After"), attempt)
-        time.sleep(wait)
-    raise AssertionError("unreachable")  # the loop returns or raises on its last attempt
-
-
-def _backoff(attempt: int) -> float:
-    """Seconds before attempt ``attempt + 1``: doubled per attempt, with jitter, capped."""
-    wait = BACKOFF_S * 2 ** (attempt - 1)
-    return min(MAX_WAIT_S, wait + random.uniform(0, wait))
-
-
-def _retry_after(value: str | None, attempt: int) -> float:
-    """The server's ``Retry-After`` in seconds (a number; an HTTP date is not trusted to agree
-    with this clock), capped; else the backoff."""
     try:
-        return min(MAX_WAIT_S, max(0.0, float(value))) if value is not None else _backoff(attempt)
-    except ValueError:
-        return _backoff(attempt)
+        return send(lambda: http.post(url, content=body), idempotent=True)
+    except httpx.TransportError as exc:
+        raise InputError(
+            shown, reason=f"cannot reach the collector ({ATTEMPTS} attempts): {exc}{_done(sent)}"
+        ) from None
 
 
 def partial_success(r: httpx.Response) -> tuple[int, str]:
@@ -136,9 +106,9 @@ def partial_success(r: httpx.Response) -> tuple[int, str]:
     if kind == "application/json":
         try:
             doc: Any = json.loads(r.content)
-            part = doc.get("partialSuccess") or doc.get("partial_success") or {}
-            count = part.get("rejectedLogRecords", part.get("rejected_log_records", 0))
-            return int(count or 0), str(part.get("errorMessage", part.get("error_message", "")))
+            said = doc.get("partialSuccess") or doc.get("partial_success") or {}
+            count = said.get("rejectedLogRecords", said.get("rejected_log_records", 0))
+            return int(count or 0), str(said.get("errorMessage", said.get("error_message", "")))
         except (ValueError, AttributeError, TypeError):
             return 0, ""
     return 0, ""

@@ -138,7 +138,11 @@ class PhoenixClient(BackendClient):
     def annotate(self, rows: list[dict[str, Any]]) -> None:
         """Upsert span annotations (unique on name, span and identifier), synchronously."""
         response = self._request(
-            "POST", "/v1/span_annotations", params={"sync": "true"}, json={"data": rows}
+            "POST",
+            "/v1/span_annotations",
+            params={"sync": "true"},
+            json={"data": rows},
+            idempotent=True,  # an upsert: sent twice, it writes once
         )
         self._json(response, "writing span annotations")
 

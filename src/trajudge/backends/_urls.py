@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Self
 from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
+from trajudge.backends._retry import send
 from trajudge.core import InputError
 
 if TYPE_CHECKING:
@@ -112,12 +113,18 @@ class BackendClient:
     def __exit__(self, *exc: object) -> None:
         self._http.close()
 
-    def _request(self, method: str, path: str, **kw: Any) -> httpx.Response:
+    def _request(
+        self, method: str, path: str, *, idempotent: bool | None = None, **kw: Any
+    ) -> httpx.Response:
+        """The server's answer, tried again while the failure is transient (``_retry``): any
+        GET, and a POST the caller says is ``idempotent`` (a search, an upsert); a POST that
+        creates something only while the server cannot have acted on it."""
         # imported on use, as in __init__ (its TransportError)
         import httpx
 
+        again = method == "GET" if idempotent is None else idempotent
         try:
-            response = self._http.request(method, path, **kw)
+            response = send(lambda: self._http.request(method, path, **kw), idempotent=again)
         except httpx.TransportError as exc:
             detail = " ".join(str(exc).split()) or type(exc).__name__
             raise InputError(

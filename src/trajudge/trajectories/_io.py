@@ -109,8 +109,8 @@ def load_json_records(path: Path, text: str) -> list[Record]:
             continue
         try:
             records.append((f"line {n}", load_json(line, str(path), f"line {n}")))
-        except json.JSONDecodeError as first:
-            exc = first
+        except json.JSONDecodeError as exc:
+            error = exc
             if not records and stripped.startswith("{"):
                 # maybe one pretty-printed object spanning several lines
                 with contextlib.suppress(json.JSONDecodeError):
@@ -120,8 +120,10 @@ def load_json_records(path: Path, text: str) -> list[Record]:
                 try:
                     return _concatenated(path, text)
                 except json.JSONDecodeError as broken:
-                    exc, n = broken, broken.lineno  # a line of the whole text
-            raise InputError(str(path), record=f"line {n}", reason=json_error_reason(exc)) from None
+                    error, n = broken, broken.lineno  # a line of the whole text
+            raise InputError(
+                str(path), record=f"line {n}", reason=json_error_reason(error)
+            ) from None
     return records
 
 
