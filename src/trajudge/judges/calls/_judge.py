@@ -29,7 +29,7 @@ from typing import Any, TypeVar
 from trajudge.core import InputError
 from trajudge.judges.calls._cache import ResponseCache, request_key
 from trajudge.judges.calls._call import PreparedCall, finish
-from trajudge.judges.calls._client import CallResult, LLMClient, choose_mode
+from trajudge.judges.calls._client import LLMClient
 from trajudge.judges.calls._judgment import Judgment, Order
 from trajudge.judges.calls._local import (
     DEFAULT_N_CTX,
@@ -38,6 +38,8 @@ from trajudge.judges.calls._local import (
     shared_local_server,
 )
 from trajudge.judges.calls._logprobs import TOP_LOGPROBS
+from trajudge.judges.calls._provider import choose_mode
+from trajudge.judges.calls._result import CallResult
 from trajudge.judges.calls._spec import JudgeSpec, reasoning_cap, vertex_params
 from trajudge.judges.prompts._prompt import SYSTEM_PROMPT, Prompt, Shown, build_prompt
 from trajudge.judges.runs._aggregate import Aggregate, aggregate_judgments
