@@ -1,7 +1,7 @@
 """Latency of the embedded judge (gemma-3-270m via xllamacpp) on τ-bench, on a loaded machine.
 
 What sets the local model's default ``timeout`` and ``max_tokens`` (see
-``trajudge.judges.calls._judge.LOCAL_DEFAULTS``): reference-mode calls on the demo's trajectories
+``trajudge.judges.calls._spec.LOCAL_DEFAULTS``): reference-mode calls on the demo's trajectories
 (examples/tau_airline: tasks 0, 1, 13, 37, 38, reference = the task spec's expected calls),
 with the demo's rubric, at the local judge's default concurrency of 2 (two server slots), while
 ``--busy`` processes spin on the CPU (``python -c "while True: pass"``) to load the machine.

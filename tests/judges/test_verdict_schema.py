@@ -11,7 +11,7 @@ import pytest
 
 from trajudge.judges import JudgeSpec, build_judges, load_rubric
 from trajudge.judges.calls._call import PreparedCall, finish
-from trajudge.judges.calls._client import CallResult
+from trajudge.judges.calls._result import CallResult
 
 CRITERIA = {c.id: 4 for c in load_rubric("trajectory_reasonableness").criteria}
 

@@ -15,15 +15,10 @@ if TYPE_CHECKING:
         request_key,
     )
     from trajudge.judges.calls._call import PreparedCall, finish
-    from trajudge.judges.calls._client import (
-        CallResult,
-        Limiter,
-        LLMClient,
-        RateLimiter,
-        choose_mode,
-    )
+    from trajudge.judges.calls._client import LLMClient
     from trajudge.judges.calls._judge import Judge, JudgeResult, build_judges, run_sync
     from trajudge.judges.calls._judgment import Judgment, Order
+    from trajudge.judges.calls._limits import Limiter, RateLimiter
     from trajudge.judges.calls._local import (
         LOCAL_MODELS,
         LOCAL_PREFIX,
@@ -32,6 +27,8 @@ if TYPE_CHECKING:
         shared_local_server,
         stop_shared_servers,
     )
+    from trajudge.judges.calls._provider import choose_mode
+    from trajudge.judges.calls._result import CallResult
     from trajudge.judges.calls._spec import (
         LOCAL_DEFAULTS,
         JudgeSpec,
@@ -194,7 +191,7 @@ _EXPORTS = {
     "rubric_yaml": "trajudge.judges.prompts._fewshot",
     "with_examples": "trajudge.judges.prompts._fewshot",
     "write_rubric": "trajudge.judges.prompts._fewshot",
-    "Limiter": "trajudge.judges.calls._client",
+    "Limiter": "trajudge.judges.calls._limits",
     "RayEngine": "trajudge.judges.engines._ray",
     "ProcessEngine": "trajudge.judges.engines._procs",
     "ENGINES": "trajudge.judges.engines._names",
@@ -207,7 +204,7 @@ _EXPORTS = {
     "BatchProgress": "trajudge.judges.runs._batch",
     "BatchSummary": "trajudge.judges.runs._batch",
     "CachedResponse": "trajudge.judges.calls._cache",
-    "CallResult": "trajudge.judges.calls._client",
+    "CallResult": "trajudge.judges.calls._result",
     "Criterion": "trajudge.rubrics._rubric",
     "DEFAULT_CACHE_PATH": "trajudge.judges.calls._cache",
     "DEFAULT_TEMPLATES": "trajudge.rubrics._template",
@@ -233,7 +230,7 @@ _EXPORTS = {
     "PlanItem": "trajudge.judges.runs._items",
     "PreparedCall": "trajudge.judges.calls._call",
     "Prompt": "trajudge.judges.prompts._prompt",
-    "RateLimiter": "trajudge.judges.calls._client",
+    "RateLimiter": "trajudge.judges.calls._limits",
     "ResponseCache": "trajudge.judges.calls._cache",
     "Rubric": "trajudge.rubrics._rubric",
     "RubricMode": "trajudge.rubrics._rubric",
@@ -251,7 +248,7 @@ _EXPORTS = {
     "builtin_rubric_dir": "trajudge.rubrics._rubric",
     "check_rubric": "trajudge.rubrics._rubric",
     "find_rubric": "trajudge.rubrics._rubric",
-    "choose_mode": "trajudge.judges.calls._client",
+    "choose_mode": "trajudge.judges.calls._provider",
     "choose_reference": "trajudge.judges.runs._items",
     "elide": "trajudge.judges.prompts._render",
     "elision_marker": "trajudge.judges.prompts._render",

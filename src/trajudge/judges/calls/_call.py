@@ -17,9 +17,9 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from trajudge.judges.calls._client import CallResult
 from trajudge.judges.calls._judgment import Judgment, Order
 from trajudge.judges.calls._logprobs import expected_score
+from trajudge.judges.calls._result import CallResult
 from trajudge.rubrics._kinds import SWAP
 
 if TYPE_CHECKING:

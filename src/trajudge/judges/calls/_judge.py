@@ -29,15 +29,18 @@ from typing import Any, TypeVar
 from trajudge.core import InputError
 from trajudge.judges.calls._cache import ResponseCache, request_key
 from trajudge.judges.calls._call import PreparedCall, finish
-from trajudge.judges.calls._client import CallResult, LLMClient, choose_mode
+from trajudge.judges.calls._client import LLMClient
 from trajudge.judges.calls._judgment import Judgment, Order
 from trajudge.judges.calls._local import (
     DEFAULT_N_CTX,
     DEFAULT_N_PARALLEL,
     LOCAL_PREFIX,
     shared_local_server,
+    slot_budget,
 )
 from trajudge.judges.calls._logprobs import TOP_LOGPROBS
+from trajudge.judges.calls._provider import choose_mode
+from trajudge.judges.calls._result import CallResult
 from trajudge.judges.calls._spec import JudgeSpec, reasoning_cap, vertex_params
 from trajudge.judges.prompts._prompt import SYSTEM_PROMPT, Prompt, Shown, build_prompt
 from trajudge.judges.runs._aggregate import Aggregate, aggregate_judgments
@@ -48,28 +51,6 @@ from trajudge.store import redact
 from trajudge.trajectories import Trajectory
 
 T = TypeVar("T")
-
-#: Characters per token of the local model's tokenizer at its densest, below the 3 that
-#: :func:`estimate_tokens` assumes: gemma-3 reads τ-bench's JSON-heavy trajectories at 2.7-2.9
-#: (the pair of trials 0-0 / 0-1 of the airline example: 23,680 characters, 8,657 tokens as
-#: the server counted them, 2.74 per token). 2.6 leaves a margin under the densest seen.
-LOCAL_CHARS_PER_TOKEN = 2.6
-#: Tokens of a request besides the rendered messages: the chat template's turn markers.
-CHAT_TEMPLATE_TOKENS = 128
-
-
-def slot_budget(slot_tokens: int, max_tokens: int) -> int:
-    """The largest prompt budget (in :func:`estimate_tokens` units, chars / 3) whose prompt
-    fits a local server's slot of ``slot_tokens`` with room for ``max_tokens`` of verdict.
-
-    A prompt of ``E`` estimated tokens has at most ``3 E / LOCAL_CHARS_PER_TOKEN`` real ones,
-    so ``E <= (slot - max_tokens - template) * LOCAL_CHARS_PER_TOKEN / 3``.
-
-    >>> slot_budget(8192, 160)
-    6850
-    """
-    room = slot_tokens - max_tokens - CHAT_TEMPLATE_TOKENS
-    return max(256, int(room * LOCAL_CHARS_PER_TOKEN / 3))
 
 
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:

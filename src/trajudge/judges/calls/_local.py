@@ -8,8 +8,8 @@ through litellm as ``openai/gemma-3-270m`` with that ``api_base``. The server st
 
 The context (``n_ctx``) is split evenly across ``n_parallel`` slots (the defaults: 16384 over
 2 slots = 8192 tokens per request). A local judge's prompt budget is capped at what one slot
-holds with room for the verdict (:func:`trajudge.judges.calls._judge.slot_budget`, counting gemma's
-densest 2.6 characters per token), so a reference or pairwise prompt showing two long τ-bench
+holds with room for the verdict (:func:`slot_budget`, counting gemma's densest 2.6
+characters per token), so a reference or pairwise prompt showing two long τ-bench
 trajectories is elided to fit instead of being refused by the server. Requests use JSON-schema
 constrained decoding (``response_format``), so even the 270M base model's output parses.
 """
@@ -34,6 +34,27 @@ LOCAL_EXTRA_HINT = "pip install 'trajudge[local]'"
 #: The shared server's context and slots (:func:`shared_local_server` starts it with these).
 DEFAULT_N_CTX = 16384
 DEFAULT_N_PARALLEL = 2
+#: Characters per token of the local model's tokenizer at its densest, below the 3 that
+#: :func:`estimate_tokens` assumes: gemma-3 reads τ-bench's JSON-heavy trajectories at 2.7-2.9
+#: (the pair of trials 0-0 / 0-1 of the airline example: 23,680 characters, 8,657 tokens as
+#: the server counted them, 2.74 per token). 2.6 leaves a margin under the densest seen.
+LOCAL_CHARS_PER_TOKEN = 2.6
+#: Tokens of a request besides the rendered messages: the chat template's turn markers.
+CHAT_TEMPLATE_TOKENS = 128
+
+
+def slot_budget(slot_tokens: int, max_tokens: int) -> int:
+    """The largest prompt budget (in :func:`estimate_tokens` units, chars / 3) whose prompt
+    fits a local server's slot of ``slot_tokens`` with room for ``max_tokens`` of verdict.
+
+    A prompt of ``E`` estimated tokens has at most ``3 E / LOCAL_CHARS_PER_TOKEN`` real ones,
+    so ``E <= (slot - max_tokens - template) * LOCAL_CHARS_PER_TOKEN / 3``.
+
+    >>> slot_budget(8192, 160)
+    6850
+    """
+    room = slot_tokens - max_tokens - CHAT_TEMPLATE_TOKENS
+    return max(256, int(room * LOCAL_CHARS_PER_TOKEN / 3))
 
 
 def _gemma_270m() -> Path:

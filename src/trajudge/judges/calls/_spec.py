@@ -44,7 +44,7 @@ class JudgeSpec(BaseModel):
     ``api_key_env`` names an environment variable holding the key; keys are never stored.
     ``prompt_budget`` is the prompt size (tokens, estimated) that trajectory outputs are
     elided to fit; by default 12,000, and for a local model what its server's slot holds
-    besides ``max_tokens`` (never more, see :func:`trajudge.judges.calls._judge.slot_budget`).
+    besides ``max_tokens`` (never more, see :func:`trajudge.judges.calls._local.slot_budget`).
     ``reference`` (reference mode) says where the reference comes from: ``passing`` (a
     passing trial of the same task, else the spec's expected calls) or ``spec`` (always the
     task spec's expected calls: choosing a reference by outcome tells the judge something

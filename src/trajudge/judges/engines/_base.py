@@ -26,7 +26,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Protocol
 
 from trajudge.judges.calls._call import PreparedCall
-from trajudge.judges.calls._client import CallResult
+from trajudge.judges.calls._result import CallResult
 
 Emit = Callable[[PreparedCall, CallResult], None]
 

@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING
 
 from trajudge.core import SPAWN
 from trajudge.judges.calls._call import PreparedCall
-from trajudge.judges.calls._client import CallResult
+from trajudge.judges.calls._result import CallResult
 from trajudge.judges.engines._base import Emit, drain
 from trajudge.judges.engines._procs_worker import (
     ADD,

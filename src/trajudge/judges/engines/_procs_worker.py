@@ -26,7 +26,8 @@ import struct
 from multiprocessing.connection import Connection
 from typing import Any
 
-from trajudge.judges.calls._client import CallResult, _import_litellm, use_bundled_litellm_tables
+from trajudge.judges.calls._provider import import_litellm, use_bundled_litellm_tables
+from trajudge.judges.calls._result import CallResult
 from trajudge.judges.engines._wire import _Wire, open_wire
 
 HEADER = struct.Struct("!IBQ")
@@ -52,7 +53,7 @@ async def open_streams(fd: int) -> tuple[asyncio.StreamReader, asyncio.StreamWri
 
 
 class _DriverRate:
-    """A :class:`~trajudge.judges.calls._client.Limiter` whose permits come from the driver,
+    """A :class:`~trajudge.judges.calls._limits.Limiter` whose permits come from the driver,
     which spaces the starts of one judge for all its workers."""
 
     def __init__(self, worker: ProcessWorker, idx: int) -> None:
@@ -152,7 +153,7 @@ def worker_main(
     # Ctrl-C reaches the whole process group: the driver stops its workers itself
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     use_bundled_litellm_tables()
-    _import_litellm()  # seconds: now, not during the first call
+    import_litellm()  # seconds: now, not during the first call
     worker = worker_class(wires)
     # litellm's ~600,000 objects, left out of the collector's full scans (0.2-0.4 s each),
     # as the driver's batch runner does around a batch

@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Any
 
 from trajudge._cluster import connect
 from trajudge.judges.calls._call import PreparedCall
-from trajudge.judges.calls._client import CallResult, _one_line
+from trajudge.judges.calls._result import CallResult, one_line
 from trajudge.judges.engines._base import Emit, drain
 from trajudge.judges.engines._ray_worker import RateActor, WorkerActor
 from trajudge.judges.engines._wire import _Where, _Wire, _wire
@@ -274,7 +274,7 @@ class RayEngine:
                     # that raises on the local engine (not retried: the same call, same code)
                     cause = getattr(exc, "cause", None) or exc
                     return CallResult(
-                        None, None, call.key, error="the Ray worker raised " + _one_line(cause, 1)
+                        None, None, call.key, error="the Ray worker raised " + one_line(cause, 1)
                     )
                 except asyncio.CancelledError:
                     with contextlib.suppress(Exception):  # best effort: the worker may be gone

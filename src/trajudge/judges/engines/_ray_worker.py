@@ -10,12 +10,9 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from trajudge.judges.calls._call import PreparedCall, finish
-from trajudge.judges.calls._client import (
-    CallResult,
-    LLMClient,
-    _import_litellm,
-    use_bundled_litellm_tables,
-)
+from trajudge.judges.calls._client import LLMClient
+from trajudge.judges.calls._provider import import_litellm, use_bundled_litellm_tables
+from trajudge.judges.calls._result import CallResult
 from trajudge.judges.engines._wire import RateActor, _Facts, _Where, _Wire, open_wire
 
 __all__ = ["RateActor", "WorkerActor"]
@@ -69,7 +66,7 @@ class _Sink:
 
 
 class _SharedRate:
-    """A :class:`~trajudge.judges.calls._client.Limiter` backed by a rate actor."""
+    """A :class:`~trajudge.judges.calls._limits.Limiter` backed by a rate actor."""
 
     def __init__(self, handle: Any) -> None:
         self.handle = handle
@@ -85,7 +82,7 @@ class WorkerActor:
 
     def __init__(self, wires: dict[int, _Wire]) -> None:
         use_bundled_litellm_tables()
-        _import_litellm()  # seconds: now, not during the first call (and its rate slot)
+        import_litellm()  # seconds: now, not during the first call (and its rate slot)
         self._judges: dict[int, tuple[LLMClient, Any, _Facts]] = {}
         self._sinks: dict[tuple[str, str], _Sink] = {}  # (store URL, dataset) -> its writes
         for idx, wire in wires.items():

@@ -17,7 +17,8 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from trajudge.judges.calls._client import Limiter, LLMClient
+from trajudge.judges.calls._client import LLMClient
+from trajudge.judges.calls._limits import Limiter
 from trajudge.rubrics._rubric import Rubric
 from trajudge.rubrics._schema import verdict_model
 

@@ -31,9 +31,9 @@ from dataclasses import dataclass, field
 
 from trajudge.judges.calls._cache import CachedResponse, ResponseCache
 from trajudge.judges.calls._call import PreparedCall, finish
-from trajudge.judges.calls._client import CallResult
 from trajudge.judges.calls._judge import Judge, run_sync
 from trajudge.judges.calls._judgment import Judgment
+from trajudge.judges.calls._result import CallResult
 from trajudge.judges.engines._base import Engine, LocalEngine, run_all
 from trajudge.judges.prompts._prompt import Prompt
 from trajudge.judges.runs._items import PlanItem

@@ -44,7 +44,8 @@ from typing import TYPE_CHECKING, Any
 
 from trajudge.core import InputError
 from trajudge.judges.calls._call import PreparedCall
-from trajudge.judges.calls._client import CallResult, LLMClient, _one_line
+from trajudge.judges.calls._client import LLMClient
+from trajudge.judges.calls._result import CallResult, one_line
 from trajudge.judges.engines._base import Emit
 from trajudge.judges.engines.batch._jobs import Chunk, Job, Target, endpoint_of
 from trajudge.judges.engines.batch._lines import ResultLines
@@ -248,7 +249,7 @@ def record_result(
     error = record.get("error")
     if error is not None or record.get("modelOutput") is None:
         result = CallResult(None, None, key, attempts=1)
-        result.error = _one_line(_bedrock_error(client.model, error or {}), 1)
+        result.error = one_line(_bedrock_error(client.model, error or {}), 1)
         return result
     entry = {"type": "succeeded", "message": record["modelOutput"]}
     params = record.get("modelInput") or {}

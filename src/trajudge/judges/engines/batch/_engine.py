@@ -17,7 +17,7 @@ runner could not answer from the cache and
 3. **polls** ``litellm.aretrieve_batch`` every ``poll_interval_s`` until the batch is
    ``completed``, ``expired``, ``failed`` or ``cancelled``, downloads the output and error
    files (``litellm.afile_content``) and hands each request's result to ``emit``: a 200 answer
-   is parsed exactly as the local engine parses one (:func:`~trajudge.judges.calls._client.
+   is parsed exactly as the local engine parses one (:func:`~trajudge.judges.calls._result.
    parse_json_schema`, the rubric's verdict model); an error line, or a request left without
    an answer by a batch that failed, expired or was cancelled, becomes an error result.
 
@@ -63,10 +63,8 @@ from typing import TYPE_CHECKING, Any
 
 from trajudge.core import InputError, canonical_json
 from trajudge.judges.calls._call import PreparedCall
-from trajudge.judges.calls._client import (
-    CallResult,
-    _import_litellm,
-)
+from trajudge.judges.calls._provider import import_litellm
+from trajudge.judges.calls._result import CallResult
 from trajudge.judges.engines._base import Emit, run_all
 from trajudge.judges.engines.batch._jobs import (
     MAX_BYTES,
@@ -126,7 +124,7 @@ class ProviderBatchEngine:
         filling: dict[Target, Chunk] = {}
         async for call in calls:
             if litellm is None:
-                litellm = _import_litellm()
+                litellm = import_litellm()
                 recorded = {
                     (tuple(it[k] for k in ITEM_KEY), it["request_sha256"]): (
                         it["batch"],

@@ -31,7 +31,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from trajudge.core import INPUT_JSON
-from trajudge.judges.calls._client import CallResult
+from trajudge.judges.calls._result import CallResult
 from trajudge.store import redact
 
 if TYPE_CHECKING:

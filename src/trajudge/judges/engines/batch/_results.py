@@ -3,10 +3,10 @@
 :func:`line_result` turns one line of a batch's output or error file (OpenAI's format:
 ``{"custom_id", "response": {"status_code", "body"}, "error"}``) into the
 :class:`~trajudge.judges.CallResult` the local engine would have made of the same answer: a
-200 is parsed by :func:`~trajudge.judges.calls._client.parse_json_schema` with the rubric's verdict
-model, an HTTP error becomes the exception litellm raises for it on a direct call, and a
-request without an answer (an expired, failed or cancelled batch) becomes an error naming
-the batch. :func:`batch_cost` prices an answer at the batch price.
+200 is parsed by :func:`~trajudge.judges.calls._result.parse_json_schema` with the rubric's
+verdict model, an HTTP error becomes the exception litellm raises for it on a direct call,
+and a request without an answer (an expired, failed or cancelled batch) becomes an error
+naming the batch. :func:`batch_cost` prices an answer at the batch price.
 """
 
 from __future__ import annotations
@@ -17,13 +17,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from trajudge.judges.calls._client import (
-    CallResult,
-    LLMClient,
-    _is_truncated,
-    _one_line,
-    parse_json_schema,
-)
+from trajudge.judges.calls._client import LLMClient
+from trajudge.judges.calls._result import CallResult, is_truncated, one_line, parse_json_schema
 from trajudge.store import redact
 
 
@@ -55,7 +50,7 @@ def line_result(
     body = response.get("body") or {}
     status = int(response.get("status_code") or 0)
     if status != 200:
-        result.error = _one_line(_http_error(litellm, client.model, provider, status, body), 1)
+        result.error = one_line(_http_error(litellm, client.model, provider, status, body), 1)
         return result
     return completion_result(
         result, litellm, client, verdict_model, lambda: litellm.ModelResponse(**body)
@@ -76,8 +71,8 @@ def completion_result(
         made = completion()
         verdict = parse_json_schema(made, verdict_model)
     except Exception as exc:
-        result.error = _one_line(exc, 1)
-        result.truncated = _is_truncated(exc)
+        result.error = one_line(exc, 1)
+        result.truncated = is_truncated(exc)
         return result
     client.fill(result, verdict, made, batch_cost(litellm, client, made))
     return result
@@ -180,7 +175,7 @@ def anthropic_result(
     kind = (entry or {}).get("type")
     if kind == "errored":
         error = entry.get("error") if entry is not None else None
-        result.error = _one_line(_anthropic_error(litellm, client.model, error), 1)
+        result.error = one_line(_anthropic_error(litellm, client.model, error), 1)
         return result
     if kind != "succeeded":
         reason = f"request {kind}" if kind else "no result for this request"

@@ -9,7 +9,8 @@ import asyncio
 from collections.abc import Awaitable, Callable, Container
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from trajudge.judges.calls._client import CallResult, LLMClient, _one_line, _retryable
+from trajudge.judges.calls._client import LLMClient
+from trajudge.judges.calls._result import CallResult, one_line, retryable
 from trajudge.judges.engines._base import Emit
 
 if TYPE_CHECKING:
@@ -30,7 +31,7 @@ async def retrying(client: LLMClient, make: Callable[[], Any]) -> Any:
             return await make()
         except Exception as exc:
             attempt += 1
-            if attempt > client.max_retries or not _retryable(exc):
+            if attempt > client.max_retries or not retryable(exc):
                 raise
             await asyncio.sleep(min(client.backoff_max_s, client.backoff_s * 2 ** (attempt - 1)))
 
@@ -38,7 +39,7 @@ async def retrying(client: LLMClient, make: Callable[[], Any]) -> Any:
 def refuse(chunk: Chunk, exc: BaseException, emit: Emit) -> None:
     """The provider accepted nothing of ``chunk``: every request is an error this run (the
     next run plans them again)."""
-    error = "could not submit the batch: " + _one_line(exc, 1)
+    error = "could not submit the batch: " + one_line(exc, 1)
     for _, call in chunk.calls:
         emit(call, CallResult(None, None, call.key or "", error=error, attempts=1))
 

@@ -17,11 +17,8 @@ from urllib.parse import quote
 
 from pydantic import BaseModel
 
-from trajudge.judges.calls._client import (
-    CallResult,
-    LLMClient,
-    _one_line,
-)
+from trajudge.judges.calls._client import LLMClient
+from trajudge.judges.calls._result import CallResult, one_line
 from trajudge.judges.engines.batch._lines import ResultLines
 from trajudge.judges.engines.batch._results import completion_result, litellm_error
 from trajudge.store import redact
@@ -208,7 +205,7 @@ def vertex_result(
         result.error = redact(f"batch {batch_id}: {reason}")[:600]
         return result
     if row.get("status") or not row.get("response"):
-        result.error = _one_line(_row_error(litellm, client.model, row.get("status")), 1)
+        result.error = one_line(_row_error(litellm, client.model, row.get("status")), 1)
         return result
     response = row["response"]
     return completion_result(
