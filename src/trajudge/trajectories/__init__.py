@@ -45,7 +45,8 @@ if TYPE_CHECKING:
     )
     from trajudge.trajectories._yaml import load_yaml, read_yaml
     from trajudge.trajectories.readers.bench._tau_bench import from_tau_bench
-    from trajudge.trajectories.readers.chat._openai import from_openai_messages, read_openai
+    from trajudge.trajectories.readers.chat._openai import from_openai_messages
+    from trajudge.trajectories.readers.chat._openai_file import read_openai
     from trajudge.trajectories.readers.otel._otel import from_otel
 
 __all__ = [
@@ -127,7 +128,7 @@ _EXPORTS = {
     "parquet_blocks": "trajudge.trajectories._parquet",
     "parse_path": "trajudge.trajectories._spec",
     "read_jsonl": "trajudge.trajectories._jsonl",
-    "read_openai": "trajudge.trajectories.readers.chat._openai",
+    "read_openai": "trajudge.trajectories.readers.chat._openai_file",
     "read_parquet": "trajudge.trajectories._parquet",
     "read_parquet_block": "trajudge.trajectories._parquet",
     "read_trajectories": "trajudge.trajectories._read",
