@@ -20,11 +20,11 @@ import pytest
 from trajudge.core import InputError
 from trajudge.trajectories import read_trajectories, write_jsonl
 from trajudge.trajectories._census import Held, built
-from trajudge.trajectories._detect import first_record_format, records_format
 from trajudge.trajectories._stream import iter_json_records
 from trajudge.trajectories.readers.agents._codex import is_codex_rollout, is_legacy_meta
 from trajudge.trajectories.readers.agents._codex_census import census
 from trajudge.trajectories.readers.agents._codex_items import exit_code
+from trajudge.trajectories.reading._detect import first_record_format, records_format
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 ROLLOUT = FIXTURES / "codex" / "rollout.jsonl"

@@ -234,7 +234,7 @@ def _crewai(src: Source) -> Iterator[tuple[str, Trajectory]]:
     yield from crewai_from_records(src.path, src.records, src.ignored)
 
 
-_D = "trajudge.trajectories._detect"
+_D = "trajudge.trajectories.reading._detect"
 _C = "trajudge.trajectories.readers.chat._census_chat"
 _F = "trajudge.trajectories.readers.bench._census_files"
 _O = "trajudge.trajectories.readers.otel._census_otel"
