@@ -16,9 +16,9 @@ import pytest
 from trajudge.core import InputError
 from trajudge.trajectories import read_trajectories
 from trajudge.trajectories._census import Held, built
-from trajudge.trajectories._detect import is_native_record, records_format
 from trajudge.trajectories._stream import iter_json_records
 from trajudge.trajectories.readers.agents._gemini_cli_census import census
+from trajudge.trajectories.reading._detect import is_native_record, records_format
 
 HERE = Path(__file__).parents[1] / "fixtures" / "gemini_cli"
 MANIFEST: dict[str, Any] = json.loads((HERE / "manifest.json").read_text(encoding="utf-8"))

@@ -209,7 +209,7 @@ def _lossy(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
         tuple(lossy if r.name == name else r for r in READERS),
     )
     monkeypatch.setattr(
-        "trajudge.trajectories._read.READERS",
+        "trajudge.trajectories.reading._read.READERS",
         tuple(lossy if r.name == name else r for r in READERS),
     )
 

@@ -18,11 +18,11 @@ from typing import get_args
 
 import pytest
 
-import trajudge.trajectories._read as read_module
+import trajudge.trajectories.reading._read as read_module
 from trajudge.trajectories import FORMATS, read_trajectories
-from trajudge.trajectories._detect import EveryRecord, first_record_format
 from trajudge.trajectories._formats import Format
 from trajudge.trajectories._readers import BY_NAME, READERS, ReaderName, Rule, resolve
+from trajudge.trajectories.reading._detect import EveryRecord, first_record_format
 
 NAMES = [f for f in FORMATS if f != "auto"]
 
@@ -122,7 +122,7 @@ def test_an_added_entry_is_detected_and_read(
 ) -> None:
     # an entry alone makes a format: here the native reader under another name, with a
     # first-record test that ranks before every other
-    from trajudge.trajectories import _detect, _read
+    from trajudge.trajectories.reading import _detect, _read
 
     copy = dataclasses.replace(
         BY_NAME["jsonl"], name="copy", first=Rule(0, f"{_detect.__name__}:is_native_record")

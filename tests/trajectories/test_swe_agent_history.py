@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 from trajudge.trajectories import read_trajectories
-from trajudge.trajectories._detect import is_swe_agent
+from trajudge.trajectories.reading._detect import is_swe_agent
 
 FILE = (
     Path(__file__).parents[1] / "fixtures" / "swe_agent" / "public" / "function_calling_simple.traj"

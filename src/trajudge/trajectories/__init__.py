@@ -25,13 +25,6 @@ if TYPE_CHECKING:
         read_parquet_block,
         write_parquet,
     )
-    from trajudge.trajectories._read import (
-        ImportResult,
-        TrajectoryStream,
-        detect_format,
-        read_trajectories,
-        stream_trajectories,
-    )
     from trajudge.trajectories._spec import (
         ArgCheck,
         Baseline,
@@ -45,8 +38,16 @@ if TYPE_CHECKING:
     )
     from trajudge.trajectories._yaml import load_yaml, read_yaml
     from trajudge.trajectories.readers.bench._tau_bench import from_tau_bench
-    from trajudge.trajectories.readers.chat._openai import from_openai_messages, read_openai
+    from trajudge.trajectories.readers.chat._openai import from_openai_messages
+    from trajudge.trajectories.readers.chat._openai_file import read_openai
     from trajudge.trajectories.readers.otel._otel import from_otel
+    from trajudge.trajectories.reading._read import (
+        ImportResult,
+        detect_format,
+        read_trajectories,
+        stream_trajectories,
+    )
+    from trajudge.trajectories.reading._trajectory_stream import TrajectoryStream
 
 __all__ = [
     "FORMATS",
@@ -105,7 +106,7 @@ _EXPORTS = {
     "Budgets": "trajudge.trajectories._spec",
     "canonical_json": "trajudge.core",
     "CustomCheckRef": "trajudge.trajectories._spec",
-    "detect_format": "trajudge.trajectories._read",
+    "detect_format": "trajudge.trajectories.reading._read",
     "ExpectedCall": "trajudge.trajectories._spec",
     "FORMATS": "trajudge.trajectories._formats",
     "from_openai_messages": "trajudge.trajectories.readers.chat._openai",
@@ -119,7 +120,7 @@ _EXPORTS = {
     "LeanUsage": "trajudge.trajectories._lean",
     "json_deeper_than": "trajudge.trajectories._json",
     "load_json": "trajudge.trajectories._json",
-    "ImportResult": "trajudge.trajectories._read",
+    "ImportResult": "trajudge.trajectories.reading._read",
     "InputError": "trajudge.core",
     "load_mapping": "trajudge.trajectories._options",
     "MatchMode": "trajudge.trajectories._spec",
@@ -127,19 +128,19 @@ _EXPORTS = {
     "parquet_blocks": "trajudge.trajectories._parquet",
     "parse_path": "trajudge.trajectories._spec",
     "read_jsonl": "trajudge.trajectories._jsonl",
-    "read_openai": "trajudge.trajectories.readers.chat._openai",
+    "read_openai": "trajudge.trajectories.readers.chat._openai_file",
     "read_parquet": "trajudge.trajectories._parquet",
     "read_parquet_block": "trajudge.trajectories._parquet",
-    "read_trajectories": "trajudge.trajectories._read",
+    "read_trajectories": "trajudge.trajectories.reading._read",
     "load_yaml": "trajudge.trajectories._yaml",
     "read_yaml": "trajudge.trajectories._yaml",
     "ReadOptions": "trajudge.trajectories._options",
     "Severity": "trajudge.trajectories._spec",
     "Step": "trajudge.trajectories._models",
-    "stream_trajectories": "trajudge.trajectories._read",
+    "stream_trajectories": "trajudge.trajectories.reading._read",
     "TaskSpec": "trajudge.trajectories._spec",
     "Trajectory": "trajudge.trajectories._models",
-    "TrajectoryStream": "trajudge.trajectories._read",
+    "TrajectoryStream": "trajudge.trajectories.reading._trajectory_stream",
     "Usage": "trajudge.trajectories._models",
     "write_jsonl": "trajudge.trajectories._jsonl",
     "write_parquet": "trajudge.trajectories._parquet",

@@ -129,7 +129,7 @@ def _parquet(src: Source) -> Iterator[tuple[str, Trajectory]]:
 
 def _openai(src: Source) -> Iterator[tuple[str, Trajectory]]:
     # imported on use: naming the formats (--help) loads no reader
-    from trajudge.trajectories.readers.chat._openai import iter_openai
+    from trajudge.trajectories.readers.chat._openai_file import iter_openai
 
     yield from iter_openai(src.path, src.records, src.ignored)
 
@@ -234,7 +234,7 @@ def _crewai(src: Source) -> Iterator[tuple[str, Trajectory]]:
     yield from crewai_from_records(src.path, src.records, src.ignored)
 
 
-_D = "trajudge.trajectories._detect"
+_D = "trajudge.trajectories.reading._detect"
 _C = "trajudge.trajectories.readers.chat._census_chat"
 _F = "trajudge.trajectories.readers.bench._census_files"
 _O = "trajudge.trajectories.readers.otel._census_otel"
@@ -266,7 +266,7 @@ READERS: tuple[Reader, ...] = (
         _openai,
         streams=True,
         first=Rule(100, f"{_D}:is_chat_conversation"),
-        every=Rule(30, "trajudge.trajectories.readers.chat._openai:is_chat_message"),
+        every=Rule(30, "trajudge.trajectories.readers.chat._openai_file:is_chat_message"),
         census=f"{_C}:census_openai",
         keys=("messages", "tools", "role", "content", "tool_calls", "tool_call_id"),
     ),

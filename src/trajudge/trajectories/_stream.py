@@ -16,7 +16,7 @@ A ``[`` file whose first line is a complete JSON value with more lines after it 
 of lists (one conversation per line), as for ``load_json_records``.
 
 With ``limit``, no more than that many bytes of the file are read: where the records would need
-more, :class:`Cut` is raised (format detection reads a bounded prefix, see ``_sniff.py``).
+more, :class:`Cut` is raised (format detection reads a bounded prefix, see ``reading/_sniff.py``).
 """
 
 from __future__ import annotations

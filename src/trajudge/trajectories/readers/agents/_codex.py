@@ -55,15 +55,13 @@ import re
 from pathlib import Path
 from typing import Any
 
-from trajudge.core import INPUT_JSON, InputError
+from trajudge.core import InputError
 from trajudge.trajectories._io import Record, kind
 from trajudge.trajectories._models import Trajectory
-from trajudge.trajectories._options import Ignored, as_dict, as_json_text
-from trajudge.trajectories.readers._conversation import REASONING, Conversation
-from trajudge.trajectories.readers.chat._openai import content_text, parse_args
+from trajudge.trajectories._options import Ignored, as_dict
+from trajudge.trajectories.readers._conversation import Conversation
+from trajudge.trajectories.readers.agents._codex_items import read_item
 
-CONTEXT = "context"  # the name of a system turn Codex wrote as a user message
-_SYSTEM_ROLES = {"developer", "system"}
 # event_msg kinds that repeat response items or mark turns: not read again (see docstring)
 _EVENT_COPIES = frozenset(
     {
@@ -77,8 +75,6 @@ _EVENT_COPIES = frozenset(
 )  # fmt: skip
 _META_KEYS = ("cwd", "cli_version", "originator", "source", "model_provider", "timestamp")
 _BOOKKEEPING = frozenset({"world_state", "turn_context", "inter_agent_communication"})
-_TAGGED = re.compile(r"<([A-Za-z_][\w-]*)[\s>]")
-_EXIT = re.compile(r"^(?:Exit code:|Process exited with code) (-?\d+)\s*$", re.MULTILINE)
 
 
 _LEGACY_META = frozenset({"id", "timestamp", "instructions", "git"})
@@ -112,61 +108,6 @@ def _legacy_first(obj: Any) -> bool:
     """Whether a first line is read as the older shape: an object without Codex's
     ``{type, payload}`` wrapper (its meta is checked where it is read)."""
     return isinstance(obj, dict) and "payload" not in obj and "type" not in obj
-
-
-def _is_context(text: str) -> bool:
-    """Whether one text part is a block Codex writes for the model (a tagged block or the
-    AGENTS.md instructions), as Codex itself tells them apart in files without provenance."""
-    text = text.strip()
-    if text.startswith("# AGENTS.md instructions for "):
-        return True
-    m = _TAGGED.match(text)
-    return m is not None and text.endswith(f"</{m.group(1)}>")
-
-
-def _from_user(payload: dict[str, Any]) -> bool:
-    meta = as_dict(payload.get("internal_chat_message_metadata_passthrough"))
-    parts = meta.get("content_item_metadata")
-    said = (
-        [as_dict(as_dict(p).get("provenance")).get("type") for p in parts or []]
-        if isinstance(parts, list)
-        else []
-    )
-    if any(s is not None for s in said):
-        return "user" in said
-    content = payload.get("content")
-    texts = [
-        p["text"]
-        for p in (content if isinstance(content, list) else [])
-        if isinstance(p, dict) and isinstance(p.get("text"), str)
-    ]
-    if isinstance(content, str):
-        texts = [content]
-    return not any(_is_context(t) for t in texts)
-
-
-def exit_code(text: str) -> int | None:
-    """The exit code an output records (see the module docstring), or None."""
-    if text.startswith("{"):
-        try:
-            value = INPUT_JSON.decode(text)
-        except (ValueError, RecursionError):  # not JSON after all, or nested past Python's limit
-            value = None
-        code = as_dict(as_dict(value).get("metadata")).get("exit_code")
-        if isinstance(code, int) and not isinstance(code, bool):
-            return code
-    head = text.split("\nOutput:", 1)[0] if "\nOutput:" in text else text.split("\n", 1)[0]
-    m = _EXIT.search(head)
-    return int(m.group(1)) if m else None
-
-
-def _output_text(output: Any) -> str | None:
-    if output is None or isinstance(output, str):
-        return output
-    if isinstance(output, list):  # content items (text and images)
-        text = content_text(output)
-        return text if text is not None else as_json_text(output)
-    return as_json_text(output)
 
 
 class _Tokens:
@@ -206,37 +147,6 @@ class _Tokens:
 
 def _count(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
-
-
-_HOSTED = ("web_search_call", "image_generation_call")  # calls that are their own result
-
-
-def _call(conv: Conversation, p: dict[str, Any], t: str, file: str, where: str, at: str) -> None:
-    call_id = p.get("call_id") or p.get("id")
-    call_id = None if call_id is None else str(call_id)
-    name: Any = t.removesuffix("_call")
-    if t == "function_call":
-        name, arguments = p.get("name"), p.get("arguments")
-        if arguments is not None and not isinstance(arguments, str | dict):
-            raise InputError(
-                file,
-                record=where,
-                field=f"{at}arguments",
-                reason=f"expected JSON text, got {kind(arguments)}",
-            )
-        args = parse_args(arguments, file, where, f"{at}arguments")
-    elif t == "custom_tool_call":
-        name, args = p.get("name"), {"input": p.get("input")}
-    else:  # local_shell_call, web_search_call and calls of kinds not known here
-        args = as_dict(p.get("action"))
-    if not isinstance(name, str) or not name:
-        raise InputError(file, record=where, field=f"{at}name", reason="missing or empty")
-    fields: dict[str, Any] = {}
-    if t in _HOSTED:
-        fields = {"output": None}
-        if p.get("status") == "failed":
-            fields.update(ok=False, error="status failed")
-    conv.call(name, args, call_id, **fields)
 
 
 def codex_from_records(
@@ -295,7 +205,7 @@ def codex_from_records(
                     "event of a kind not read", "events of kinds not read", f"{where} ({t})"
                 )
         elif rtype == "response_item":
-            _item(conv, p, file, where, ignored)
+            read_item(conv, p, file, where, ignored)
         elif rtype == "compacted":  # the summary that replaced the history before it
             ignored.add("compaction summary", "compaction summaries", where)
         elif rtype not in _BOOKKEEPING:
@@ -349,7 +259,7 @@ def _legacy_from_records(
             continue
         if not (isinstance(t, str) and t.endswith("_call")):
             for out in outputs:
-                _item(conv, out[1], file, out[0], ignored, at="")
+                read_item(conv, out[1], file, out[0], ignored, at="")
             outputs.clear()
         if not isinstance(rec, dict):
             raise InputError(
@@ -365,7 +275,7 @@ def _legacy_from_records(
         elif is_legacy_meta(rec):
             ignored.add("further session meta line", "further session meta lines", where)
         elif isinstance(t, str):
-            _item(conv, rec, file, where, ignored, at="")
+            read_item(conv, rec, file, where, ignored, at="")
         else:
             raise InputError(
                 file,
@@ -374,62 +284,6 @@ def _legacy_from_records(
                 reason=f"expected a Responses item's type, got {kind(t)}",
             )
     for out in outputs:
-        _item(conv, out[1], file, out[0], ignored, at="")
+        read_item(conv, out[1], file, out[0], ignored, at="")
     t = conv.trajectory([None, None], file=file, record=label, id=sid, task_id=sid, metadata=meta)
     return [(label, t)]
-
-
-def _item(
-    conv: Conversation,
-    p: dict[str, Any],
-    file: str,
-    where: str,
-    ignored: Ignored,
-    at: str = "payload.",
-) -> None:
-    """Read one Responses item (``at``: where it sits in the line, for errors)."""
-    t = p.get("type")
-    if t == "message":
-        role = p.get("role")
-        text = content_text(p.get("content"), ignored, f"{where}: {at}content")
-        if role == "user":
-            if _from_user(p):
-                conv.say("user", text)
-            else:
-                conv.say("system", text, name=CONTEXT)
-        elif role == "assistant":
-            conv.say("assistant", text)
-        elif isinstance(role, str) and role in _SYSTEM_ROLES:
-            conv.say("system", text)
-        else:
-            ignored.add("message of an unknown role", "messages of unknown roles", where)
-    elif t == "reasoning":
-        summary = p.get("summary")
-        texts = [
-            str(s["text"])
-            for s in (summary if isinstance(summary, list) else [])
-            if isinstance(s, dict) and isinstance(s.get("text"), str)
-        ]
-        if texts:
-            conv.say("assistant", "\n".join(texts), name=REASONING)
-        else:
-            ignored.add(
-                "reasoning item without a summary", "reasoning items without a summary", where
-            )
-    elif isinstance(t, str) and t.endswith("_call"):
-        _call(conv, p, t, file, where, at)
-    elif isinstance(t, str) and t.endswith("_output") and "call_id" in p:
-        n = conv.pending(call_id=str(p["call_id"]))
-        text = _output_text(p.get("output"))
-        if n is None:
-            ignored.add("tool output answering no call", "tool outputs answering no call", where)
-            conv.result(None, text)
-            return
-        raw = p.get("output")  # an exit code is told by text only, never by a list or object
-        code = exit_code(raw) if isinstance(raw, str) else None
-        if code:
-            conv.result(n, text, ok=False, error=f"exit code {code}")
-        else:
-            conv.result(n, text)
-    else:
-        ignored.add("item of a kind not read", "items of kinds not read", f"{where} ({t})")

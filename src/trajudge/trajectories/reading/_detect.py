@@ -16,7 +16,7 @@ from trajudge.trajectories._io import Record
 from trajudge.trajectories._models import Trajectory
 from trajudge.trajectories._readers import BY_NAME, READERS, Rule, resolve
 from trajudge.trajectories.readers.chat._langchain import is_langchain_message
-from trajudge.trajectories.readers.chat._openai import OpenAIRecord, is_chat_message
+from trajudge.trajectories.readers.chat._openai_file import OpenAIRecord, is_chat_message
 from trajudge.trajectories.readers.chat._responses import is_responses_item
 from trajudge.trajectories.readers.otel._otel_spans import container_of
 

@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from trajudge.core import InputError
-from trajudge.trajectories._detect import EveryRecord, describe, first_record_format
 from trajudge.trajectories._formats import FORMATS
 from trajudge.trajectories._io import Record
 from trajudge.trajectories._limits import SNIFF
 from trajudge.trajectories._stream import Cut, iter_json_records
+from trajudge.trajectories.reading._detect import EveryRecord, describe, first_record_format
 
 _COUNTED = 1_000  # records counted for the description once no format is possible
 

@@ -5,35 +5,31 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pydantic import ValidationError
-
 from trajudge.core import InputError
-from trajudge.trajectories._census import LOSSES, Held, Loss, add_built, check
-from trajudge.trajectories._detect import detect, format_name
+from trajudge.trajectories._census import LOSSES, Held, Loss
 from trajudge.trajectories._formats import FORMATS
-from trajudge.trajectories._io import (
-    Record,
-    check_file,
-    decode_utf8,
-    read_whole,
-    unique_items,
-    validation_error,
-)
+from trajudge.trajectories._io import Record, check_file, decode_utf8, read_whole
 from trajudge.trajectories._json import load_json
 from trajudge.trajectories._limits import RECORD
 from trajudge.trajectories._models import Trajectory
 from trajudge.trajectories._options import Ignored, ReadOptions, iter_options
-from trajudge.trajectories._readers import BY_NAME, READERS, Reader, Source, resolve
-from trajudge.trajectories._sniff import Sniffed, refusal, sniff
+from trajudge.trajectories._readers import BY_NAME, READERS, Reader, Source
 from trajudge.trajectories._spec import TaskSpec
 from trajudge.trajectories._stream import iter_json_records
+from trajudge.trajectories.reading._detect import detect
+from trajudge.trajectories.reading._sniff import Sniffed, refusal, sniff
+from trajudge.trajectories.reading._trajectory_stream import (
+    Specs,
+    TrajectoryStream,
+    census_source,
+    checked_items,
+    hinted,
+)
 
-Item = tuple[str, Trajectory]  # (record label, trajectory)
-Specs = dict[str, TaskSpec]
 _HEAD = 4096  # bytes looked at for magic numbers and the first character
 
 
@@ -54,159 +50,6 @@ class ImportResult:
     ignored: Ignored = field(default_factory=Ignored)
     losses: list[Loss] = field(default_factory=list)
     held: Held | None = None
-
-
-class TrajectoryStream:
-    """The trajectories of one file, read, validated and given one at a time.
-
-    Made by :func:`stream_trajectories`. ``source``, ``fmt`` and ``sha256`` are known at once;
-    ``specs`` (e.g. τ-bench's expected actions) and ``ignored`` are whole when the iteration
-    ends, and ``count`` is the number of trajectories given so far. Iterate it once.
-
-    When the iteration ends, what the source held (``held``, the reader's census) is compared
-    with what was read (``made``): a difference not named in ``accept`` raises
-    :class:`InputError`; the accepted ones are in ``losses``.
-
-    A bad record raises :class:`InputError` FROM THE ITERATION, when it is reached: a caller
-    that stores trajectories as they come must be able to undo them
-    (:meth:`trajudge.store.Store.import_dataset` validates the whole stream before it writes).
-    """
-
-    def __init__(
-        self,
-        items: Iterator[Item],
-        *,
-        source: str,
-        fmt: str,
-        sha256: str,
-        specs: Specs,
-        ignored: Ignored,
-        strict: bool,
-        held: Held | None = None,
-        accept: frozenset[str] = frozenset(),
-        at: _At | None = None,
-    ) -> None:
-        self.source = source
-        self.fmt = fmt
-        self.sha256 = sha256
-        self.specs = specs
-        self.ignored = ignored
-        self.count = 0
-        self.held = held
-        self.made = Held()
-        self.losses: list[Loss] = []
-        self.at = at or _At()
-        self._accept = accept
-        self._items: Iterator[Item] | None = items
-        self._strict = strict
-
-    def __iter__(self) -> Iterator[Trajectory]:
-        if self._items is None:
-            raise RuntimeError("a TrajectoryStream can be read once")
-        items, self._items = self._items, None
-        return self._run(items)
-
-    def _run(self, items: Iterator[Item]) -> Iterator[Trajectory]:
-        try:
-            for _, t in items:
-                self.count += 1
-                add_built(self.made, t)
-                yield t
-        except InputError:
-            raise  # named by the reader (an InputError is a ValueError too)
-        except ValidationError as exc:
-            # a value of a type the reader did not expect reached a model: the first error,
-            # on one line, at the record being read
-            raise validation_error(self.source, self.at.label, exc) from None
-        except (TypeError, AttributeError, KeyError, IndexError, ValueError) as exc:
-            # the safety net under every reader's own checks: a shape no check named is still
-            # one line naming the file and the record, never a traceback
-            what = " ".join(str(exc).split())[:200]
-            raise InputError(
-                self.source,
-                record=self.at.label,
-                reason=f"a value of an unexpected type or shape ({type(exc).__name__}: {what})",
-            ) from None
-        held = self.held
-        if held is not None:
-            for done in held.finish:
-                try:
-                    done(held)
-                except Exception as exc:  # kept, and refused below
-                    _broke(held, "the end", exc)
-            failed = held.scratch.get(_FAILED)
-            if failed is not None:
-                # a census that breaks on a file the reader read whole is a trajudge bug:
-                # refusing says so, where counting nothing would pass the loss unseen
-                raise InputError(
-                    self.source, reason=f"cannot count what the source holds: {failed}"
-                )
-            self.losses = check(self.source, held, self.made, self._accept)
-        if self._strict and self.ignored:
-            raise InputError(self.source, reason="; ".join(self.ignored.lines()) + " (--strict)")
-
-
-def _items(reader: Reader, src: Source) -> Iterator[Item]:
-    """The trajectories ``reader`` reads from ``src``, ids checked for repeats."""
-    items = reader.read(src)
-    return unique_items(str(src.path), items) if reader.streams else items
-
-
-_FAILED = "census failed"
-
-
-class _At:
-    """The label of the record a reader took last (None before the first, or for a reader
-    that reads the file itself), for an error the reader did not name."""
-
-    label: str | None = None
-
-
-def _broke(held: Held, where: str, exc: Exception) -> None:
-    """Keep the first exception a census raised (a census is written not to raise: any
-    exception is a bug, refused when the read ends; see ``TrajectoryStream``)."""
-    held.scratch.setdefault(_FAILED, f"{where}: {type(exc).__name__}: {exc}")
-
-
-def _taken(records: Iterator[Record], at: _At, held: Held, census: str | None) -> Iterator[Record]:
-    """``records`` as the reader takes them: the last one's label kept in ``at``, each
-    counted by the census ``census`` names (None: a census of the file itself, or none)."""
-    count = None if census is None else resolve(census)
-    for label, value in records:
-        at.label = label
-        if count is not None:
-            try:
-                count(label, value, held)
-            except Exception as exc:  # kept, and refused at the end
-                _broke(held, label, exc)
-        yield label, value
-
-
-def _census_source(reader: Reader, src: Source) -> tuple[Source, Held | None, _At]:
-    """``src`` with its records counted by ``reader``'s census as the reader takes them, the
-    census (None for a reader without one), and where the reader is (the last record's label).
-    A census of the file itself runs once the reader has read it (and refused what it would
-    refuse: a zip bomb is never opened by the census first)."""
-    held, at = Held(), _At()
-    records = _taken(src.records, at, held, reader.census)
-    src = Source(src.path, records, src.options, src.ignored, src.specs)
-    if reader.census_file is not None:
-        count = resolve(reader.census_file)
-        held.finish.append(lambda h: count(src.path, h))
-    elif reader.census is None:
-        return src, None, at
-    return src, held, at
-
-
-def _hinted(items: Iterator[Item], detected: str) -> Iterator[Item]:
-    """``items``, with a hint on errors when the file looks like another format."""
-    try:
-        yield from items
-    except InputError as exc:
-        hint = f"the file looks like {format_name(detected)}: use --format {detected}"
-        raise InputError(
-            exc.file, record=exc.record, field=exc.field, reason=f"{exc.reason}; {hint}"
-        ) from None
 
 
 def _file_sha256(p: Path) -> str:
@@ -268,10 +111,10 @@ def stream_trajectories(
         if auto and detected is None:
             raise refusal(file, head, found)
         reader = BY_NAME[detected if auto and detected is not None else fmt]
-    src, held, at = _census_source(reader, src)
-    items = _items(reader, src)
+    src, held, at = census_source(reader, src)
+    items = checked_items(reader, src)
     if detected is not None and detected != reader.name:
-        items = _hinted(items, detected)
+        items = hinted(items, detected)
     return TrajectoryStream(
         iter_options(file, items, opts),
         source=file,
@@ -390,8 +233,8 @@ def _folder_stream(
             ) from None
     ignored = Ignored()
     specs: Specs = {}
-    src, held, at = _census_source(reader, Source(folder, iter(records), opts, ignored, specs))
-    items = _items(reader, src)
+    src, held, at = census_source(reader, Source(folder, iter(records), opts, ignored, specs))
+    items = checked_items(reader, src)
     return TrajectoryStream(
         iter_options(str(folder), items, opts),
         source=str(folder),
