@@ -24,7 +24,8 @@ from trajudge.cli import app
 from trajudge.core import InputError
 from trajudge.trajectories import read_trajectories
 from trajudge.trajectories._census import LOSSES, Held
-from trajudge.trajectories._readers import BY_NAME, READERS, Reader, Source
+from trajudge.trajectories._read_functions import Source
+from trajudge.trajectories._readers import BY_NAME, READERS, Reader
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 ROOT = Path(__file__).parents[2]

@@ -159,5 +159,6 @@ def test_the_table_loads_no_reader() -> None:
     ).stdout
     assert json.loads(out) == [
         "trajudge.trajectories._formats",
+        "trajudge.trajectories._read_functions",  # the table's read functions: stdlib only
         "trajudge.trajectories._readers",
     ]

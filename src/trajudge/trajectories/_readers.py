@@ -12,13 +12,31 @@ import importlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
+
+from trajudge.trajectories._read_functions import (
+    Source,
+    from_autogen,
+    from_claude_code,
+    from_codex,
+    from_crewai,
+    from_gemini_cli,
+    from_inspect,
+    from_jsonl,
+    from_langchain,
+    from_openai,
+    from_openhands,
+    from_otel,
+    from_parquet,
+    from_responses,
+    from_smolagents,
+    from_swe_agent,
+    from_tau2_bench,
+    from_tau_bench,
+)
 
 if TYPE_CHECKING:
     from trajudge.trajectories._models import Trajectory
-    from trajudge.trajectories._options import Ignored, ReadOptions
-    from trajudge.trajectories._spec import TaskSpec
 
 ReaderName = Literal[
     "jsonl",
@@ -39,19 +57,6 @@ ReaderName = Literal[
     "autogen",
     "crewai",
 ]
-
-
-@dataclass(frozen=True)
-class Source:
-    """What a read function is given: the file (or folder), its JSON records (parsed as they
-    are taken: a reader of the file itself never takes them), the options, where to count
-    what it does not use, and where to put the task specs it finds."""
-
-    path: Path
-    records: Iterator[tuple[str, Any]]
-    options: ReadOptions
-    ignored: Ignored
-    specs: dict[str, TaskSpec]
 
 
 @dataclass(frozen=True)
@@ -107,133 +112,6 @@ class Reader:
     keys: tuple[str, ...] = ()
 
 
-# Each read function imports its reader when called and is a generator, so nothing is read
-# until the iteration starts (a bad record raises from the iteration, see TrajectoryStream).
-# The formats that stream read one record at a time; the others take all the records (a
-# τ²-bench, SWE-agent or OpenHands file is one document) or the file itself.
-
-
-def _jsonl(src: Source) -> Iterator[tuple[str, Trajectory]]:
-    # imported on use: naming the formats (--help) loads no reader
-    from trajudge.trajectories._jsonl import iter_native
-
-    yield from iter_native(src.path, src.records)
-
-
-def _parquet(src: Source) -> Iterator[tuple[str, Trajectory]]:
-    # imported on use: naming the formats (--help) loads no reader
-    from trajudge.trajectories._parquet import iter_parquet
-
-    yield from iter_parquet(src.path)
-
-
-def _openai(src: Source) -> Iterator[tuple[str, Trajectory]]:
-    # imported on use: naming the formats (--help) loads no reader
-    from trajudge.trajectories.readers.chat._openai_file import iter_openai
-
-    yield from iter_openai(src.path, src.records, src.ignored)
-
-
-def _responses(src: Source) -> Iterator[tuple[str, Trajectory]]:
-    # imported on use: naming the formats (--help) loads no reader
-    from trajudge.trajectories.readers.chat._responses import iter_responses
-
-    yield from iter_responses(src.path, src.records, src.ignored)
-
-
-def _langchain(src: Source) -> Iterator[tuple[str, Trajectory]]:
-    # imported on use: naming the formats (--help) loads no reader
-    from trajudge.trajectories.readers.chat._langchain import iter_langchain
-
-    yield from iter_langchain(src.path, src.records, src.ignored)
-
-
-def _otel(src: Source) -> Iterator[tuple[str, Trajectory]]:
-    # a trace's spans may be anywhere in the file
-    from trajudge.trajectories.readers.otel._otel import otel_from_records
-
-    yield from otel_from_records(src.path, src.records, src.options, src.ignored)
-
-
-def _tau_bench(src: Source) -> Iterator[tuple[str, Trajectory]]:
-    # imported on use: naming the formats (--help) loads no reader
-    from trajudge.trajectories.readers.bench._tau_bench import iter_tau_bench
-
-    yield from iter_tau_bench(src.path, src.records, src.specs)
-
-
-def _tau2_bench(src: Source) -> Iterator[tuple[str, Trajectory]]:
-    # imported on use: naming the formats (--help) loads no reader
-    from trajudge.trajectories.readers.bench._tau2_bench import tau2_from_records
-
-    items, specs = tau2_from_records(src.path, list(src.records), src.ignored)
-    src.specs.update(specs)
-    yield from items
-
-
-def _inspect(src: Source) -> Iterator[tuple[str, Trajectory]]:
-    # imported on use: naming the formats (--help) loads no reader
-    from trajudge.trajectories.readers.bench._inspect import read_inspect
-
-    yield from read_inspect(src.path, src.ignored)
-
-
-def _swe_agent(src: Source) -> Iterator[tuple[str, Trajectory]]:
-    # imported on use: naming the formats (--help) loads no reader
-    from trajudge.trajectories.readers.bench._swe_agent import swe_agent_from_records
-
-    yield from swe_agent_from_records(src.path, list(src.records), src.ignored)
-
-
-def _openhands(src: Source) -> Iterator[tuple[str, Trajectory]]:
-    # imported on use: naming the formats (--help) loads no reader
-    from trajudge.trajectories.readers.bench._openhands import openhands_from_records
-
-    yield from openhands_from_records(src.path, list(src.records), src.ignored)
-
-
-def _codex(src: Source) -> Iterator[tuple[str, Trajectory]]:
-    # imported on use: naming the formats (--help) loads no reader
-    from trajudge.trajectories.readers.agents._codex import codex_from_records
-
-    yield from codex_from_records(src.path, list(src.records), src.ignored)
-
-
-def _claude_code(src: Source) -> Iterator[tuple[str, Trajectory]]:
-    # imported on use: naming the formats (--help) loads no reader
-    from trajudge.trajectories.readers.agents._claude_code import claude_code_from_records
-
-    yield from claude_code_from_records(src.path, list(src.records), src.ignored)
-
-
-def _gemini_cli(src: Source) -> Iterator[tuple[str, Trajectory]]:
-    # imported on use: naming the formats (--help) loads no reader
-    from trajudge.trajectories.readers.agents._gemini_cli import gemini_cli_from_records
-
-    yield from gemini_cli_from_records(src.path, list(src.records), src.ignored)
-
-
-def _smolagents(src: Source) -> Iterator[tuple[str, Trajectory]]:
-    # imported on use: naming the formats (--help) loads no reader
-    from trajudge.trajectories.readers.agents._smolagents_memory import smolagents_from_records
-
-    yield from smolagents_from_records(src.path, src.records, src.ignored)
-
-
-def _autogen(src: Source) -> Iterator[tuple[str, Trajectory]]:
-    # imported on use: naming the formats (--help) loads no reader
-    from trajudge.trajectories.readers.agents._autogen import autogen_from_records
-
-    yield from autogen_from_records(src.path, src.records, src.ignored)
-
-
-def _crewai(src: Source) -> Iterator[tuple[str, Trajectory]]:
-    # imported on use: naming the formats (--help) loads no reader
-    from trajudge.trajectories.readers.agents._crewai import crewai_from_records
-
-    yield from crewai_from_records(src.path, src.records, src.ignored)
-
-
 _D = "trajudge.trajectories.reading._detect"
 _C = "trajudge.trajectories.readers.chat._census_chat"
 _F = "trajudge.trajectories.readers.bench._census_files"
@@ -245,7 +123,7 @@ READERS: tuple[Reader, ...] = (
     Reader(
         "jsonl",
         "trajudge's native JSON Lines",
-        _jsonl,
+        from_jsonl,
         streams=True,
         first=Rule(60, f"{_D}:is_native_record"),
         census=f"{_F}:census_jsonl",
@@ -254,7 +132,7 @@ READERS: tuple[Reader, ...] = (
     Reader(
         "parquet",
         "trajudge's native Parquet",
-        _parquet,
+        from_parquet,
         streams=True,
         magic=f"{_D}:is_parquet",
         suffixes=(".parquet", ".pq"),
@@ -263,7 +141,7 @@ READERS: tuple[Reader, ...] = (
     Reader(
         "openai",
         "OpenAI chat messages",
-        _openai,
+        from_openai,
         streams=True,
         first=Rule(100, f"{_D}:is_chat_conversation"),
         every=Rule(30, "trajudge.trajectories.readers.chat._openai_file:is_chat_message"),
@@ -273,7 +151,7 @@ READERS: tuple[Reader, ...] = (
     Reader(
         "responses",
         "OpenAI Responses API items",
-        _responses,
+        from_responses,
         streams=True,
         first=Rule(90, f"{_D}:is_responses_conversation"),
         every=Rule(40, f"{_D}:responses_item_sign"),
@@ -283,7 +161,7 @@ READERS: tuple[Reader, ...] = (
     Reader(
         "langchain",
         "LangChain messages_to_dict dumps",
-        _langchain,
+        from_langchain,
         streams=True,
         first=Rule(70, f"{_D}:is_langchain_conversation"),
         every=Rule(20, "trajudge.trajectories.readers.chat._langchain:is_langchain_message"),
@@ -293,7 +171,7 @@ READERS: tuple[Reader, ...] = (
     Reader(
         "otel",
         "an OpenTelemetry trace export",
-        _otel,
+        from_otel,
         streams=False,
         first=Rule(10, f"{_D}:is_trace_export"),
         census=f"{_O}:census_otel",
@@ -311,7 +189,7 @@ READERS: tuple[Reader, ...] = (
     Reader(
         "tau-bench",
         "a τ-bench result file",
-        _tau_bench,
+        from_tau_bench,
         streams=True,
         first=Rule(50, f"{_D}:is_tau_bench_result"),
         census=f"{_F}:census_tau_bench",
@@ -320,7 +198,7 @@ READERS: tuple[Reader, ...] = (
     Reader(
         "tau2-bench",
         "a τ²-bench result file",
-        _tau2_bench,
+        from_tau2_bench,
         streams=False,
         first=Rule(20, "trajudge.trajectories.readers.bench._tau2_bench:is_tau2_results"),
         census=f"{_F}:census_tau2_bench",
@@ -329,7 +207,7 @@ READERS: tuple[Reader, ...] = (
     Reader(
         "inspect",
         "an Inspect AI eval log",
-        _inspect,
+        from_inspect,
         streams=False,
         magic=f"{_D}:is_inspect_zip",
         suffixes=(".eval",),
@@ -341,7 +219,7 @@ READERS: tuple[Reader, ...] = (
     Reader(
         "swe-agent",
         "a SWE-agent .traj file",
-        _swe_agent,
+        from_swe_agent,
         streams=False,
         first=Rule(40, f"{_D}:is_swe_agent"),
         census=f"{_F}:census_swe_agent",
@@ -350,7 +228,7 @@ READERS: tuple[Reader, ...] = (
     Reader(
         "openhands",
         "an OpenHands trajectory",
-        _openhands,
+        from_openhands,
         streams=False,
         first=Rule(80, f"{_D}:is_openhands_conversation"),
         every=Rule(10, f"{_D}:is_openhands_event"),
@@ -371,7 +249,7 @@ READERS: tuple[Reader, ...] = (
     Reader(
         "codex",
         "an OpenAI Codex CLI rollout",
-        _codex,
+        from_codex,
         streams=False,
         first=Rule(35, f"{_A}._codex:is_codex_rollout"),
         census=f"{_A}._codex_census:census",
@@ -381,7 +259,7 @@ READERS: tuple[Reader, ...] = (
     Reader(
         "claude-code",
         "a Claude Code session transcript",
-        _claude_code,
+        from_claude_code,
         streams=False,
         first=Rule(45, f"{_A}._claude_code:is_claude_code_record"),
         census=f"{_A}._claude_code:census",
@@ -390,7 +268,7 @@ READERS: tuple[Reader, ...] = (
     Reader(
         "gemini-cli",
         "a Gemini CLI chat session",
-        _gemini_cli,
+        from_gemini_cli,
         streams=False,
         # before trajudge's JSON Lines and chat messages: a session's first record has
         # ``sessionId`` and ``projectHash`` (and, in the older one-document files, ``messages``)
@@ -401,7 +279,7 @@ READERS: tuple[Reader, ...] = (
     Reader(
         "smolagents",
         "smolagents agent memory steps",
-        _smolagents,
+        from_smolagents,
         streams=True,
         # before jsonl (60): a RunResult's ``steps`` is one of trajudge's own field names
         first=Rule(46, f"{_A}._smolagents_memory:is_smolagents_record"),
@@ -420,7 +298,7 @@ READERS: tuple[Reader, ...] = (
     Reader(
         "autogen",
         "AutoGen AgentChat messages or state",
-        _autogen,
+        from_autogen,
         streams=True,
         # before openai (100): a TaskResult is an object with a list of messages
         first=Rule(47, f"{_A}._autogen:is_autogen_record"),
@@ -430,7 +308,7 @@ READERS: tuple[Reader, ...] = (
     Reader(
         "crewai",
         "a CrewAI crew result (CrewOutput)",
-        _crewai,
+        from_crewai,
         streams=True,
         # before openai (100): a TaskOutput is an object with a list of chat messages
         first=Rule(48, f"{_A}._crewai:is_crewai_record"),

@@ -17,7 +17,8 @@ from trajudge.trajectories._json import load_json
 from trajudge.trajectories._limits import RECORD
 from trajudge.trajectories._models import Trajectory
 from trajudge.trajectories._options import Ignored, ReadOptions, iter_options
-from trajudge.trajectories._readers import BY_NAME, READERS, Reader, Source
+from trajudge.trajectories._read_functions import Source
+from trajudge.trajectories._readers import BY_NAME, READERS, Reader
 from trajudge.trajectories._spec import TaskSpec
 from trajudge.trajectories._stream import iter_json_records
 from trajudge.trajectories.reading._detect import detect

@@ -17,7 +17,8 @@ from trajudge.trajectories._census import Held, Loss, add_built, check
 from trajudge.trajectories._io import Record, unique_items, validation_error
 from trajudge.trajectories._models import Trajectory
 from trajudge.trajectories._options import Ignored
-from trajudge.trajectories._readers import Reader, Source, resolve
+from trajudge.trajectories._read_functions import Source
+from trajudge.trajectories._readers import Reader, resolve
 from trajudge.trajectories._spec import TaskSpec
 from trajudge.trajectories.reading._detect import format_name
 
