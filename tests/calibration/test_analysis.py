@@ -202,6 +202,40 @@ def test_verdict_only_tables_and_degenerate_kappa() -> None:
     assert report.probes["position"] is None and report.kappa_linear is None
 
 
+def test_a_judge_with_one_verdict_has_no_label_budget() -> None:
+    """The demo's shape: 20 items in 5 tasks, half passing by the labels, a judge that fails
+    all. Its κ is 0 whatever the labels and its interval ([-1, 1] here: a bound over judges
+    that could have shown a pass, not a bootstrap spread) is no basis for n (h / 0.05)^2: the
+    budget is n/a, and a judge that errs both ways on the same items gets a number."""
+    items = [f"t{t}-{i}" for t in range(5) for i in range(4)]
+    tasks = [i.split("-")[0] for i in items]
+    labels = pd.DataFrame(
+        {"item": items, "annotator": "h", "label": ["pass", "fail"] * 10, "task_id": tasks}
+    )
+    verdicts = {"flat": ["fail"] * 20, "mixed": ["pass", "fail", "fail", "pass"] * 5}
+    judgments = pd.concat(
+        pd.DataFrame(
+            {
+                "item": items,
+                "judge": name,
+                "order": "ab",
+                "sample": 0,
+                "verdict": v,
+                "task_id": tasks,
+            }
+        )
+        for name, v in verdicts.items()
+    )
+    result = analyze(judgments, labels, **BOOT)
+    flat, mixed = result.judges["flat"], result.judges["mixed"]
+    assert flat.kappa.value == 0.0 and flat.kappa.high - flat.kappa.low > 0
+    assert math.isnan(flat.budget.n_more) and math.isnan(flat.budget.n_total)
+    assert flat.budget.half_width == (flat.kappa.high - flat.kappa.low) / 2  # still shown
+    half = (mixed.kappa.high - mixed.kappa.low) / 2
+    assert half > 0
+    assert mixed.budget.n_total == max(20, math.ceil(round(20 * (half / 0.05) ** 2, 9)))
+
+
 @pytest.mark.parametrize(
     ("change", "field"),
     [
