@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any, TypeVar
@@ -22,6 +23,7 @@ from trajudge.trajectories._limits import DOCUMENT, NESTING, Limit
 from trajudge.trajectories._models import Trajectory
 
 M = TypeVar("M", bound=BaseModel)
+_NOT_WS = re.compile(r"[^ \t\n\r]")  # JSON's whitespace is these four
 
 # (record label, parsed JSON value): "line 3" for JSON Lines, "record 0" for a JSON list
 Record = tuple[str, Any]
@@ -152,7 +154,8 @@ def _concatenated(path: Path, text: str) -> list[Record]:
             raise too_deep(str(path), where) from None
         check_json_depth(text[pos:end], str(path), where)
         records.append((where, value))
-        pos = end + (len(text[end:]) - len(text[end:].lstrip()))
+        after = _NOT_WS.search(text, end)  # not text[end:].lstrip(): a copy per object
+        pos = len(text) if after is None else after.start()
     return records
 
 
