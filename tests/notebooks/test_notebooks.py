@@ -6,6 +6,7 @@ import copy
 import json
 import os
 import re
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -37,15 +38,25 @@ def _execute(
         timeout=300,
         resources={"metadata": {"path": str(cwd or tmp_path)}},
     )
+    _run_client(client)
+    return nb
+
+
+def _run_client(client: NotebookClient) -> None:
+    """Run the notebook as a user's Jupyter would, leaving this process as it was."""
     # importing streamlit (the labeling app's tests do) sets MPLBACKEND=Agg for the whole
     # process; a kernel that inherits it draws no inline figures, as a user's would
     saved = os.environ.pop("MPLBACKEND", None)
+    # the kernel manager sets this process's SIGINT handler; a later test's child processes
+    # would inherit what it leaves
+    sigint = signal.getsignal(signal.SIGINT)
     try:
         client.execute()
     finally:
         if saved is not None:
             os.environ["MPLBACKEND"] = saved
-    return nb
+        if sigint is not None:
+            signal.signal(signal.SIGINT, sigint)
 
 
 def _texts(nb: nbformat.NotebookNode, mime: str = "text/plain") -> list[str]:
@@ -146,12 +157,7 @@ def test_demo_notebook_runs_on_the_saved_demo_report(tmp_path: Path, monkeypatch
         nb, kernel_name="python3", timeout=300,
         resources={"metadata": {"path": str(DEMO_NOTEBOOK.parent)}},
     )  # fmt: skip
-    saved = os.environ.pop("MPLBACKEND", None)
-    try:
-        client.execute()
-    finally:
-        if saved is not None:
-            os.environ["MPLBACKEND"] = saved
+    _run_client(client)
     texts = "\n".join(_texts(nb))
     assert "dataset tau_airline_demo; labels: reference labels (env_reward)" in texts
     for judge in report["judges"]:

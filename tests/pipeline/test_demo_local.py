@@ -93,10 +93,11 @@ def _paths(value: object, at: str = "") -> set[str]:
 def test_the_saved_demo_report_is_what_make_demo_writes(demo_workspace: Workspace) -> None:
     """``examples/tau_airline/demo_report.json`` (read by notebooks/tau_bench_demo.ipynb, shown
     in the README) is a saved ``make demo`` output: it has every key today's run writes and no
-    other, and the same summary (the local judge's answers are the same every run)."""
+    other. Its figures are one run's: the local model's answers vary between runs (llama.cpp
+    batches the slots' requests), e.g. the order-shift estimate 1.00 or 0.90."""
     fresh = json.loads(
         (demo_workspace.path / "trajudge-report" / "tau_airline" / "report.json").read_text()
     )
     saved = json.loads((DEMO / "demo_report.json").read_text())
     assert _paths(saved) == _paths(fresh), "regenerate demo_report.json from `make demo`"
-    assert saved["summary"] == fresh["summary"]
+    assert saved["report_format"] == fresh["report_format"]
