@@ -23,7 +23,8 @@ from trajudge.trajectories._limits import DOCUMENT, NESTING, Limit
 from trajudge.trajectories._models import Trajectory
 
 M = TypeVar("M", bound=BaseModel)
-_NOT_WS = re.compile(r"[^ \t\n\r]")  # JSON's whitespace is these four
+JSON_WS = " \t\n\r"  # JSON's whitespace is these four
+NOT_JSON_WS = re.compile(f"[^{JSON_WS}]")
 
 # (record label, parsed JSON value): "line 3" for JSON Lines, "record 0" for a JSON list
 Record = tuple[str, Any]
@@ -59,18 +60,21 @@ def json_error_reason(exc: json.JSONDecodeError) -> str:
     return f"invalid JSON: {exc.msg} (column {exc.colno})"
 
 
+def check_size(path: Path, size: int, limit: Limit = DOCUMENT, *, or_more: bool = False) -> None:
+    """Refuse a file of ``size`` bytes over ``limit`` (:class:`InputError` naming the limit and
+    how to raise it); ``or_more``: ``size`` is only what was read of it."""
+    if size > limit.value:
+        more = " or more" if or_more else ""
+        raise InputError(str(path), reason=limit.exceeded(f"the file has {size:,} bytes{more}"))
+
+
 def read_whole(path: Path, limit: Limit = DOCUMENT) -> bytes:
     """The bytes of a file that is read whole; one over ``limit`` is refused by its size
-    (:class:`InputError` naming the limit and how to raise it) before it is read."""
+    before it is read (:func:`check_size`)."""
     with open(path, "rb") as fh:
-        size = os.fstat(fh.fileno()).st_size
-        if size > limit.value:
-            reason = limit.exceeded(f"the file has {size:,} bytes")
-            raise InputError(str(path), reason=reason)
+        check_size(path, os.fstat(fh.fileno()).st_size, limit)
         data = fh.read(limit.value + 1)
-    if len(data) > limit.value:  # it grew since
-        reason = limit.exceeded(f"the file has {len(data):,} bytes or more")
-        raise InputError(str(path), reason=reason)
+    check_size(path, len(data), limit, or_more=True)  # it grew since
     return data
 
 
@@ -154,7 +158,7 @@ def _concatenated(path: Path, text: str) -> list[Record]:
             raise too_deep(str(path), where) from None
         check_json_depth(text[pos:end], str(path), where)
         records.append((where, value))
-        after = _NOT_WS.search(text, end)  # not text[end:].lstrip(): a copy per object
+        after = NOT_JSON_WS.search(text, end)  # not text[end:].lstrip(): a copy per object
         pos = len(text) if after is None else after.start()
     return records
 

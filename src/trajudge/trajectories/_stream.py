@@ -23,13 +23,18 @@ from __future__ import annotations
 
 import codecs
 import json
-import re
 from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import IO
 
 from trajudge.core import INPUT_JSON, InputError
-from trajudge.trajectories._io import Record, decode_utf8, json_error_reason
+from trajudge.trajectories._io import (
+    JSON_WS,
+    NOT_JSON_WS,
+    Record,
+    decode_utf8,
+    json_error_reason,
+)
 from trajudge.trajectories._json import check_json_depth, load_json, too_deep
 from trajudge.trajectories._limits import RECORD
 
@@ -38,8 +43,6 @@ CHUNK = 1 << 20  # characters read at a time
 # truncated literal, number or \\u escape fails within a few characters of the end.
 _MARGIN = 64
 _BOM = b"\xef\xbb\xbf"
-_WS = " \t\n\r"
-_NOT_WS = re.compile(r"[^ \t\n\r]")
 
 
 class Cut(Exception):
@@ -156,7 +159,7 @@ class _Window:
     def next_char(self) -> str:
         """Skip whitespace; the next character, or ``""`` at the end of the file."""
         while True:
-            while self.pos < len(self.buf) and self.buf[self.pos] in _WS:
+            while self.pos < len(self.buf) and self.buf[self.pos] in JSON_WS:
                 self.pos += 1
             if self.pos < len(self.buf):
                 return self.buf[self.pos]
@@ -331,7 +334,7 @@ def _objects_within(path: Path, limit: int, line_error: InputError) -> Iterator[
         check_json_depth(text[pos:end], str(path), f"record {n}")
         yield f"record {n}", value
         n += 1
-        after = _NOT_WS.search(text, end)
+        after = NOT_JSON_WS.search(text, end)
         pos = len(text) if after is None else after.start()
     raise Cut(limit)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -24,7 +24,7 @@ from trajudge.calibration.bias._bias import (
     verbosity_probe,
 )
 from trajudge.calibration.intervals._bootstrap import binary_agreement, bootstrap_kappa
-from trajudge.calibration.intervals._budget import LabelBudget, label_budget
+from trajudge.calibration.intervals._budget import label_budget
 from trajudge.calibration.rates._corrected import corrected_pass_rate
 from trajudge.calibration.rates._corrected_k import corrected_pass_hat_k
 from trajudge.calibration.verdicts._verdicts import Threshold, item_verdicts, row_passes
@@ -171,17 +171,6 @@ def _weighted(
     return out
 
 
-def _budget(n: int, y_j: np.ndarray, kappa: Estimate) -> LabelBudget:
-    """The label budget of ``kappa``'s interval; n/a for a judge that gave every labelled item
-    one verdict: its κ is 0 whatever the labels and its interval is a bound over judges that
-    could have shown the other verdict (``kappa_interval``), not a bootstrap spread that
-    shrinks as 1/√n, so no label count makes it agree (the summary says so)."""
-    budget = label_budget(n, kappa.low, kappa.high)
-    if np.unique(y_j).size < 2:
-        return replace(budget, n_total=math.nan, n_more=math.nan)
-    return budget
-
-
 def judge_report(
     name: str,
     rows: pd.DataFrame,
@@ -245,6 +234,7 @@ def judge_report(
             **boot,
         ),
         corrected_pass_hat=corrected_k,
-        budget=_budget(len(labelled), y_j, kappa),
+        # a judge with one verdict for every item: n/a (the summary says why)
+        budget=label_budget(len(labelled), kappa.low, kappa.high, one_verdict=len(set(y_j)) < 2),
         unstable_items=[str(i) for i in spread.index[spread["min"] != spread["max"]]],
     )

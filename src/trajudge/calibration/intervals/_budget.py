@@ -33,7 +33,9 @@ class LabelBudget:
         }
 
 
-def label_budget(n: int, low: float, high: float, *, target: float = 0.05) -> LabelBudget:
+def label_budget(
+    n: int, low: float, high: float, *, target: float = 0.05, one_verdict: bool = False
+) -> LabelBudget:
     r"""Labels needed for the kappa interval's half-width to reach ``target``.
 
     The half-width of an interval shrinks as :math:`1/\sqrt{n}`, so with half-width
@@ -50,14 +52,19 @@ def label_budget(n: int, low: float, high: float, *, target: float = 0.05) -> La
         The current interval.
     target : float
         The half-width wanted (default 0.05).
+    one_verdict : bool
+        The judge gave every labelled item one verdict. Its kappa is 0 whatever the labels,
+        and its interval is not a bootstrap spread that shrinks as :math:`1/\sqrt{n}` but a
+        bound over judges that could have shown the other verdict
+        (:func:`trajudge.calibration.kappa_interval`): no label count makes it agree.
 
     Returns
     -------
     LabelBudget
         ``n_total`` and ``n_more`` are NaN when the interval is undefined (NaN), ``n`` is 0,
-        or the interval has zero width: every resample gave the same kappa (e.g. a judge
-        that gave one verdict to every item has kappa 0 in every resample), so the width
-        says nothing about how many labels would pin kappa down.
+        the interval has zero width (every resample gave the same kappa, so the width says
+        nothing about how many labels would pin kappa down) or ``one_verdict``; the
+        half-width is kept.
 
     Examples
     --------
@@ -72,7 +79,7 @@ def label_budget(n: int, low: float, high: float, *, target: float = 0.05) -> La
     if n < 0:
         raise ValueError(f"n must be >= 0, got {n}")
     half = (high - low) / 2.0
-    if n == 0 or math.isnan(half) or half == 0:
+    if n == 0 or math.isnan(half) or half == 0 or one_verdict:
         return LabelBudget(n, half, target, math.nan, math.nan)
     # round away floating noise before the ceiling (0.1/0.05 squared is 4.000000000000001)
     total = float(max(n, math.ceil(round(n * (half / target) ** 2, 9))))

@@ -29,8 +29,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from trajudge.core import InputError
-from trajudge.trajectories._io import check_unique, validation_error
-from trajudge.trajectories._limits import DOCUMENT
+from trajudge.trajectories._io import check_size, check_unique, validation_error
 from trajudge.trajectories._models import Trajectory, Usage
 from trajudge.trajectories._options import Ignored
 from trajudge.trajectories.readers._conversation import REASONING, Conversation
@@ -153,8 +152,8 @@ def read_inspect(path: Path, ignored: Ignored) -> list[tuple[str, Trajectory]]:
         raise InputError(file, reason=INSTALL_HINT) from None
     if zipfile.is_zipfile(path):
         check_eval_zip(path)
-    elif (size := path.stat().st_size) > DOCUMENT.value:  # inspect_ai reads a .json log whole
-        raise InputError(file, reason=DOCUMENT.exceeded(f"the file has {size:,} bytes"))
+    else:  # inspect_ai reads a .json log whole
+        check_size(path, path.stat().st_size)
     try:
         log = read_eval_log(str(path))
     except Exception as exc:  # inspect_ai raises many kinds on a broken file
